@@ -1,0 +1,244 @@
+/**
+ * One tenant's catalogue in memory: every versioned entity (articles, pricelists, currencies, tax
+ * areas, VAT classes, VAT rates, article-to-VAT-class mappings, settings) as sorted version lists
+ * per key. `apply` is the only mutator; reads take the instant to answer for.
+ * @module
+ */
+import { assert } from './assert.js'
+import { contentHash } from './hash.js'
+import { planWrite, viewAt, type ChangeType, type Version, type View } from './temporal.js'
+
+export const entityTypes = [
+  'article',
+  'pricelist',
+  'price',
+  'currency',
+  'vat_rate',
+  'vat_class',
+  'tax_area',
+  'fx_rate',
+  'rounding_profile',
+  'settings',
+  'bundle_rule',
+  'article_taxclass',
+] as const
+export type EntityType = (typeof entityTypes)[number]
+
+export type Metadata = Record<string, string[]>
+
+export interface Article {
+  name: string | null
+  type: string | null
+  metadata: Metadata
+}
+
+export interface PriceRule {
+  code: string | null
+  description: string | null
+  expression: string | null
+  filter: string | null
+  updated_by: string | null
+}
+
+export type VatMode = 'NET' | 'GROSS'
+
+export interface Pricelist {
+  currency_code: string
+  /** Null on a child that inherits its parent's mode. */
+  vat_mode: VatMode | null
+  name: string | null
+  description: string | null
+  parent_code: string | null
+  /** Activity window, epoch ms; null means unbounded. */
+  start_date: number | null
+  end_date: number | null
+  metadata: Metadata
+  price_rules: PriceRule[]
+}
+
+export interface Currency {
+  is_active: boolean
+  vat_precision: number
+}
+
+export interface TaxArea {
+  name: string | null
+  is_active: boolean
+  valid_from: number | null
+  valid_to: number | null
+}
+
+export interface VatClass {
+  name: string | null
+  description: string | null
+}
+
+export interface VatRate {
+  /** Percentage as a canonical decimal string (25 means 25%). */
+  rate: string
+}
+
+export interface ArticleTaxclass {
+  vat_class_code: string
+}
+
+export interface Setting {
+  value: string
+}
+
+export interface EntityValues {
+  article: Article
+  pricelist: Pricelist
+  currency: Currency
+  tax_area: TaxArea
+  vat_class: VatClass
+  vat_rate: VatRate
+  article_taxclass: ArticleTaxclass
+  settings: Setting
+}
+export type CatalogType = keyof EntityValues
+
+/** Composite keys join their parts with a character no code may contain. */
+export const keySeparator = '\u0001'
+export function compositeKey(first: string, second: string): string {
+  return `${first}${keySeparator}${second}`
+}
+export function splitKey(key: string): [string, string | null] {
+  const at = key.indexOf(keySeparator)
+  return at < 0 ? [key, null] : [key.slice(0, at), key.slice(at + 1)]
+}
+
+/** A planned change to one key: the new version list plus what the changelog records. */
+export interface Change {
+  readonly type: CatalogType
+  readonly key: string
+  readonly versions: Version<unknown>[]
+  readonly changeType: ChangeType
+  readonly hash: string
+  readonly at: number
+  readonly by: string
+}
+
+export class Catalog {
+  readonly #tables = new Map<CatalogType, Map<string, Version<unknown>[]>>()
+  readonly #sorted = new Map<CatalogType, string[] | null>()
+  /** Keys whose latest version is live (not deleted): what plan quotas count. */
+  readonly #liveCounts = new Map<CatalogType, number>()
+
+  constructor() {
+    for (const type of ['article', 'pricelist', 'currency', 'tax_area', 'vat_class', 'vat_rate',
+      'article_taxclass', 'settings'] as CatalogType[]) {
+      this.#tables.set(type, new Map())
+      this.#sorted.set(type, null)
+      this.#liveCounts.set(type, 0)
+    }
+  }
+
+  #table(type: CatalogType): Map<string, Version<unknown>[]> {
+    const table = this.#tables.get(type)
+    assert(table !== undefined, 'unknown catalogue type')
+    return table
+  }
+
+  versions<K extends CatalogType>(type: K, key: string): Version<EntityValues[K]>[] | undefined {
+    return this.#table(type).get(key) as Version<EntityValues[K]>[] | undefined
+  }
+
+  /** The record in force at `at` (absent when never written, not yet written or deleted). */
+  view<K extends CatalogType>(
+    type: K,
+    key: string,
+    at: number,
+    includeDeleted = false,
+  ): View<EntityValues[K]> | null {
+    return viewAt(this.versions(type, key), at, includeDeleted)
+  }
+
+  get<K extends CatalogType>(type: K, key: string, at: number): EntityValues[K] | null {
+    return this.view(type, key, at)?.value ?? null
+  }
+
+  /** Has any version of this key ever been written (deleted or not, past or future)? */
+  exists(type: CatalogType, key: string): boolean {
+    return this.#table(type).has(key)
+  }
+
+  /** All keys of a type, sorted; the array is cached until a new key appears. */
+  keys(type: CatalogType): readonly string[] {
+    let sorted = this.#sorted.get(type) ?? null
+    if (sorted === null) {
+      sorted = [...this.#table(type).keys()].sort(compareCodes)
+      this.#sorted.set(type, sorted)
+    }
+    return sorted
+  }
+
+  /** Views of every key in force at `at`, in key order. */
+  *viewsAt<K extends CatalogType>(
+    type: K,
+    at: number,
+    includeDeleted = false,
+  ): Generator<[string, View<EntityValues[K]>]> {
+    const table = this.#table(type)
+    for (const key of this.keys(type)) {
+      const view = viewAt(table.get(key) as Version<EntityValues[K]>[], at, includeDeleted)
+      if (view !== null) yield [key, view]
+    }
+  }
+
+  /** Keys whose latest version is live: the count plan quotas limit. O(1). */
+  liveCount(type: CatalogType): number {
+    return this.#liveCounts.get(type) ?? 0
+  }
+
+  /** Is the latest version of this key live (written and not deleted, now or scheduled)? */
+  isLiveLatest(type: CatalogType, key: string): boolean {
+    const versions = this.#table(type).get(key)
+    return versions !== undefined && versions[versions.length - 1]!.value !== null
+  }
+
+  /**
+   * Plans writing `value` (null: delete) for `key` from `from`. Null when nothing would change.
+   * Does not mutate: pass the result to `apply` once it is to be stored.
+   */
+  plan<K extends CatalogType>(
+    type: K,
+    key: string,
+    value: EntityValues[K] | null,
+    from: number,
+    at: number,
+    by: string,
+    options: { force?: boolean } = {},
+  ): Change | null {
+    const hash = value === null ? '' : contentHash(value)
+    const version: Version<EntityValues[K]> = { from, value, hash, writtenAt: at, writtenBy: by }
+    const planned = planWrite(this.versions(type, key), version, options)
+    if (planned === null) return null
+    return {
+      type,
+      key,
+      versions: planned.versions as Version<unknown>[],
+      changeType: planned.changeType,
+      hash,
+      at,
+      by,
+    }
+  }
+
+  /** The only mutator: installs a planned (or loaded) version list. */
+  apply(type: CatalogType, key: string, versions: Version<unknown>[]): void {
+    assert(versions.length > 0, 'a stored key has at least one version')
+    const table = this.#table(type)
+    const before = table.get(key)
+    if (before === undefined) this.#sorted.set(type, null)
+    const wasLive = before !== undefined && before[before.length - 1]!.value !== null
+    const isLive = versions[versions.length - 1]!.value !== null
+    if (wasLive !== isLive) this.#liveCounts.set(type, this.liveCount(type) + (isLive ? 1 : -1))
+    table.set(key, versions)
+  }
+}
+
+/** Codes sort by UTF-16 code units: stable, locale-free, and what cursors compare with. */
+export function compareCodes(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0
+}

@@ -1,0 +1,64 @@
+/**
+ * Route definitions shared by the route files, the dispatcher and the OpenAPI generator: a route
+ * names its schemas once; they validate requests and describe the API.
+ * @module
+ */
+import type { TObject, TSchema } from '@sinclair/typebox'
+import type { Incoming } from './http.js'
+import type { Dimension } from './rate-limits.js'
+import type { TenantRuntime } from './tenants.js'
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+export interface Reply {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface TenantContext<Body = unknown, Query = Record<string, unknown>> {
+  readonly tenant: TenantRuntime
+  readonly params: Record<string, string>
+  readonly query: Query
+  readonly body: Body
+  /** Who acts: the API key's client_id (or a console user later). */
+  readonly actor: string
+  readonly nowMs: number
+  readonly incoming: Incoming
+}
+
+export interface TenantRoute {
+  readonly method: Method
+  readonly path: string
+  readonly summary: string
+  readonly tag: string
+  readonly query?: TObject
+  readonly body?: TSchema
+  readonly response?: TSchema
+  readonly responseStatus?: number
+  readonly dimension: Dimension
+  /** Items this request costs (spec's table); default 1. Runs before validation, on raw JSON. */
+  readonly cost?: (body: unknown) => number
+  readonly handler: (context: TenantContext<any, any>) => Reply | Promise<Reply>
+}
+
+/** Helper that keeps literal types while giving handlers typed contexts. */
+export function route<Body = unknown, Query = Record<string, unknown>>(
+  definition: Omit<TenantRoute, 'handler'> & {
+    handler: (context: TenantContext<Body, Query>) => Reply | Promise<Reply>
+  },
+): TenantRoute {
+  return definition as TenantRoute
+}
+
+/** Cost of a batch body: its element count (the spec counts items, not requests). */
+export function arrayCost(body: unknown): number {
+  return Array.isArray(body) ? Math.max(1, body.length) : 1
+}
+
+export function paramNames(path: string): string[] {
+  return path
+    .split('/')
+    .filter((segment) => segment.startsWith(':'))
+    .map((segment) => segment.slice(1))
+}

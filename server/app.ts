@@ -1,0 +1,328 @@
+/**
+ * Builds the HTTP application from already-opened dependencies; never listens (main.ts and the
+ * tests do). The dispatcher resolves the tenant (path `/t/{slug}`, or the Host subdomain), then runs
+ * the tenant pipeline: 404 unknown tenant → 503 loading → 401 auth → 403 suspended → JSON body →
+ * 413 item cost → 429 rate limit → 400 validation → handler. Every tenant answer carries the
+ * X-RateLimit-* headers of the route's dimension.
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox'
+import type { Logger } from 'pino'
+import type * as Uws from 'uWebSockets.js'
+import type { SystemStore } from '../storage/system-store.js'
+import { paramNames, type Reply, type TenantContext, type TenantRoute } from './api.js'
+import type { TokenService } from './auth.js'
+import type { Config } from './config.js'
+import { ApiError, errorBody } from './errors.js'
+import { loadNativeUws, serve, type Incoming, type Outgoing } from './http.js'
+import { requestBodyBytesMax } from '../engine/limits.js'
+import type { Metrics } from './metrics.js'
+import { Router } from './router.js'
+import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
+import { adminRoutes } from './routes/admin.js'
+import { tenantRoutes } from './routes/index.js'
+import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
+import { precompile, validate, validateQuery } from './validate.js'
+
+export interface AppDeps {
+  readonly config: Config
+  readonly system: SystemStore
+  readonly tenants: TenantRegistry
+  readonly tokens: TokenService
+  readonly logger: Logger
+  readonly metrics: Metrics
+  readonly publicUrl: string
+  /** Clock, injectable for tests of time-dependent behaviour. */
+  readonly now: () => number
+}
+
+interface CompiledTenantRoute {
+  readonly route: TenantRoute
+  readonly names: string[]
+  readonly label: string
+}
+
+interface CompiledRootRoute {
+  readonly route: RootRoute
+  readonly names: string[]
+}
+
+const jsonHeaders = { 'content-type': 'application/json' }
+
+export class PricingApp {
+  readonly uws: Uws.TemplatedApp
+  readonly native: typeof Uws
+  readonly #deps: AppDeps
+  readonly #tenantRouter = new Router<CompiledTenantRoute>()
+  readonly #rootRouter = new Router<CompiledRootRoute>()
+  readonly tenantRoutes: readonly TenantRoute[]
+  readonly rootRoutes: readonly RootRoute[]
+  /** client_id -> last time a token of that key was used; flushed to the system store. */
+  readonly keyUsage = new Map<string, number>()
+
+  constructor(deps: AppDeps) {
+    this.#deps = deps
+    this.tenantRoutes = tenantRoutes()
+    this.rootRoutes = [...rootRoutes(), ...adminRoutes()]
+    for (const route of this.tenantRoutes) {
+      precompile(route.query)
+      precompile(route.body)
+      this.#tenantRouter.add(route.method, route.path, {
+        route,
+        names: paramNames(route.path),
+        label: route.path,
+      })
+    }
+    for (const route of this.rootRoutes) {
+      precompile(route.body as TSchema | undefined)
+      this.#rootRouter.add(route.method, route.path, { route, names: paramNames(route.path) })
+    }
+    this.native = loadNativeUws()
+    this.uws = this.native.App()
+    serve(this.uws, (incoming) => this.dispatch(incoming), {
+      bodyBytesMax: requestBodyBytesMax,
+      onTooLarge: (incoming) =>
+        this.#finish(incoming, 'body', this.#error(new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
+      onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(error)),
+    })
+  }
+
+  get deps(): AppDeps {
+    return this.#deps
+  }
+
+  dispatch(incoming: Incoming): Outgoing | Promise<Outgoing> {
+    const segments = incoming.path.split('/')
+    let start = 1
+    let slug: string | null = null
+    const domain = this.#deps.config.domain
+    if (domain !== '') {
+      const host = incoming.host.replace(/:\d+$/, '').toLowerCase()
+      if (host.endsWith(`.${domain}`)) slug = host.slice(0, host.length - domain.length - 1)
+    }
+    if (slug === null && segments[1] === 't' && segments.length > 2) {
+      slug = segments[2]!
+      start = 3
+    }
+    if (slug === null) return this.#dispatchRoot(incoming, segments)
+    if (segments[start] === 'api' && segments[start + 1] === 'v1') start += 2
+    if (segments[segments.length - 1] === '' && segments.length > start) segments.pop()
+    return this.#dispatchTenant(incoming, slug, segments, start)
+  }
+
+  #dispatchRoot(incoming: Incoming, segments: string[]): Outgoing | Promise<Outgoing> {
+    if (segments[segments.length - 1] === '' && segments.length > 1) segments.pop()
+    const match = this.#rootRouter.match(incoming.method, segments, 1)
+    if (match.route === null) {
+      const error = match.allowed.length > 0
+        ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
+        : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
+      return this.#finish(incoming, 'unmatched', this.#error(error))
+    }
+    const { route, names } = match.route
+    const context: RootContext = {
+      app: this,
+      deps: this.#deps,
+      incoming,
+      params: namedParams(names, match.params),
+      query: new URLSearchParams(incoming.query),
+      nowMs: this.#deps.now(),
+      tenantSlug: null,
+    }
+    return this.#settle(incoming, route.path, () => route.handler(context), null)
+  }
+
+  #dispatchTenant(incoming: Incoming, slug: string, segments: string[], start: number): Outgoing | Promise<Outgoing> {
+    const tenant = slugPattern.test(slug) ? this.#deps.tenants.get(slug) : undefined
+    if (tenant === undefined) {
+      return this.#finish(incoming, 'tenant', this.#error(new ApiError('tenant_not_found', `Tenant ${slug} not found`)))
+    }
+    if (incoming.method === 'POST' && segments.length === start + 2 && segments[start] === 'oauth2' && segments[start + 1] === 'token') {
+      const token = this.rootRoutes.find((candidate) => candidate.path === '/oauth2/token')!
+      const context: RootContext = {
+        app: this,
+        deps: this.#deps,
+        incoming,
+        params: {},
+        query: new URLSearchParams(incoming.query),
+        nowMs: this.#deps.now(),
+        tenantSlug: slug,
+      }
+      return this.#settle(incoming, '/t/{slug}/oauth2/token', () => token.handler(context), null)
+    }
+    const match = this.#tenantRouter.match(incoming.method, segments, start)
+    if (match.route === null) {
+      const error = match.allowed.length > 0
+        ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
+        : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
+      return this.#finish(incoming, 'unmatched', this.#error(error))
+    }
+    const compiled = match.route
+    if (!tenant.loaded) {
+      return this.#finish(incoming, compiled.label, this.#error(new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
+    }
+    const nowMs = this.#deps.now()
+    const bucket = tenant.buckets[compiled.route.dimension]
+    const token = bearerToken(incoming.authorization)
+    if (token === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Missing bearer token')
+    const cached = this.#deps.tokens.cached(token, nowMs)
+    if (cached !== undefined) {
+      if (cached === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Token expired')
+      return this.#authorized(incoming, tenant, compiled, match.params, cached.tenant, cached.subject, nowMs)
+    }
+    return this.#deps.tokens.verify(token, nowMs).then((claims) => {
+      if (claims === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Invalid or expired token')
+      return this.#authorized(incoming, tenant, compiled, match.params, claims.tenant, claims.subject, nowMs)
+    })
+  }
+
+  #reject(
+    incoming: Incoming,
+    compiled: CompiledTenantRoute,
+    bucket: { headers(nowMs: number): Record<string, string> },
+    nowMs: number,
+    message: string,
+  ): Outgoing {
+    const error = new ApiError('unauthorized', message, {}, { 'www-authenticate': 'Bearer', ...bucket.headers(nowMs) })
+    return this.#finish(incoming, compiled.label, this.#error(error))
+  }
+
+  #authorized(
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    claimedTenant: string,
+    subject: string,
+    nowMs: number,
+  ): Outgoing | Promise<Outgoing> {
+    const route = compiled.route
+    const bucket = tenant.buckets[route.dimension]
+    if (claimedTenant !== tenant.record.slug) {
+      return this.#reject(incoming, compiled, bucket, nowMs, 'Token belongs to another tenant')
+    }
+    this.keyUsage.set(subject, nowMs)
+    return this.#settle(incoming, compiled.label, () => {
+      if (tenant.record.status !== 'active') {
+        throw new ApiError('tenant_suspended', `Tenant ${tenant.record.slug} is ${tenant.record.status}`)
+      }
+      const json = parseJsonBody(incoming)
+      const cost = route.cost === undefined ? 1 : route.cost(json)
+      const itemsMax = tenant.limits.max_items_per_request
+      const burst = bucket.burst
+      if ((itemsMax !== null && cost > itemsMax) || (burst !== null && cost > burst)) {
+        const max = Math.min(itemsMax ?? Number.POSITIVE_INFINITY, burst ?? Number.POSITIVE_INFINITY)
+        throw new ApiError('too_many_items', `Request costs ${cost} items; the maximum per request is ${max}`, {
+          max_items_per_request: max,
+        })
+      }
+      const taken = bucket.take(cost, nowMs)
+      if (!taken.allowed) {
+        throw new ApiError(
+          'rate_limited',
+          `Rate limit for ${route.dimension} exceeded; retry in ${taken.retryAfterS} s`,
+          { retry_after: taken.retryAfterS },
+          { 'retry-after': String(taken.retryAfterS) },
+        )
+      }
+      const context: TenantContext = {
+        tenant,
+        params: namedParams(compiled.names, params),
+        query: route.query === undefined ? {} : validateQuery(route.query, queryRecord(incoming.query)),
+        body: route.body === undefined ? json : validate(route.body, json, json === undefined ? '' : ''),
+        actor: subject,
+        nowMs,
+        incoming,
+      }
+      return route.handler(context)
+    }, bucket)
+  }
+
+  /** Runs a handler, turning its reply or error into an answer, and records metrics. */
+  #settle(
+    incoming: Incoming,
+    label: string,
+    handler: () => Reply | Promise<Reply>,
+    bucket: { headers(nowMs: number): Record<string, string> } | null,
+  ): Outgoing | Promise<Outgoing> {
+    const finish = (reply: Reply): Outgoing => {
+      const outgoing = toOutgoing(reply)
+      if (bucket !== null) Object.assign(outgoing.headers!, bucket.headers(this.#deps.now()))
+      return this.#finish(incoming, label, outgoing)
+    }
+    const fail = (error: unknown): Outgoing => {
+      const outgoing = this.#error(error)
+      if (bucket !== null) outgoing.headers = { ...bucket.headers(this.#deps.now()), ...outgoing.headers }
+      return this.#finish(incoming, label, outgoing)
+    }
+    let reply: Reply | Promise<Reply>
+    try {
+      reply = handler()
+    } catch (error) {
+      return fail(error)
+    }
+    return reply instanceof Promise ? reply.then(finish, fail) : finish(reply)
+  }
+
+  #error(error: unknown): Outgoing {
+    const nowMs = this.#deps.now()
+    if (error instanceof ApiError) {
+      const body = errorBody(error.status, error.code, error.message, nowMs, error.extra)
+      return { status: error.status, headers: { ...jsonHeaders, ...error.headers }, body: JSON.stringify(body) }
+    }
+    this.#deps.logger.error({ err: error }, 'request failed')
+    const body = errorBody(500, 'internal_error', 'Internal server error', nowMs)
+    return { status: 500, headers: { ...jsonHeaders }, body: JSON.stringify(body) }
+  }
+
+  #finish(incoming: Incoming, label: string, outgoing: Outgoing): Outgoing {
+    const seconds = Number(process.hrtime.bigint() - incoming.startedAt) / 1e9
+    this.#deps.metrics.observe(label, incoming.method, outgoing.status, seconds)
+    if (outgoing.status >= 500) this.#deps.logger.error({ method: incoming.method, path: incoming.path, status: outgoing.status }, 'server error')
+    return outgoing
+  }
+}
+
+function toOutgoing(reply: Reply): Outgoing {
+  const headers: Record<string, string> = { ...reply.headers }
+  if (reply.body === undefined) return { status: reply.status, headers }
+  if (typeof reply.body === 'string' && headers['content-type'] !== undefined) {
+    return { status: reply.status, headers, body: reply.body }
+  }
+  headers['content-type'] ??= 'application/json'
+  return { status: reply.status, headers, body: JSON.stringify(reply.body) }
+}
+
+function bearerToken(authorization: string): string | null {
+  if (authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
+  const token = authorization.slice(7).trim()
+  return token.length > 0 ? token : null
+}
+
+function namedParams(names: readonly string[], values: readonly string[]): Record<string, string> {
+  const params: Record<string, string> = {}
+  for (let index = 0; index < names.length; index++) params[names[index]!] = values[index]!
+  return params
+}
+
+export function queryRecord(query: string): Record<string, string> {
+  const record: Record<string, string> = {}
+  if (query === '') return record
+  for (const [key, value] of new URLSearchParams(query)) record[key] = value
+  return record
+}
+
+/** Parses a JSON body: undefined when empty; 415 for a non-JSON content type; 400 when malformed. */
+export function parseJsonBody(incoming: Incoming): unknown {
+  const body = incoming.body
+  if (body === null || body.length === 0) return undefined
+  const type = incoming.contentType.toLowerCase()
+  if (type !== '' && !type.includes('json')) {
+    throw new ApiError('unsupported_media_type', `Content type ${incoming.contentType} is not supported; send application/json`)
+  }
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch (error) {
+    throw new ApiError('malformed_json', `Malformed JSON body: ${(error as Error).message}`)
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * OAuth2 client credentials: API keys with scrypt-hashed secrets compared in constant time,
+ * EdDSA-signed JWT access tokens (jose), the public JWKS, and a cache of verified tokens so that each
+ * distinct token is verified once until it expires.
+ * @module
+ */
+import { randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto'
+import { promisify } from 'node:util'
+import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
+import type { ApiKeyRecord, SigningKeyRecord, SystemStore } from '../storage/system-store.js'
+
+const scryptAsync = promisify(scrypt) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: { N: number; r: number; p: number; maxmem: number },
+) => Promise<Buffer>
+
+/** scrypt cost: N=2^14, r=8, p=1 (about 50 ms per hash here; memory 16 MiB). */
+const scryptParameters = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
+const scryptKeyBytes = 32
+
+export const tokenLifetimeS = 900
+const signingAlgorithm = 'EdDSA'
+/** Bound on cached verified tokens; expired ones are swept, the oldest evicted beyond this. */
+const verifiedTokensMax = 100_000
+
+export async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16)
+  const hash = await scryptAsync(secret, salt, scryptKeyBytes, scryptParameters)
+  const { N, r, p } = scryptParameters
+  return `scrypt$${N}$${r}$${p}$${salt.toString('hex')}$${hash.toString('hex')}`
+}
+
+export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, saltHex, hashHex] = stored.split('$')
+  if (scheme !== 'scrypt' || saltHex === undefined || hashHex === undefined) return false
+  const expected = Buffer.from(hashHex, 'hex')
+  const actual = await scryptAsync(secret, Buffer.from(saltHex, 'hex'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: scryptParameters.maxmem,
+  })
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+/** A new key: 24-hex-character client_id, 64-hex-character secret (spec). */
+export function newKeyCredentials(): { clientId: string; clientSecret: string } {
+  return { clientId: randomBytes(12).toString('hex'), clientSecret: randomBytes(32).toString('hex') }
+}
+
+export type TokenKind = 'key' | 'console'
+
+export interface TokenClaims {
+  readonly tenant: string
+  readonly subject: string
+  readonly kind: TokenKind
+  readonly expiresAtMs: number
+}
+
+export class TokenService {
+  readonly #issuer: string
+  readonly #store: SystemStore
+  #signing: { kid: string; key: CryptoKey | Uint8Array } | null = null
+  readonly #publicKeys = new Map<string, CryptoKey | Uint8Array>()
+  #jwks: { keys: JWK[] } = { keys: [] }
+  readonly #verified = new Map<string, TokenClaims>()
+
+  constructor(store: SystemStore, issuer: string) {
+    this.#store = store
+    this.#issuer = issuer
+  }
+
+  /** Loads the signing keys, creating the first pair on first start. */
+  async init(): Promise<void> {
+    let records = [...this.#store.signingKeys.getRange({ snapshot: false })].map((entry) => entry.value)
+    if (records.length === 0) {
+      const { privateKey, publicKey } = await generateKeyPair(signingAlgorithm, { extractable: true })
+      const kid = randomUUID()
+      const record: SigningKeyRecord = {
+        kid,
+        alg: signingAlgorithm,
+        private_jwk: (await exportJWK(privateKey)) as Record<string, unknown>,
+        public_jwk: (await exportJWK(publicKey)) as Record<string, unknown>,
+        created_at: Date.now(),
+      }
+      await this.#store.put(this.#store.signingKeys, kid, record)
+      records = [record]
+    }
+    records.sort((left, right) => right.created_at - left.created_at)
+    const keys: JWK[] = []
+    for (const record of records) {
+      this.#publicKeys.set(record.kid, await importJWK(record.public_jwk as JWK, record.alg))
+      keys.push({ ...(record.public_jwk as JWK), kid: record.kid, alg: record.alg, use: 'sig' })
+    }
+    const newest = records[0]!
+    this.#signing = { kid: newest.kid, key: await importJWK(newest.private_jwk as JWK, newest.alg) }
+    this.#jwks = { keys }
+  }
+
+  get jwks(): { keys: JWK[] } {
+    return this.#jwks
+  }
+
+  async issue(tenant: string, subject: string, kind: TokenKind, nowMs: number): Promise<string> {
+    const signing = this.#signing
+    if (signing === null) throw new Error('TokenService.init() was not called')
+    const issuedAtS = Math.floor(nowMs / 1000)
+    return new SignJWT({ tid: tenant, typ: kind, scope: kind === 'key' ? 'api' : 'console' })
+      .setProtectedHeader({ alg: signingAlgorithm, kid: signing.kid, typ: 'JWT' })
+      .setIssuer(this.#issuer)
+      .setSubject(subject)
+      .setAudience(tenant)
+      .setIssuedAt(issuedAtS)
+      .setExpirationTime(issuedAtS + tokenLifetimeS)
+      .setJti(randomUUID())
+      .sign(signing.key)
+  }
+
+  /** Claims of a valid token, or null. Verified once per distinct token, then served from cache. */
+  async verify(token: string, nowMs: number): Promise<TokenClaims | null> {
+    const cached = this.#verified.get(token)
+    if (cached !== undefined) {
+      if (cached.expiresAtMs > nowMs) return cached
+      this.#verified.delete(token)
+      return null
+    }
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        (header) => {
+          const key = header.kid === undefined ? undefined : this.#publicKeys.get(header.kid)
+          if (key === undefined) throw new Error('unknown kid')
+          return key
+        },
+        { issuer: this.#issuer, algorithms: [signingAlgorithm], currentDate: new Date(nowMs) },
+      )
+      const tenant = payload['tid']
+      const kind = payload['typ']
+      if (typeof tenant !== 'string' || typeof payload.sub !== 'string' || payload.exp === undefined) return null
+      if (payload.aud !== tenant || (kind !== 'key' && kind !== 'console')) return null
+      const claims: TokenClaims = { tenant, subject: payload.sub, kind, expiresAtMs: payload.exp * 1000 }
+      if (this.#verified.size >= verifiedTokensMax) this.#sweep(nowMs)
+      this.#verified.set(token, claims)
+      return claims
+    } catch {
+      return null
+    }
+  }
+
+  /** Synchronous cache probe for the hot path; undefined means "not cached, verify". */
+  cached(token: string, nowMs: number): TokenClaims | null | undefined {
+    const cached = this.#verified.get(token)
+    if (cached === undefined) return undefined
+    return cached.expiresAtMs > nowMs ? cached : null
+  }
+
+  #sweep(nowMs: number): void {
+    for (const [token, claims] of this.#verified) {
+      if (claims.expiresAtMs <= nowMs) this.#verified.delete(token)
+    }
+    while (this.#verified.size >= verifiedTokensMax) {
+      const oldest = this.#verified.keys().next().value
+      if (oldest === undefined) break
+      this.#verified.delete(oldest)
+    }
+  }
+}
+
+/** Credentials from a token request: form fields, HTTP Basic, or the older `id:secret` form. */
+export function readClientCredentials(
+  form: URLSearchParams,
+  authorization: string,
+): { clientId: string; clientSecret: string } | null {
+  if (authorization.toLowerCase().startsWith('basic ')) {
+    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) return null
+    return {
+      clientId: decodeURIComponent(decoded.slice(0, colon)),
+      clientSecret: decodeURIComponent(decoded.slice(colon + 1)),
+    }
+  }
+  const clientId = form.get('client_id')
+  const clientSecret = form.get('client_secret')
+  if (clientId !== null && clientSecret !== null) return { clientId, clientSecret }
+  if (clientId !== null && clientId.includes(':')) {
+    const colon = clientId.indexOf(':')
+    return { clientId: clientId.slice(0, colon), clientSecret: clientId.slice(colon + 1) }
+  }
+  return null
+}
+
+export function isUsableKey(key: ApiKeyRecord | undefined): key is ApiKeyRecord {
+  return key !== undefined && key.revoked_at === null
+}

@@ -1,0 +1,176 @@
+/**
+ * The only code that touches uWebSockets.js request and response objects. It loads the native
+ * binary (never the JavaScript fallback), copies what a handler needs from the stack-allocated
+ * request before anything asynchronous, reads bodies into a buffer bounded by the body limit,
+ * and writes every response inside `cork`.
+ * @module
+ */
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import type * as Uws from 'uWebSockets.js'
+import { reasonPhrases } from './errors.js'
+
+const require = createRequire(import.meta.url)
+
+/** Loads the native uWebSockets.js addon; throws a clear error instead of falling back to JS. */
+export function loadNativeUws(): typeof Uws {
+  const directory = path.dirname(require.resolve('uWebSockets.js/package.json'))
+  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
+  const binary = path.join(directory, 'binaries', file)
+  try {
+    return require(binary) as typeof Uws
+  } catch (error) {
+    throw new Error(
+      `The native uWebSockets.js binary did not load (${binary}): ${(error as Error).message}. ` +
+        'The service refuses the slow JavaScript fallback; install on Linux/macOS x64 or arm64 ' +
+        `with Node.js 20 (ABI ${process.versions.modules}).`,
+    )
+  }
+}
+
+export interface Incoming {
+  readonly method: string
+  readonly path: string
+  readonly query: string
+  readonly host: string
+  readonly authorization: string
+  readonly contentType: string
+  readonly ifNoneMatch: string
+  readonly body: Buffer | null
+  readonly startedAt: bigint
+}
+
+export interface Outgoing {
+  status: number
+  headers?: Record<string, string>
+  body?: string | Buffer
+}
+
+export type Dispatch = (incoming: Incoming) => Outgoing | Promise<Outgoing>
+
+const statusLines = new Map<number, string>()
+function statusLine(status: number): string {
+  let line = statusLines.get(status)
+  if (line === undefined) {
+    line = `${status} ${reasonPhrases[status] ?? (status === 200 ? 'OK' : status === 201 ? 'Created' : status === 202 ? 'Accepted' : status === 204 ? 'No Content' : status === 304 ? 'Not Modified' : 'Status')}`
+    statusLines.set(status, line)
+  }
+  return line
+}
+
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+export interface HttpOptions {
+  readonly bodyBytesMax: number
+  readonly onTooLarge: (incoming: Incoming) => Outgoing
+  readonly onError: (error: unknown, incoming: Incoming) => Outgoing
+}
+
+/** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
+export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): void {
+  app.any('/*', (res, req) => {
+    const state = { aborted: false }
+    res.onAborted(() => {
+      state.aborted = true
+    })
+    const method = req.getCaseSensitiveMethod().toUpperCase()
+    const head = {
+      method,
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      host: req.getHeader('host'),
+      authorization: req.getHeader('authorization'),
+      contentType: req.getHeader('content-type'),
+      ifNoneMatch: req.getHeader('if-none-match'),
+      startedAt: process.hrtime.bigint(),
+    }
+    if (!bodyMethods.has(method)) {
+      run(res, state, { ...head, body: null }, dispatch, options)
+      return
+    }
+    const declared = Number(req.getHeader('content-length') || '0')
+    if (declared > options.bodyBytesMax) {
+      send(res, state, options.onTooLarge({ ...head, body: null }), true)
+      return
+    }
+    readBody(res, state, declared, options.bodyBytesMax, (body) => {
+      if (body === null) {
+        send(res, state, options.onTooLarge({ ...head, body: null }), true)
+        return
+      }
+      run(res, state, { ...head, body }, dispatch, options)
+    })
+  })
+}
+
+function run(
+  res: Uws.HttpResponse,
+  state: { aborted: boolean },
+  incoming: Incoming,
+  dispatch: Dispatch,
+  options: HttpOptions,
+): void {
+  let outgoing: Outgoing | Promise<Outgoing>
+  try {
+    outgoing = dispatch(incoming)
+  } catch (error) {
+    send(res, state, options.onError(error, incoming), false)
+    return
+  }
+  if (outgoing instanceof Promise) {
+    outgoing.then(
+      (value) => send(res, state, value, false),
+      (error: unknown) => send(res, state, options.onError(error, incoming), false),
+    )
+  } else {
+    send(res, state, outgoing, false)
+  }
+}
+
+/** Copies chunks into one buffer; answers null when the body grows past the limit. */
+function readBody(
+  res: Uws.HttpResponse,
+  state: { aborted: boolean },
+  declared: number,
+  limit: number,
+  done: (body: Buffer | null) => void,
+): void {
+  let buffer = Buffer.allocUnsafe(declared > 0 ? declared : 1024)
+  let length = 0
+  let failed = false
+  res.onData((chunk, isLast) => {
+    if (failed || state.aborted) return
+    const bytes = new Uint8Array(chunk)
+    if (length + bytes.length > limit) {
+      failed = true
+      done(null)
+      return
+    }
+    if (length + bytes.length > buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(buffer.length * 2, length + bytes.length)))
+      buffer.copy(grown, 0, 0, length)
+      buffer = grown
+    }
+    buffer.set(bytes, length)
+    length += bytes.length
+    if (isLast) done(buffer.subarray(0, length))
+  })
+}
+
+function send(res: Uws.HttpResponse, state: { aborted: boolean }, outgoing: Outgoing, close: boolean): void {
+  if (state.aborted) return
+  state.aborted = true
+  res.cork(() => {
+    res.writeStatus(statusLine(outgoing.status))
+    const headers = outgoing.headers
+    if (headers !== undefined) {
+      for (const name in headers) res.writeHeader(name, headers[name]!)
+    }
+    if (close) res.writeHeader('connection', 'close')
+    if (outgoing.status === 204 || outgoing.status === 304) {
+      res.endWithoutBody(undefined, close)
+    } else {
+      res.end(outgoing.body ?? '', close)
+    }
+  })
+}

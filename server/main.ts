@@ -1,0 +1,120 @@
+/**
+ * Process entry: config → storage → tokens → app → listen → load tenants (readiness turns 200) →
+ * first-start demo tenant. The only file that reads the environment, opens storage and listens.
+ * @module
+ */
+import path from 'node:path'
+import { existsSync } from 'node:fs'
+import { SystemStore } from '../storage/system-store.js'
+import { PricingApp } from './app.js'
+import { TokenService } from './auth.js'
+import { loadConfig, type Config } from './config.js'
+import { seedDemoTenant } from './demo.js'
+import { createLogger } from './log.js'
+import { Metrics } from './metrics.js'
+import { TenantRegistry } from './tenants.js'
+
+/** How often in-memory last-used times of API keys are written to the system store. */
+const keyUsageFlushMs = 30_000
+
+export interface RunningServer {
+  readonly port: number
+  readonly app: PricingApp
+  close(): Promise<void>
+}
+
+export async function start(config: Config): Promise<RunningServer> {
+  const logger = createLogger(config.logLevel)
+  const dataDir = path.resolve(config.dataDir)
+  const firstStart = !existsSync(path.join(dataDir, 'system'))
+  const system = new SystemStore(path.join(dataDir, 'system'))
+  const tenants = new TenantRegistry(system, dataDir, logger)
+  const metrics = new Metrics()
+  const provisionalUrl = config.publicUrl || `http://${config.host}:${config.port}`
+  const deps = {
+    config,
+    system,
+    tenants,
+    tokens: new TokenService(system, config.publicUrl || 'pricing-service'),
+    logger,
+    metrics,
+    publicUrl: provisionalUrl,
+    now: () => Date.now(),
+  }
+  await deps.tokens.init()
+  const app = new PricingApp(deps)
+  let listenSocket: import('uWebSockets.js').us_listen_socket | null = null
+  const port = await new Promise<number>((resolve, reject) => {
+    app.uws.listen(config.host, config.port, (socket) => {
+      if (socket === false) reject(new Error(`Cannot listen on ${config.host}:${config.port}`))
+      else {
+        listenSocket = socket
+        resolve(app.native.us_socket_local_port(socket))
+      }
+    })
+  })
+  const publicUrl = config.publicUrl || `http://${config.host}:${port}`
+  Object.assign(deps, { publicUrl })
+  logger.info({ port, url: publicUrl, dataDir }, 'listening')
+  await tenants.loadAll(Date.now())
+  logger.info({ tenants: tenants.all().length }, 'ready')
+  if (firstStart && config.demo && system.listTenants().length === 0) {
+    const demo = await seedDemoTenant(deps, Date.now())
+    process.stdout.write(
+      `\nDemo tenant provisioned (credentials are shown only this once):\n` +
+        `  base URL:      ${publicUrl}/t/${demo.slug}\n` +
+        `  token URL:     ${publicUrl}/oauth2/token\n` +
+        `  client_id:     ${demo.clientId}\n` +
+        `  client_secret: ${demo.clientSecret}\n` +
+        `  try: curl -s -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} ${publicUrl}/oauth2/token\n\n`,
+    )
+  }
+  const flushUsage = async (): Promise<void> => {
+    for (const [clientId, usedMs] of app.keyUsage) {
+      const key = system.keys.get(clientId)
+      if (key !== undefined && (key.last_used_at === null || key.last_used_at < usedMs)) {
+        await system.put(system.keys, clientId, { ...key, last_used_at: usedMs })
+      }
+    }
+    app.keyUsage.clear()
+  }
+  const usageTimer = setInterval(() => void flushUsage(), keyUsageFlushMs)
+  usageTimer.unref()
+  let closed = false
+  return {
+    port,
+    app,
+    async close() {
+      if (closed) return
+      closed = true
+      clearInterval(usageTimer)
+      if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
+      await flushUsage()
+      await tenants.close()
+      await system.close()
+      logger.info('closed')
+    },
+  }
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig(process.env, argv)
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`)
+    process.exit(2)
+  }
+  let server: RunningServer
+  try {
+    server = await start(config)
+  } catch (error) {
+    process.stderr.write(`pricing-service failed to start: ${(error as Error).message}\n`)
+    process.exit(1)
+  }
+  const stop = (): void => {
+    void server.close().then(() => process.exit(0))
+  }
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+}

@@ -1,0 +1,164 @@
+/**
+ * The operator API (API.md §2), behind the `PRICING_ADMIN_TOKEN` bearer token; off (404) when unset.
+ * @module
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { Reply } from '../api.js'
+import { ApiError } from '../errors.js'
+import { parseJsonBody } from '../app.js'
+import { plans } from '../plans.js'
+import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
+import { validate } from '../validate.js'
+import type { RootContext, RootRoute } from './system.js'
+
+const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
+const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
+const LimitsSchema = Type.Object(
+  {
+    articles: Type.Optional(Limit),
+    pricelists: Type.Optional(Limit),
+    prices: Type.Optional(Limit),
+    changelog_capacity: Type.Optional(Limit),
+    query_rate: Type.Optional(Limit),
+    query_burst: Type.Optional(Limit),
+    ingest_rate: Type.Optional(Limit),
+    ingest_burst: Type.Optional(Limit),
+    max_items_per_request: Type.Optional(Limit),
+    webhooks: Type.Optional(Type.Boolean()),
+    retention: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export const CreateTenantBody = Type.Object(
+  {
+    slug: Type.String({ minLength: 1, maxLength: 63 }),
+    tier: Tier,
+    region: Type.String({ minLength: 1, maxLength: 64 }),
+    owner_email: Type.Optional(Type.Union([Type.String({ maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }), Type.Null()])),
+    limits: Type.Optional(LimitsSchema),
+  },
+  { additionalProperties: false },
+)
+export const PatchTenantBody = Type.Object(
+  {
+    tier: Type.Optional(Tier),
+    limits: Type.Optional(LimitsSchema),
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
+  },
+  { additionalProperties: false },
+)
+export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+
+function authorize(context: RootContext): void {
+  const expected = context.deps.config.adminToken
+  if (expected === '') throw new ApiError('route_not_found', 'The admin API is not enabled')
+  const given = context.incoming.authorization.startsWith('Bearer ') ? context.incoming.authorization.slice(7) : ''
+  const left = Buffer.from(given)
+  const right = Buffer.from(expected)
+  if (left.length !== right.length || !timingSafeEqual(left, right)) {
+    throw new ApiError('unauthorized', 'A valid admin token is required', {}, { 'www-authenticate': 'Bearer' })
+  }
+}
+
+function admin(route: Omit<RootRoute, 'tag'>): RootRoute {
+  return {
+    ...route,
+    tag: 'admin',
+    handler: (context) => {
+      authorize(context)
+      return route.handler(context)
+    },
+  }
+}
+
+function tenantOf(context: RootContext) {
+  const record = context.deps.system.tenants.get(context.params['slug']!)
+  if (record === undefined) throw new ApiError('not_found', `Tenant ${context.params['slug']} not found`)
+  return record
+}
+
+export function adminRoutes(): RootRoute[] {
+  return [
+    admin({
+      method: 'POST',
+      path: '/admin/tenants',
+      summary: 'Create (provision and approve) a tenant',
+      body: CreateTenantBody,
+      responseStatus: 201,
+      handler: async (context): Promise<Reply> => {
+        const body = validate<typeof CreateTenantBody.static>(CreateTenantBody, parseJsonBody(context.incoming) ?? {})
+        const record = await createTenantRecord(context.deps.system, body as never, context.nowMs)
+        const runtime = context.deps.tenants.open(record, context.nowMs)
+        runtime.load()
+        return { status: 201, body: publicTenant(record) }
+      },
+    }),
+    admin({
+      method: 'GET',
+      path: '/admin/tenants',
+      summary: 'List tenants',
+      handler: (context) => ({ status: 200, body: context.deps.system.listTenants().map(publicTenant) }),
+    }),
+    admin({
+      method: 'GET',
+      path: '/admin/tenants/:slug',
+      summary: 'One tenant',
+      handler: (context) => ({ status: 200, body: publicTenant(tenantOf(context)) }),
+    }),
+    admin({
+      method: 'PATCH',
+      path: '/admin/tenants/:slug',
+      summary: 'Change tier, limit overrides or status',
+      body: PatchTenantBody,
+      handler: async (context) => {
+        tenantOf(context)
+        const body = validate<typeof PatchTenantBody.static>(PatchTenantBody, parseJsonBody(context.incoming) ?? {})
+        const record = await updateTenantRecord(context.deps.system, context.params['slug']!, body as never, context.nowMs)
+        context.deps.tenants.get(record.slug)?.update(record, context.nowMs)
+        return { status: 200, body: publicTenant(record) }
+      },
+    }),
+    admin({
+      method: 'POST',
+      path: '/admin/tenants/:slug/keys',
+      summary: 'Create an API key (the secret is shown only in this answer)',
+      body: CreateKeyBody,
+      responseStatus: 201,
+      handler: async (context) => {
+        tenantOf(context)
+        const body = validate<{ name: string }>(CreateKeyBody, parseJsonBody(context.incoming) ?? {})
+        const { record, clientSecret } = await createKey(context.deps.system, context.params['slug']!, body.name, context.nowMs)
+        return {
+          status: 201,
+          body: { name: record.name, client_id: record.client_id, client_secret: clientSecret, created_at: new Date(record.created_at).toISOString() },
+        }
+      },
+    }),
+    admin({
+      method: 'GET',
+      path: '/admin/tenants/:slug/keys',
+      summary: 'List API keys without secrets, with last use',
+      handler: (context) => {
+        tenantOf(context)
+        return { status: 200, body: context.deps.system.listKeys(context.params['slug']!).map((key) => publicKey(withUsage(context, key))) }
+      },
+    }),
+    admin({
+      method: 'DELETE',
+      path: '/admin/tenants/:slug/keys/:clientId',
+      summary: 'Revoke an API key (issued tokens stay valid until they expire)',
+      responseStatus: 204,
+      handler: async (context) => {
+        tenantOf(context)
+        await revokeKey(context.deps.system, context.params['slug']!, context.params['clientId']!, context.nowMs)
+        return { status: 204 }
+      },
+    }),
+  ]
+}
+
+function withUsage(context: RootContext, key: import('../../storage/system-store.js').ApiKeyRecord) {
+  const used = context.app.keyUsage.get(key.client_id)
+  return used !== undefined && (key.last_used_at === null || used > key.last_used_at) ? { ...key, last_used_at: used } : key
+}

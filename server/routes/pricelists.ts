@@ -1,0 +1,9 @@
+/**
+ * Pricelists.
+ * @module
+ */
+import type { TenantRoute } from '../api.js'
+
+export function pricelistRoutes(): TenantRoute[] {
+  return []
+}

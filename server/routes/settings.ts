@@ -1,0 +1,9 @@
+/**
+ * Settings.
+ * @module
+ */
+import type { TenantRoute } from '../api.js'
+
+export function settingsRoutes(): TenantRoute[] {
+  return []
+}

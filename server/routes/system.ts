@@ -1,0 +1,146 @@
+/**
+ * Root routes: health, readiness, metrics, the OpenAPI description, the token endpoint and JWKS.
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox'
+import type { Reply } from '../api.js'
+import type { AppDeps, PricingApp } from '../app.js'
+import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
+import type { Incoming } from '../http.js'
+import { buildOpenApi } from '../openapi.js'
+
+export interface RootContext {
+  readonly app: PricingApp
+  readonly deps: AppDeps
+  readonly incoming: Incoming
+  readonly params: Record<string, string>
+  readonly query: URLSearchParams
+  readonly nowMs: number
+  /** Set when the token endpoint is called under a tenant's base URL (legacy path). */
+  readonly tenantSlug: string | null
+}
+
+export interface RootRoute {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  readonly path: string
+  readonly summary: string
+  readonly tag: string
+  readonly body?: TSchema
+  readonly response?: TSchema
+  readonly responseStatus?: number
+  readonly handler: (context: RootContext) => Reply | Promise<Reply>
+}
+
+let openApiText: string | null = null
+
+export function rootRoutes(): RootRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/healthz',
+      summary: 'Process is alive',
+      tag: 'system',
+      handler: () => ({ status: 200, body: { status: 'ok' } }),
+    },
+    {
+      method: 'GET',
+      path: '/readyz',
+      summary: 'Every tenant is loaded (503 with Retry-After until then)',
+      tag: 'system',
+      handler: ({ deps }) =>
+        deps.tenants.allLoaded
+          ? { status: 200, body: { status: 'ready' } }
+          : { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } },
+    },
+    {
+      method: 'GET',
+      path: '/metrics',
+      summary: 'Prometheus metrics',
+      tag: 'system',
+      handler: async ({ deps }) => ({
+        status: 200,
+        headers: { 'content-type': deps.metrics.registry.contentType },
+        body: await deps.metrics.text(),
+      }),
+    },
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      summary: 'OpenAPI 3.1 description generated from the request schemas',
+      tag: 'system',
+      handler: ({ app, deps }) => {
+        openApiText ??= JSON.stringify(buildOpenApi(app.tenantRoutes, app.rootRoutes, deps.publicUrl))
+        return { status: 200, headers: { 'content-type': 'application/json' }, body: openApiText }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/.well-known/jwks.json',
+      summary: 'Public keys that verify access tokens',
+      tag: 'auth',
+      handler: ({ deps }) => ({ status: 200, headers: { 'cache-control': 'max-age=300' }, body: deps.tokens.jwks }),
+    },
+    {
+      method: 'POST',
+      path: '/oauth2/token',
+      summary: 'OAuth2 client credentials grant (form fields, HTTP Basic, or client_id=id:secret)',
+      tag: 'auth',
+      handler: issueToken,
+    },
+  ]
+}
+
+function oauthError(status: number, error: string, description: string): Reply {
+  return {
+    status,
+    headers: { 'cache-control': 'no-store', ...(status === 401 ? { 'www-authenticate': 'Basic realm="token"' } : {}) },
+    body: { error, error_description: description },
+  }
+}
+
+function readForm(incoming: Incoming): URLSearchParams | null {
+  const text = incoming.body === null ? '' : incoming.body.toString('utf8')
+  const type = incoming.contentType.toLowerCase()
+  if (type.includes('application/json')) {
+    try {
+      const json = JSON.parse(text) as unknown
+      if (json === null || typeof json !== 'object' || Array.isArray(json)) return null
+      const form = new URLSearchParams()
+      for (const [key, value] of Object.entries(json)) if (typeof value === 'string') form.set(key, value)
+      return form
+    } catch {
+      return null
+    }
+  }
+  return new URLSearchParams(text)
+}
+
+async function issueToken(context: RootContext): Promise<Reply> {
+  const { deps, incoming, nowMs } = context
+  const form = readForm(incoming)
+  if (form === null) return oauthError(400, 'invalid_request', 'The request body is not a valid form')
+  const grantType = form.get('grant_type')
+  if (grantType === null) return oauthError(400, 'invalid_request', 'grant_type is required')
+  if (grantType !== 'client_credentials') {
+    return oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported')
+  }
+  const credentials = readClientCredentials(form, incoming.authorization)
+  if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
+  const key = deps.system.keys.get(credentials.clientId)
+  const valid = key !== undefined && (await verifySecret(credentials.clientSecret, key.secret_hash))
+  if (!valid || !isUsableKey(key)) return oauthError(401, 'invalid_client', 'Client authentication failed')
+  if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {
+    return oauthError(401, 'invalid_client', 'Client authentication failed')
+  }
+  const tenant = deps.tenants.get(key.tenant)
+  if (tenant === undefined || tenant.record.status !== 'active') {
+    return oauthError(401, 'invalid_client', 'The tenant of this key is not active')
+  }
+  const accessToken = await deps.tokens.issue(key.tenant, key.client_id, 'key', nowMs)
+  await deps.system.put(deps.system.keys, key.client_id, { ...key, last_used_at: nowMs })
+  return {
+    status: 200,
+    headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
+    body: { access_token: accessToken, token_type: 'Bearer', expires_in: tokenLifetimeS },
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Shared TypeBox schemas: the building blocks of request and response schemas. They validate
+ * requests and generate /openapi.json.
+ * @module
+ */
+import { Type, type TSchema } from '@sinclair/typebox'
+import {
+  codeLengthMax,
+  metadataKeysMax,
+  metadataValueLengthMax,
+  metadataValuesMax,
+  pageSizeMax,
+  textLengthMax,
+} from '../engine/limits.js'
+
+/** Business codes: 1-64 characters, no control characters. */
+export const Code = Type.String({
+  minLength: 1,
+  maxLength: codeLengthMax,
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+  description: 'business code, 1-64 characters',
+})
+export const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' })
+export const Text = Type.String({ maxLength: textLengthMax })
+export const NullableText = Type.Union([Text, Type.Null()])
+export const DateTime = Type.String({
+  format: 'date-time',
+  description: 'RFC 3339 instant with offset, or a bare date (midnight UTC)',
+})
+export const NullableDateTime = Type.Union([DateTime, Type.Null()])
+export const Metadata = Type.Record(
+  Type.String({ minLength: 1, maxLength: codeLengthMax }),
+  Type.Array(Type.String({ maxLength: metadataValueLengthMax }), { maxItems: metadataValuesMax }),
+  { maxProperties: metadataKeysMax, description: 'key to list of values' },
+)
+export const VatMode = Type.Union([Type.Literal('NET'), Type.Literal('GROSS')])
+
+export const AsOfQuery = {
+  asOf: Type.Optional(DateTime),
+  as_of: Type.Optional(DateTime),
+}
+export const IncludeDeletedQuery = { include_deleted: Type.Optional(Type.Boolean()) }
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1 })),
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: pageSizeMax })),
+}
+export const WhenQuery = Type.Object({ when: Type.Optional(DateTime) }, { additionalProperties: false })
+
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object({
+    items: Type.Array(item),
+    page: Type.Integer(),
+    size: Type.Integer(),
+    total: Type.Integer(),
+  })
+}
+
+export const BatchResult = Type.Object({
+  accepted: Type.Integer(),
+  failed: Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true })),
+})
+
+/** Response-only fields a client may send back unchanged (GET, edit, PUT): accepted and ignored. */
+export const readOnlyFields = {
+  updated_at: Type.Optional(Type.Unknown()),
+  updated_by: Type.Optional(Type.Unknown()),
+  deleted_at: Type.Optional(Type.Unknown()),
+}
+
+export const ErrorBody = Type.Object({
+  timestamp: Type.String(),
+  status: Type.Integer(),
+  error: Type.String(),
+  message: Type.String(),
+  code: Type.String(),
+  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+})

@@ -1,0 +1,113 @@
+/**
+ * Tenant runtimes: each tenant's record and plan limits, its LMDB store, its in-memory catalogue and
+ * its rate-limit buckets. Writes go through `commit`: the planned changes are applied to memory at
+ * once (so that the next request plans against them) and resolve when the transaction is durable.
+ * @module
+ */
+import path from 'node:path'
+import type { Logger } from 'pino'
+import { Catalog, type Change } from '../engine/catalog.js'
+import type { SystemStore, TenantRecord } from '../storage/system-store.js'
+import { TenantStore } from '../storage/tenant-store.js'
+import type { EntryContent, LogEntry } from '../storage/log-entry.js'
+import { effectiveLimits, type Limits } from './plans.js'
+import { TokenBucket, type Dimension } from './rate-limits.js'
+
+export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
+
+export class TenantRuntime {
+  record: TenantRecord
+  limits: Limits
+  readonly store: TenantStore
+  readonly catalog = new Catalog()
+  loaded = false
+  buckets: Record<Dimension, TokenBucket>
+  readonly log: Logger
+
+  constructor(record: TenantRecord, dataDir: string, logger: Logger, nowMs: number) {
+    this.record = record
+    this.limits = effectiveLimits(record.tier, record.limits)
+    this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
+    this.buckets = this.#makeBuckets(nowMs)
+    this.log = logger.child({ tenant: record.slug })
+  }
+
+  #makeBuckets(nowMs: number): Record<Dimension, TokenBucket> {
+    return {
+      query: new TokenBucket(this.limits.query_rate, this.limits.query_burst, nowMs),
+      ingest: new TokenBucket(this.limits.ingest_rate, this.limits.ingest_burst, nowMs),
+    }
+  }
+
+  /** A new record (tier, overrides, status): recompute limits and resize the buckets. */
+  update(record: TenantRecord, nowMs: number): void {
+    this.record = record
+    this.limits = effectiveLimits(record.tier, record.limits)
+    this.buckets = this.#makeBuckets(nowMs)
+  }
+
+  load(): void {
+    const keys = this.store.loadInto(this.catalog)
+    this.loaded = true
+    this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
+  }
+
+  /**
+   * Applies planned changes to memory and stores them with their log entries in one durable
+   * transaction. A storage failure after memory changed leaves the two apart: the process exits and
+   * reloads from LMDB, which never holds an unacknowledged half.
+   */
+  async commit(changes: readonly Change[], extra: readonly EntryContent[] = []): Promise<LogEntry[]> {
+    if (changes.length === 0 && extra.length === 0) return []
+    for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
+    try {
+      return await this.store.commit(changes, extra)
+    } catch (error) {
+      this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
+      process.exit(70)
+    }
+  }
+}
+
+export class TenantRegistry {
+  readonly #tenants = new Map<string, TenantRuntime>()
+
+  constructor(
+    readonly system: SystemStore,
+    readonly dataDir: string,
+    readonly logger: Logger,
+  ) {}
+
+  get(slug: string): TenantRuntime | undefined {
+    return this.#tenants.get(slug)
+  }
+
+  all(): TenantRuntime[] {
+    return [...this.#tenants.values()]
+  }
+
+  get allLoaded(): boolean {
+    for (const tenant of this.#tenants.values()) if (!tenant.loaded) return false
+    return true
+  }
+
+  /** Opens a tenant's store (not yet loaded). */
+  open(record: TenantRecord, nowMs: number): TenantRuntime {
+    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs)
+    this.#tenants.set(record.slug, runtime)
+    return runtime
+  }
+
+  /** Opens every tenant, then loads them one by one without blocking the event loop between. */
+  async loadAll(nowMs: number): Promise<void> {
+    const runtimes = this.system.listTenants().map((record) => this.open(record, nowMs))
+    for (const runtime of runtimes) {
+      await new Promise((resolve) => setImmediate(resolve))
+      runtime.load()
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const tenant of this.#tenants.values()) await tenant.store.close()
+  }
+}

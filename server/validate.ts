@@ -1,0 +1,64 @@
+/**
+ * Request validation: TypeBox schemas compiled once (on first use) into validators whose failures
+ * become `validation_failed` errors with `details: [{path, message}]`.
+ * @module
+ */
+import { FormatRegistry, type TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+import { parseInstant, instantMax, instantMin } from '../engine/time.js'
+import { validationError, type ErrorDetail } from './errors.js'
+
+FormatRegistry.Set('date-time', (value) => {
+  const ms = parseInstant(value)
+  return !Number.isNaN(ms) && ms >= instantMin && ms <= instantMax
+})
+FormatRegistry.Set('date', (value) => /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(parseInstant(value)))
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
+
+function checker(schema: TSchema): TypeCheck<TSchema> {
+  let check = compiled.get(schema)
+  if (check === undefined) {
+    check = TypeCompiler.Compile(schema)
+    compiled.set(schema, check)
+  }
+  return check
+}
+
+/** Compiles now (at module load of the route files), so no request pays for it. */
+export function precompile(schema: TSchema | undefined): void {
+  if (schema !== undefined) checker(schema)
+}
+
+const detailsMax = 20
+
+export function detailsOf(schema: TSchema, value: unknown, prefix = ''): ErrorDetail[] {
+  const details: ErrorDetail[] = []
+  for (const error of checker(schema).Errors(value)) {
+    details.push({ path: prefix + error.path, message: describe(error.message, error.schema) })
+    if (details.length >= detailsMax) break
+  }
+  return details
+}
+
+function describe(message: string, schema: TSchema): string {
+  if (schema.format === 'date-time') return 'Expected an RFC 3339 date-time with offset, or a date (yyyy-MM-dd)'
+  return message
+}
+
+/** Answers the value when it matches the schema, else throws a 400 with details. */
+export function validate<T>(schema: TSchema, value: unknown, prefix = ''): T {
+  if (checker(schema).Check(value)) return value as T
+  throw validationError(detailsOf(schema, value, prefix))
+}
+
+export function isValid(schema: TSchema, value: unknown): boolean {
+  return checker(schema).Check(value)
+}
+
+/** Query strings: convert text to the schema's types (integers, booleans), then validate. */
+export function validateQuery<T>(schema: TSchema, raw: Record<string, string>): T {
+  const converted = Value.Convert(schema, raw)
+  return validate<T>(schema, converted, 'query')
+}

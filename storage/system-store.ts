@@ -1,0 +1,94 @@
+/**
+ * The system environment: tenants, API keys and token-signing keys (later also users, sessions and
+ * portal requests). Small tables, read at startup and written rarely; every write is durable
+ * before it resolves.
+ * @module
+ */
+import { mkdirSync } from 'node:fs'
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { environmentOptions } from './options.js'
+
+export type Tier = 'starter' | 'standard' | 'enterprise'
+export type TenantStatus = 'requested' | 'provisioning' | 'active' | 'suspended' | 'rejected'
+
+/** Operator overrides of the plan table; null means unlimited. */
+export interface LimitOverrides {
+  articles?: number | null
+  pricelists?: number | null
+  prices?: number | null
+  changelog_capacity?: number | null
+  query_rate?: number | null
+  query_burst?: number | null
+  ingest_rate?: number | null
+  ingest_burst?: number | null
+  max_items_per_request?: number | null
+  webhooks?: boolean
+  retention?: boolean
+}
+
+export interface TenantRecord {
+  slug: string
+  tier: Tier
+  region: string
+  status: TenantStatus
+  owner_email: string | null
+  limits: LimitOverrides
+  created_at: number
+  updated_at: number
+}
+
+export interface ApiKeyRecord {
+  client_id: string
+  tenant: string
+  name: string
+  /** scrypt: `scrypt$N$r$p$salt-hex$hash-hex`. */
+  secret_hash: string
+  created_at: number
+  revoked_at: number | null
+  last_used_at: number | null
+}
+
+export interface SigningKeyRecord {
+  kid: string
+  alg: string
+  private_jwk: Record<string, unknown>
+  public_jwk: Record<string, unknown>
+  created_at: number
+}
+
+export class SystemStore {
+  readonly #root: RootDatabase
+  readonly tenants: Database<TenantRecord, string>
+  readonly keys: Database<ApiKeyRecord, string>
+  readonly signingKeys: Database<SigningKeyRecord, string>
+
+  constructor(readonly path: string) {
+    mkdirSync(path, { recursive: true })
+    this.#root = open(environmentOptions(path, 16 * 1024 * 1024))
+    this.tenants = this.#root.openDB<TenantRecord, string>({ name: 'tenants' })
+    this.keys = this.#root.openDB<ApiKeyRecord, string>({ name: 'api_keys' })
+    this.signingKeys = this.#root.openDB<SigningKeyRecord, string>({ name: 'signing_keys' })
+  }
+
+  listTenants(): TenantRecord[] {
+    return [...this.tenants.getRange({ snapshot: false })].map((entry) => entry.value)
+  }
+
+  listKeys(tenant: string): ApiKeyRecord[] {
+    const keys: ApiKeyRecord[] = []
+    for (const { value } of this.keys.getRange({ snapshot: false })) {
+      if (value.tenant === tenant) keys.push(value)
+    }
+    return keys.sort((left, right) => left.created_at - right.created_at)
+  }
+
+  /** Durable put: resolves after the commit is flushed. */
+  async put<V>(db: Database<V, string>, key: string, value: V): Promise<void> {
+    await db.put(key, value)
+    await this.#root.flushed
+  }
+
+  async close(): Promise<void> {
+    await this.#root.close()
+  }
+}

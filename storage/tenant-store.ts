@@ -1,0 +1,158 @@
+/**
+ * One tenant's LMDB environment: its own directory, so a backup, restore or deletion touches one
+ * tenant only. Sub-databases:
+ *   log       sequence -> LogEntry (append-only; the changelog)
+ *   log_type  [entity_type, sequence] -> null (changelog reads filtered by type)
+ *   entities  [catalog type, key] -> version list (the current tables, loaded at startup)
+ *   meta      'sequence' | 'checksum' -> last appended sequence and its checksum
+ * A write is one transaction that appends entries and updates tables; it resolves once durable.
+ * @module
+ */
+import { mkdirSync } from 'node:fs'
+import { open, type Database, type RootDatabase } from 'lmdb'
+import { assert } from '../engine/assert.js'
+import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
+import { splitKey } from '../engine/catalog.js'
+import type { Version } from '../engine/temporal.js'
+import { makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import { environmentOptions } from './options.js'
+
+const initialMapSizeBytes = 64 * 1024 * 1024
+
+export class StorageError extends Error {
+  override name = 'StorageError'
+  constructor(
+    readonly code: 'corrupt_log' | 'io_failed',
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export class TenantStore {
+  readonly #root: RootDatabase
+  readonly #log: Database<LogEntry, number>
+  readonly #logByType: Database<null, [string, number]>
+  readonly #entities: Database<Version<unknown>[], [string, string]>
+  readonly #meta: Database<unknown, string>
+  #sequence: number
+  #checksum: string
+
+  constructor(readonly path: string) {
+    mkdirSync(path, { recursive: true })
+    this.#root = open(environmentOptions(path, initialMapSizeBytes))
+    this.#log = this.#root.openDB<LogEntry, number>({ name: 'log', keyEncoding: 'uint32' })
+    this.#logByType = this.#root.openDB<null, [string, number]>({ name: 'log_type' })
+    this.#entities = this.#root.openDB<Version<unknown>[], [string, string]>({ name: 'entities' })
+    this.#meta = this.#root.openDB<unknown, string>({ name: 'meta' })
+    this.#sequence = (this.#meta.get('sequence') as number | undefined) ?? 0
+    this.#checksum = (this.#meta.get('checksum') as string | undefined) ?? ''
+    this.#verifyTail()
+  }
+
+  get sequence(): number {
+    return this.#sequence
+  }
+
+  /** The tail of the log must be the entry the meta table names, with a valid chained checksum. */
+  #verifyTail(): void {
+    if (this.#sequence === 0) return
+    const last = this.#log.get(this.#sequence)
+    if (last === undefined) throw new StorageError('corrupt_log', `log entry ${this.#sequence} missing`)
+    verifyEntry(last)
+    if (last.checksum !== this.#checksum) {
+      throw new StorageError('corrupt_log', `log tail checksum differs at ${this.#sequence}`)
+    }
+    const previous = this.#log.get(this.#sequence - 1)
+    if (previous !== undefined && previous.checksum !== last.previousChecksum) {
+      throw new StorageError('corrupt_log', `log chain broken at ${this.#sequence}`)
+    }
+  }
+
+  /** Startup: loads every table into the engine (no log replay). */
+  loadInto(catalog: Catalog): number {
+    let count = 0
+    for (const { key, value } of this.#entities.getRange({ snapshot: false })) {
+      catalog.apply(key[0] as CatalogType, key[1], value)
+      count++
+    }
+    return count
+  }
+
+  /**
+   * Appends entries for `changes` (and extra log-only entries) and writes the tables in one
+   * transaction. Sequence numbers are assigned now, synchronously, so the caller's order is the
+   * log's order. Resolves with the entries once the transaction is durable.
+   */
+  commit(changes: readonly Change[], extra: readonly EntryContent[] = []): Promise<LogEntry[]> {
+    const entries: LogEntry[] = []
+    for (const change of changes) {
+      const [entityCode, compositeKey] = splitKey(change.key)
+      entries.push(this.#append({
+        entityType: change.type,
+        changeType: change.changeType,
+        entityCode,
+        compositeKey,
+        changedAt: change.at,
+        changedBy: change.by,
+        contentHash: change.hash,
+      }))
+    }
+    for (const content of extra) entries.push(this.#append(content))
+    const sequence = this.#sequence
+    const checksum = this.#checksum
+    const written = this.#root.transaction(() => {
+      for (const entry of entries) {
+        this.#log.put(entry.sequence, entry)
+        this.#logByType.put([entry.entityType, entry.sequence], null)
+      }
+      for (const change of changes) this.#entities.put([change.type, change.key], change.versions)
+      this.#meta.put('sequence', sequence)
+      this.#meta.put('checksum', checksum)
+    })
+    return written.then(async () => {
+      await this.#root.flushed
+      return entries
+    })
+  }
+
+  #append(content: EntryContent): LogEntry {
+    const entry = makeEntry(this.#sequence + 1, content, this.#checksum)
+    this.#sequence = entry.sequence
+    this.#checksum = entry.checksum
+    return entry
+  }
+
+  /** Oldest sequence still held (1 until eviction exists), or sequence+1 when the log is empty. */
+  oldestSequence(): number {
+    for (const key of this.#log.getKeys({ limit: 1 })) return key
+    return this.#sequence + 1
+  }
+
+  /** Up to `limit` entries with sequence >= `from`, optionally of one entity type. */
+  readLog(from: number, limit: number, entityType: string | null): LogEntry[] {
+    assert(limit > 0, 'changelog page limit')
+    const entries: LogEntry[] = []
+    if (entityType === null) {
+      for (const entry of this.#log.getRange({ start: from, limit, snapshot: false })) {
+        entries.push(entry.value)
+      }
+      return entries
+    }
+    const keys = this.#logByType.getKeys({
+      start: [entityType, from],
+      end: [entityType, Number.MAX_SAFE_INTEGER],
+      limit,
+      snapshot: false,
+    })
+    for (const key of keys) {
+      const entry = this.#log.get(key[1])
+      if (entry !== undefined) entries.push(entry)
+    }
+    return entries
+  }
+
+  async close(): Promise<void> {
+    await this.#root.close()
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Starts the real server (compiled, as its own process) on a free loopback port with a fresh LMDB
+ * data directory, and gives tests a small HTTP client. Tenants are created through the operator API.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+export const binPath = path.join(root, 'bin/pricing-service.js')
+export const adminToken = 'test-admin-token'
+
+export interface Answer<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface StartOptions {
+  dataDir?: string
+  env?: Record<string, string>
+  /** Wait for /readyz before resolving (default true). */
+  ready?: boolean
+}
+
+export class TestServer {
+  url = ''
+  port = 0
+  stdout = ''
+  #child: ChildProcess | null = null
+  #exited: Promise<number | null> = Promise.resolve(null)
+
+  constructor(
+    readonly dataDir: string,
+    readonly env: Record<string, string>,
+  ) {}
+
+  async start(ready = true): Promise<void> {
+    this.stdout = ''
+    const child = spawn(process.execPath, [binPath, 'start'], {
+      env: {
+        ...process.env,
+        PRICING_PORT: '0',
+        PRICING_HOST: '127.0.0.1',
+        PRICING_DATA_DIR: this.dataDir,
+        PRICING_ADMIN_TOKEN: adminToken,
+        PRICING_DEMO: 'false',
+        PRICING_LOG_LEVEL: 'info',
+        ...this.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    this.#child = child
+    this.#exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    this.port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000)
+      child.stdout!.on('data', (chunk: Buffer) => {
+        this.stdout += chunk.toString()
+        const match = /"port":(\d+),"url":"[^"]*","dataDir":"[^"]*","msg":"listening"/.exec(this.stdout)
+        if (match !== null) {
+          clearTimeout(timer)
+          resolve(Number(match[1]))
+        }
+      })
+      child.once('exit', (code) => {
+        clearTimeout(timer)
+        reject(new Error(`server exited with ${code}: ${stderr}`))
+      })
+    })
+    this.url = `http://127.0.0.1:${this.port}`
+    if (ready) await this.waitReady()
+  }
+
+  async waitReady(): Promise<void> {
+    for (let attempt = 0; attempt < 400; attempt++) {
+      const answer = await fetch(`${this.url}/readyz`).catch(() => null)
+      if (answer?.status === 200) return
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    throw new Error('server never became ready')
+  }
+
+  /** Graceful stop (SIGTERM). */
+  async stop(): Promise<void> {
+    this.#child?.kill('SIGTERM')
+    await this.#exited
+    this.#child = null
+  }
+
+  /** Hard kill (SIGKILL): no shutdown code runs. */
+  async kill(): Promise<void> {
+    this.#child?.kill('SIGKILL')
+    await this.#exited
+    this.#child = null
+  }
+
+  async restart(): Promise<void> {
+    await this.stop()
+    await this.start()
+  }
+
+  /** Stops the server and removes its data directory. */
+  async dispose(): Promise<void> {
+    await this.stop()
+    rmSync(this.dataDir, { recursive: true, force: true })
+  }
+
+  async request<T = any>(method: string, urlPath: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string } = {}): Promise<Answer<T>> {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
+    let body: string | Buffer | undefined = options.raw
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body: body as BodyInit | undefined })
+    const text = await response.text()
+    let json: unknown = undefined
+    try {
+      json = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, headers: response.headers, body: json as T, text }
+  }
+
+  admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<Answer<T>> {
+    return this.request<T>(method, urlPath, { body, token: adminToken })
+  }
+
+  /** Creates a tenant and a key through the operator API and fetches a token. */
+  async tenant(slug: string, options: { tier?: string; limits?: Record<string, unknown> } = {}): Promise<TenantClient> {
+    const created = await this.admin('POST', '/admin/tenants', { slug, tier: options.tier ?? 'standard', region: 'local', limits: options.limits })
+    if (created.status !== 201) throw new Error(`tenant create failed: ${created.status} ${created.text}`)
+    const key = await this.admin('POST', `/admin/tenants/${slug}/keys`, { name: 'test' })
+    if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${key.text}`)
+    const client = new TenantClient(this, slug, key.body.client_id, key.body.client_secret)
+    await client.refreshToken()
+    return client
+  }
+}
+
+export class TenantClient {
+  token = ''
+  constructor(
+    readonly server: TestServer,
+    readonly slug: string,
+    readonly clientId: string,
+    readonly clientSecret: string,
+  ) {}
+
+  get base(): string {
+    return `/t/${this.slug}`
+  }
+
+  async refreshToken(): Promise<string> {
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
+    const response = await fetch(`${this.server.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    })
+    const json = (await response.json()) as { access_token: string }
+    if (response.status !== 200) throw new Error(`token failed: ${response.status} ${JSON.stringify(json)}`)
+    this.token = json.access_token
+    return this.token
+  }
+
+  /** A request under the tenant's base URL with its token. */
+  call<T = any>(method: string, urlPath: string, body?: unknown, headers?: Record<string, string>): Promise<Answer<T>> {
+    return this.server.request<T>(method, `${this.base}${urlPath}`, { body, headers, token: this.token })
+  }
+
+  get<T = any>(urlPath: string): Promise<Answer<T>> {
+    return this.call<T>('GET', urlPath)
+  }
+}
+
+/** A fresh server on a fresh data directory. Call `dispose()` in teardown. */
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'pricing-test-'))
+  const server = new TestServer(dataDir, options.env ?? {})
+  await server.start(options.ready ?? true)
+  return server
+}
+
+/** Asserts the spec's error body and answers it. */
+export function errorShape(answer: Answer): { status: number; error: string; code: string; message: string; timestamp: string } {
+  return answer.body
+}
