@@ -8,8 +8,10 @@ import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 // A clean build, so that no compiled test of a deleted source runs.
-rmSync(path.join(root, 'dist'), { recursive: true, force: true })
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root], {
+// PRICING_BUILD_DIR lets parallel runs build into their own folders.
+const buildDir = process.env.PRICING_BUILD_DIR ?? 'dist'
+rmSync(path.join(root, buildDir), { recursive: true, force: true })
+const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--outDir', buildDir], {
   stdio: 'inherit',
 })
 if (tsc.status !== 0) {
@@ -23,7 +25,7 @@ const tapArgs = [
   '--reporter=tap',
   '--jobs=2',
   '--timeout=300',
-  ...(files.length > 0 ? files : ['dist/test/**/*.test.js']),
+  ...(files.length > 0 ? files : [`${buildDir}/test/**/*.test.js`]),
 ]
 const child = spawn(process.execPath, tapArgs, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
 let tail = ''

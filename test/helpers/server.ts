@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
-export const binPath = path.join(root, 'bin/pricing-service.js')
+/** The compiled tree this test runs from (dist/, or PRICING_BUILD_DIR): its server is started. */
+const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+export const entryPath = path.join(buildRoot, 'server/start.js')
 export const adminToken = 'test-admin-token'
 
 export interface Answer<T = any> {
@@ -40,7 +41,7 @@ export class TestServer {
 
   async start(ready = true): Promise<void> {
     this.stdout = ''
-    const child = spawn(process.execPath, [binPath, 'start'], {
+    const child = spawn(process.execPath, [entryPath, 'start'], {
       env: {
         ...process.env,
         PRICING_PORT: '0',
