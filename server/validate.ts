@@ -5,7 +5,6 @@
  */
 import { FormatRegistry, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { Value } from '@sinclair/typebox/value'
 import { parseInstant, instantMax, instantMin } from '../engine/time.js'
 import { validationError, type ErrorDetail } from './errors.js'
 
@@ -57,8 +56,20 @@ export function isValid(schema: TSchema, value: unknown): boolean {
   return checker(schema).Check(value)
 }
 
-/** Query strings: convert text to the schema's types (integers, booleans), then validate. */
+/**
+ * Query strings: convert text to the schema's types, then validate. Only exact spellings convert
+ * (integers as plain digits, booleans as `true`/`false`); anything else stays text and fails
+ * validation with 400, so `page=1.5` or `limit=1e3` is refused rather than silently truncated.
+ */
 export function validateQuery<T>(schema: TSchema, raw: Record<string, string>): T {
-  const converted = Value.Convert(schema, raw)
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {}
+  const converted: Record<string, unknown> = {}
+  for (const [name, text] of Object.entries(raw)) {
+    const type = properties[name]?.type
+    if (type === 'integer' && /^-?\d{1,15}$/.test(text)) converted[name] = Number(text)
+    else if (type === 'number' && /^-?\d{1,15}(\.\d+)?$/.test(text)) converted[name] = Number(text)
+    else if (type === 'boolean' && (text === 'true' || text === 'false')) converted[name] = text === 'true'
+    else converted[name] = text
+  }
   return validate<T>(schema, converted, 'query')
 }
