@@ -15,7 +15,7 @@ import type { TokenService } from './auth.js'
 import type { Config } from './config.js'
 import { ApiError, errorBody } from './errors.js'
 import { loadNativeUws, serve, type Incoming, type Outgoing } from './http.js'
-import { requestBodyBytesMax } from '../engine/limits.js'
+import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
 import type { Metrics } from './metrics.js'
 import { Router } from './router.js'
 import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
@@ -208,10 +208,11 @@ export class PricingApp {
       }
       const json = parseJsonBody(incoming)
       const cost = route.cost === undefined ? 1 : route.cost(json)
-      const itemsMax = tenant.limits.max_items_per_request
+      // A plan or override may lower the engine's maximum, never lift it (null: the engine's).
+      const itemsMax = Math.min(tenant.limits.max_items_per_request ?? batchItemsMax, batchItemsMax)
       const burst = bucket.burst
-      if ((itemsMax !== null && cost > itemsMax) || (burst !== null && cost > burst)) {
-        const max = Math.min(itemsMax ?? Number.POSITIVE_INFINITY, burst ?? Number.POSITIVE_INFINITY)
+      if (cost > itemsMax || (burst !== null && cost > burst)) {
+        const max = Math.min(itemsMax, burst ?? Number.POSITIVE_INFINITY)
         throw new ApiError('too_many_items', `Request costs ${cost} items; the maximum per request is ${max}`, {
           max_items_per_request: max,
         })

@@ -177,10 +177,7 @@ export function readClientCredentials(
     const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
     if (colon < 0) return null
-    return {
-      clientId: decodeURIComponent(decoded.slice(0, colon)),
-      clientSecret: decodeURIComponent(decoded.slice(colon + 1)),
-    }
+    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) }
   }
   const clientId = form.get('client_id')
   const clientSecret = form.get('client_secret')
@@ -190,6 +187,18 @@ export function readClientCredentials(
     return { clientId: clientId.slice(0, colon), clientSecret: clientId.slice(colon + 1) }
   }
   return null
+}
+
+/**
+ * RFC 6749 §2.3.1 form-encodes id and secret before Basic; a malformed escape is kept as is so that
+ * the lookup fails with invalid_client instead of an exception.
+ */
+function formDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    return text
+  }
 }
 
 export function isUsableKey(key: ApiKeyRecord | undefined): key is ApiKeyRecord {

@@ -12,6 +12,7 @@ import { loadConfig, type Config } from './config.js'
 import { seedDemoTenant } from './demo.js'
 import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
+import { recordKeyUse } from './provision.js'
 import { TenantRegistry } from './tenants.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
@@ -70,13 +71,9 @@ export async function start(config: Config): Promise<RunningServer> {
     )
   }
   const flushUsage = async (): Promise<void> => {
-    for (const [clientId, usedMs] of app.keyUsage) {
-      const key = system.keys.get(clientId)
-      if (key !== undefined && (key.last_used_at === null || key.last_used_at < usedMs)) {
-        await system.put(system.keys, clientId, { ...key, last_used_at: usedMs })
-      }
-    }
+    const used = [...app.keyUsage]
     app.keyUsage.clear()
+    for (const [clientId, usedMs] of used) await recordKeyUse(system, clientId, usedMs)
   }
   const usageTimer = setInterval(() => void flushUsage(), keyUsageFlushMs)
   usageTimer.unref()

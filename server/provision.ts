@@ -2,6 +2,7 @@
  * Provisioning shared by the operator API and the command line: tenants and API keys.
  * @module
  */
+import type { Database } from 'lmdb'
 import type { LimitOverrides, SystemStore, TenantRecord, TenantStatus, Tier, ApiKeyRecord } from '../storage/system-store.js'
 import { hashSecret, newKeyCredentials } from './auth.js'
 import { ApiError } from './errors.js'
@@ -44,9 +45,6 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
       details: [{ path: '/slug', message: 'invalid slug' }],
     })
   }
-  if (system.tenants.get(input.slug) !== undefined) {
-    throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
-  }
   const record: TenantRecord = {
     slug: input.slug,
     tier: input.tier,
@@ -57,7 +55,9 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
     created_at: nowMs,
     updated_at: nowMs,
   }
-  await system.put(system.tenants, record.slug, record)
+  // Check and insert in one transaction: of concurrent creates of one slug exactly one wins.
+  const created = await updateRecord(system.tenants, record.slug, (existing) => (existing === undefined ? record : undefined))
+  if (created === undefined) throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
   return record
 }
 
@@ -67,16 +67,18 @@ export async function updateTenantRecord(
   patch: { tier?: Tier; limits?: LimitOverrides; status?: TenantStatus },
   nowMs: number,
 ): Promise<TenantRecord> {
-  const existing = system.tenants.get(slug)
-  if (existing === undefined) throw new ApiError('not_found', `Tenant ${slug} not found`)
-  const record: TenantRecord = {
-    ...existing,
-    tier: patch.tier ?? existing.tier,
-    limits: patch.limits === undefined ? existing.limits : { ...existing.limits, ...patch.limits },
-    status: patch.status ?? existing.status,
-    updated_at: nowMs,
-  }
-  await system.put(system.tenants, slug, record)
+  const record = await updateRecord(system.tenants, slug, (existing) =>
+    existing === undefined
+      ? undefined
+      : {
+          ...existing,
+          tier: patch.tier ?? existing.tier,
+          limits: patch.limits === undefined ? existing.limits : { ...existing.limits, ...patch.limits },
+          status: patch.status ?? existing.status,
+          updated_at: nowMs,
+        },
+  )
+  if (record === undefined) throw new ApiError('not_found', `Tenant ${slug} not found`)
   return record
 }
 
@@ -102,9 +104,32 @@ export async function createKey(
 }
 
 export async function revokeKey(system: SystemStore, tenant: string, clientId: string, nowMs: number): Promise<ApiKeyRecord> {
-  const record = system.keys.get(clientId)
-  if (record === undefined || record.tenant !== tenant) throw new ApiError('not_found', `Key ${clientId} not found`)
-  const revoked = { ...record, revoked_at: record.revoked_at ?? nowMs }
-  await system.put(system.keys, clientId, revoked)
+  const revoked = await updateRecord(system.keys, clientId, (record) =>
+    record === undefined || record.tenant !== tenant ? undefined : { ...record, revoked_at: record.revoked_at ?? nowMs },
+  )
+  if (revoked === undefined) throw new ApiError('not_found', `Key ${clientId} not found`)
   return revoked
+}
+
+/** Records that a key was used at `usedMs` (a token request, or API calls flushed later). */
+export async function recordKeyUse(system: SystemStore, clientId: string, usedMs: number): Promise<void> {
+  await updateRecord(system.keys, clientId, (key) =>
+    key === undefined || (key.last_used_at !== null && key.last_used_at >= usedMs) ? undefined : { ...key, last_used_at: usedMs },
+  )
+}
+
+/**
+ * Read-modify-write of one system record inside a write transaction, so that concurrent updates of
+ * the same record (a revoke and a token request's last-used time) never overwrite each other with
+ * a stale copy. `change` answers the new value, or undefined to leave the record alone. Resolves
+ * with the stored value once durable.
+ */
+async function updateRecord<V>(db: Database<V, string>, key: string, change: (current: V | undefined) => V | undefined): Promise<V | undefined> {
+  const next = await db.transaction(() => {
+    const value = change(db.get(key))
+    if (value !== undefined) void db.put(key, value)
+    return value
+  })
+  if (next !== undefined) await db.flushed
+  return next
 }

@@ -39,15 +39,31 @@ export class TenantRuntime {
     }
   }
 
-  /** A new record (tier, overrides, status): recompute limits and resize the buckets. */
+  /**
+   * A new record (tier, overrides, status): recompute limits and resize the buckets whose rate or
+   * burst changed. An unchanged bucket keeps its level, so an unrelated change (status, quota) does
+   * not hand out a fresh burst.
+   */
   update(record: TenantRecord, nowMs: number): void {
     this.record = record
     this.limits = effectiveLimits(record.tier, record.limits)
-    this.buckets = this.#makeBuckets(nowMs)
+    const fresh = this.#makeBuckets(nowMs)
+    for (const dimension of ['query', 'ingest'] as const) {
+      const old = this.buckets[dimension]
+      if (old.rate === fresh[dimension].rate && old.burst === fresh[dimension].burst) fresh[dimension] = old
+    }
+    this.buckets = fresh
   }
 
   load(): void {
     const keys = this.store.loadInto(this.catalog)
+    this.loaded = true
+    this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
+  }
+
+  /** As `load`, yielding to the event loop between chunks (startup: the server answers meanwhile). */
+  async loadGradually(): Promise<void> {
+    const keys = await this.store.loadIntoGradually(this.catalog)
     this.loaded = true
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
@@ -98,13 +114,10 @@ export class TenantRegistry {
     return runtime
   }
 
-  /** Opens every tenant, then loads them one by one without blocking the event loop between. */
+  /** Opens every tenant, then loads them one by one, in chunks that leave the event loop free. */
   async loadAll(nowMs: number): Promise<void> {
     const runtimes = this.system.listTenants().map((record) => this.open(record, nowMs))
-    for (const runtime of runtimes) {
-      await new Promise((resolve) => setImmediate(resolve))
-      runtime.load()
-    }
+    for (const runtime of runtimes) await runtime.loadGradually()
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,8 @@ import { makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-
 import { environmentOptions } from './options.js'
 
 const initialMapSizeBytes = 64 * 1024 * 1024
+/** Entities loaded per turn of the event loop at startup (a few milliseconds of work). */
+const loadChunkEntries = 5_000
 
 export class StorageError extends Error {
   override name = 'StorageError'
@@ -37,6 +39,8 @@ export class TenantStore {
   readonly #meta: Database<unknown, string>
   #sequence: number
   #checksum: string
+  /** Highest sequence whose transaction is flushed: readers of the log never see past it. */
+  #durableSequence: number
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -47,11 +51,17 @@ export class TenantStore {
     this.#meta = this.#root.openDB<unknown, string>({ name: 'meta' })
     this.#sequence = (this.#meta.get('sequence') as number | undefined) ?? 0
     this.#checksum = (this.#meta.get('checksum') as string | undefined) ?? ''
+    this.#durableSequence = this.#sequence
     this.#verifyTail()
   }
 
   get sequence(): number {
     return this.#sequence
+  }
+
+  /** The last sequence known durable; changelog readers and webhook dispatch stop here. */
+  get durableSequence(): number {
+    return this.#durableSequence
   }
 
   /** The tail of the log must be the entry the meta table names, with a valid chained checksum. */
@@ -77,6 +87,31 @@ export class TenantStore {
       count++
     }
     return count
+  }
+
+  /**
+   * Startup: as `loadInto`, in chunks of `chunkEntries` with the event loop free between them, so
+   * that a large tenant does not block the process (readiness and tenant calls answer 503 meanwhile).
+   * Each chunk is its own read from the key after the last one loaded; nothing writes to the tenant
+   * until it is loaded.
+   */
+  async loadIntoGradually(catalog: Catalog, chunkEntries = loadChunkEntries): Promise<number> {
+    assert(chunkEntries > 0, 'load chunk size')
+    let count = 0
+    let after: [string, string] | undefined
+    for (;;) {
+      let loaded = 0
+      for (const { key, value } of this.#entities.getRange({ start: after, limit: chunkEntries + 1, snapshot: false })) {
+        // The range starts at the last key of the previous chunk, which is loaded already.
+        if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue
+        catalog.apply(key[0] as CatalogType, key[1], value)
+        after = key
+        if (++loaded === chunkEntries) break
+      }
+      count += loaded
+      if (loaded < chunkEntries) return count
+      await new Promise((resolve) => setImmediate(resolve))
+    }
   }
 
   /**
@@ -112,6 +147,8 @@ export class TenantStore {
     })
     return written.then(async () => {
       await this.#root.flushed
+      // Transactions commit in call order, so every sequence up to this one is durable now.
+      if (sequence > this.#durableSequence) this.#durableSequence = sequence
       return entries
     })
   }
@@ -133,15 +170,16 @@ export class TenantStore {
   readLog(from: number, limit: number, entityType: string | null): LogEntry[] {
     assert(limit > 0, 'changelog page limit')
     const entries: LogEntry[] = []
+    const end = this.#durableSequence + 1
     if (entityType === null) {
-      for (const entry of this.#log.getRange({ start: from, limit, snapshot: false })) {
+      for (const entry of this.#log.getRange({ start: from, end, limit, snapshot: false })) {
         entries.push(entry.value)
       }
       return entries
     }
     const keys = this.#logByType.getKeys({
       start: [entityType, from],
-      end: [entityType, Number.MAX_SAFE_INTEGER],
+      end: [entityType, end],
       limit,
       snapshot: false,
     })

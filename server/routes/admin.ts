@@ -53,7 +53,9 @@ export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, max
 function authorize(context: RootContext): void {
   const expected = context.deps.config.adminToken
   if (expected === '') throw new ApiError('route_not_found', 'The admin API is not enabled')
-  const given = context.incoming.authorization.startsWith('Bearer ') ? context.incoming.authorization.slice(7) : ''
+  const authorization = context.incoming.authorization
+  // The scheme name is case-insensitive (RFC 9110 §11.1).
+  const given = authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : ''
   const left = Buffer.from(given)
   const right = Buffer.from(expected)
   if (left.length !== right.length || !timingSafeEqual(left, right)) {

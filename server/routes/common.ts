@@ -71,11 +71,8 @@ export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: 
   if (typeof limit !== 'number' || creating === 0) return
   const count = tenant.catalog.liveCount(type)
   if (count + creating > limit) {
-    throw new ApiError('quota_exceeded', `The plan allows ${limit} ${limitName}; ${count} exist`, {
-      quota: limitName,
-      limit,
-      current: count,
-    })
+    // The body is the documented error shape only (docs/errors.md); the message names the numbers.
+    throw new ApiError('quota_exceeded', `The plan allows ${limit} ${limitName}; ${count} exist`)
   }
 }
 

@@ -8,6 +8,7 @@ import type { AppDeps, PricingApp } from '../app.js'
 import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
+import { recordKeyUse } from '../provision.js'
 
 export interface RootContext {
   readonly app: PricingApp
@@ -136,8 +137,10 @@ async function issueToken(context: RootContext): Promise<Reply> {
   if (tenant === undefined || tenant.record.status !== 'active') {
     return oauthError(401, 'invalid_client', 'The tenant of this key is not active')
   }
+  // Read again after the slow hash check: a revoke that completed meanwhile must win.
+  if (!isUsableKey(deps.system.keys.get(key.client_id))) return oauthError(401, 'invalid_client', 'Client authentication failed')
   const accessToken = await deps.tokens.issue(key.tenant, key.client_id, 'key', nowMs)
-  await deps.system.put(deps.system.keys, key.client_id, { ...key, last_used_at: nowMs })
+  await recordKeyUse(deps.system, key.client_id, nowMs)
   return {
     status: 200,
     headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
