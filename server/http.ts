@@ -13,9 +13,9 @@ import { reasonPhrases } from './errors.js'
 const require = createRequire(import.meta.url)
 
 /** Loads the native uWebSockets.js addon; throws a clear error instead of falling back to JS. */
-export function loadNativeUws(): typeof Uws {
+export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
   const directory = path.dirname(require.resolve('uWebSockets.js/package.json'))
-  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`
+  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
   const binary = path.join(directory, 'binaries', file)
   try {
     return require(binary) as typeof Uws
@@ -23,7 +23,7 @@ export function loadNativeUws(): typeof Uws {
     throw new Error(
       `The native uWebSockets.js binary did not load (${binary}): ${(error as Error).message}. ` +
         'The service refuses the slow JavaScript fallback; install on Linux/macOS x64 or arm64 ' +
-        `with Node.js 20 (ABI ${process.versions.modules}).`,
+        `with Node.js 20 (ABI ${abi}).`,
     )
   }
 }

@@ -365,3 +365,24 @@ t.test('signing keys persist: a token issued before a restart still verifies aft
   const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find((entry: { client_id: string }) => entry.client_id === acme.clientId)
   t.type(listed.last_used_at, 'string', 'last_used_at is stored, not only held in memory')
 })
+
+t.test('token requests per client are rate limited (each costs a slow hash): 429 with Retry-After', async (t) => {
+  const local = await startServer()
+  t.teardown(() => local.dispose())
+  const client = await local.tenant('burst')
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret })
+  const statuses: number[] = []
+  let limited: Response | null = null
+  for (let attempt = 0; attempt < 25; attempt++) {
+    const answer = await fetch(`${local.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() })
+    statuses.push(answer.status)
+    if (answer.status === 429 && limited === null) limited = answer
+    else await answer.arrayBuffer()
+  }
+  t.ok(statuses.slice(0, 19).every((status) => status === 200), 'the burst passes (the helper already used one)')
+  t.ok(limited !== null, 'past the burst the endpoint answers 429')
+  t.equal(Number(limited!.headers.get('retry-after')) >= 1, true)
+  const body = (await limited!.json()) as { error: string; error_description: string }
+  t.equal(body.error, 'invalid_request')
+  t.match(body.error_description, /Too many token requests/)
+})

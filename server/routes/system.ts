@@ -8,6 +8,7 @@ import type { AppDeps, PricingApp } from '../app.js'
 import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
+import { TokenBucket } from '../rate-limits.js'
 import { recordKeyUse } from '../provision.js'
 
 export interface RootContext {
@@ -116,6 +117,22 @@ function readForm(incoming: Incoming): URLSearchParams | null {
   return new URLSearchParams(text)
 }
 
+/** Token requests per client: 20 at once, then 5 per second (a client should cache its token). */
+const tokenRequestRate = 5
+const tokenRequestBurst = 20
+const tokenBucketsMax = 10_000
+const tokenBuckets = new Map<string, TokenBucket>()
+
+function tokenBucket(clientId: string, nowMs: number): TokenBucket {
+  let bucket = tokenBuckets.get(clientId)
+  if (bucket === undefined) {
+    if (tokenBuckets.size >= tokenBucketsMax) tokenBuckets.clear()
+    bucket = new TokenBucket(tokenRequestRate, tokenRequestBurst, nowMs)
+    tokenBuckets.set(clientId, bucket)
+  }
+  return bucket
+}
+
 async function issueToken(context: RootContext): Promise<Reply> {
   const { deps, incoming, nowMs } = context
   const form = readForm(incoming)
@@ -128,6 +145,15 @@ async function issueToken(context: RootContext): Promise<Reply> {
   const credentials = readClientCredentials(form, incoming.authorization)
   if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
   const key = deps.system.keys.get(credentials.clientId)
+  if (key !== undefined) {
+    // Each check of a secret costs a slow hash; a client may not make the server spend unbounded CPU.
+    const taken = tokenBucket(key.client_id, nowMs).take(1, nowMs)
+    if (!taken.allowed) {
+      const reply = oauthError(429, 'invalid_request', `Too many token requests for this client; retry in ${taken.retryAfterS} s`)
+      reply.headers = { ...reply.headers, 'retry-after': String(taken.retryAfterS) }
+      return reply
+    }
+  }
   const valid = key !== undefined && (await verifySecret(credentials.clientSecret, key.secret_hash))
   if (!valid || !isUsableKey(key)) return oauthError(401, 'invalid_client', 'Client authentication failed')
   if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {
