@@ -86,7 +86,47 @@ export interface Setting {
   value: string
 }
 
+/** EUR -> quote rate of one publication date, as a canonical decimal string. Key: compositeKey('EUR', quote). */
+export interface FxRate {
+  rate: string
+}
+
+export type RoundingMode = 'HALF_UP' | 'UP' | 'DOWN' | 'HALF_EVEN'
+
+/** Amounts are canonical decimal strings; `to` null means unbounded. */
+export interface RoundingTierRule {
+  from: string
+  to: string | null
+  increment: string
+  mode: RoundingMode
+  offset: string
+}
+
+export interface RoundingProfile {
+  currency_code: string | null
+  default_for_currency: boolean
+  default_global: boolean
+  tier_rules: RoundingTierRule[]
+}
+
+export interface BundleComponent {
+  sku: string
+  quantity: number
+}
+
+/** Key: compositeKey(bundle SKU, pricelist code). Amounts are canonical decimal strings. */
+export interface BundleRule {
+  method: 'SUM_OF_PARTS' | 'FIXED'
+  discount_type: 'PERCENTAGE' | 'ABSOLUTE' | null
+  discount_value: string | null
+  fixed_price: string | null
+  components: BundleComponent[]
+}
+
 export interface EntityValues {
+  fx_rate: FxRate
+  rounding_profile: RoundingProfile
+  bundle_rule: BundleRule
   article: Article
   pricelist: Pricelist
   currency: Currency
@@ -127,7 +167,7 @@ export class Catalog {
 
   constructor() {
     for (const type of ['article', 'pricelist', 'currency', 'tax_area', 'vat_class', 'vat_rate',
-      'article_taxclass', 'settings'] as CatalogType[]) {
+      'article_taxclass', 'settings', 'fx_rate', 'rounding_profile', 'bundle_rule'] as CatalogType[]) {
       this.#tables.set(type, new Map())
       this.#sorted.set(type, null)
       this.#liveCounts.set(type, 0)
