@@ -7,8 +7,9 @@
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { Catalog, type Change } from '../engine/catalog.js'
+import { PriceBook } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
-import { TenantStore } from '../storage/tenant-store.js'
+import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
@@ -20,6 +21,7 @@ export class TenantRuntime {
   limits: Limits
   readonly store: TenantStore
   readonly catalog = new Catalog()
+  readonly prices = new PriceBook()
   loaded = false
   buckets: Record<Dimension, TokenBucket>
   readonly log: Logger
@@ -63,7 +65,7 @@ export class TenantRuntime {
 
   /** As `load`, yielding to the event loop between chunks (startup: the server answers meanwhile). */
   async loadGradually(): Promise<void> {
-    const keys = await this.store.loadIntoGradually(this.catalog)
+    const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
     this.loaded = true
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
@@ -73,11 +75,16 @@ export class TenantRuntime {
    * transaction. A storage failure after memory changed leaves the two apart: the process exits and
    * reloads from LMDB, which never holds an unacknowledged half.
    */
-  async commit(changes: readonly Change[], extra: readonly EntryContent[] = []): Promise<LogEntry[]> {
-    if (changes.length === 0 && extra.length === 0) return []
+  async commit(
+    changes: readonly Change[],
+    extra: readonly EntryContent[] = [],
+    prices: readonly PriceChange[] = [],
+  ): Promise<LogEntry[]> {
+    if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
     for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
+    for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
     try {
-      return await this.store.commit(changes, extra)
+      return await this.store.commit(changes, extra, prices)
     } catch (error) {
       this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
       process.exit(70)

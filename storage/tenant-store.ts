@@ -14,6 +14,7 @@ import { assert } from '../engine/assert.js'
 import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
 import { splitKey } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
+import type { PriceBook, PriceVersion, QuantityBreak } from '../engine/prices.js'
 import { makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
 import { environmentOptions } from './options.js'
 
@@ -37,6 +38,7 @@ export class TenantStore {
   readonly #logByType: Database<null, [string, number]>
   readonly #entities: Database<Version<unknown>[], [string, string]>
   readonly #meta: Database<unknown, string>
+  readonly #prices: Database<StoredPriceVersion[], [string, string]>
   #sequence: number
   #checksum: string
   /** Highest sequence whose transaction is flushed: readers of the log never see past it. */
@@ -49,6 +51,7 @@ export class TenantStore {
     this.#logByType = this.#root.openDB<null, [string, number]>({ name: 'log_type' })
     this.#entities = this.#root.openDB<Version<unknown>[], [string, string]>({ name: 'entities' })
     this.#meta = this.#root.openDB<unknown, string>({ name: 'meta' })
+    this.#prices = this.#root.openDB<StoredPriceVersion[], [string, string]>({ name: 'prices' })
     this.#sequence = (this.#meta.get('sequence') as number | undefined) ?? 0
     this.#checksum = (this.#meta.get('checksum') as string | undefined) ?? ''
     this.#durableSequence = this.#sequence
@@ -95,23 +98,12 @@ export class TenantStore {
    * Each chunk is its own read from the key after the last one loaded; nothing writes to the tenant
    * until it is loaded.
    */
-  async loadIntoGradually(catalog: Catalog, chunkEntries = loadChunkEntries): Promise<number> {
-    assert(chunkEntries > 0, 'load chunk size')
-    let count = 0
-    let after: [string, string] | undefined
-    for (;;) {
-      let loaded = 0
-      for (const { key, value } of this.#entities.getRange({ start: after, limit: chunkEntries + 1, snapshot: false })) {
-        // The range starts at the last key of the previous chunk, which is loaded already.
-        if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue
-        catalog.apply(key[0] as CatalogType, key[1], value)
-        after = key
-        if (++loaded === chunkEntries) break
-      }
-      count += loaded
-      if (loaded < chunkEntries) return count
-      await new Promise((resolve) => setImmediate(resolve))
+  async loadIntoGradually(catalog: Catalog, chunkEntries = loadChunkEntries, prices?: PriceBook): Promise<number> {
+    let count = await loadRange(this.#entities, chunkEntries, (key, value) => catalog.apply(key[0] as CatalogType, key[1], value))
+    if (prices !== undefined) {
+      count += await loadRange(this.#prices, chunkEntries, (key, value) => prices.apply(key[0], key[1], value.map(decodePriceVersion)))
     }
+    return count
   }
 
   /**
@@ -119,7 +111,7 @@ export class TenantStore {
    * transaction. Sequence numbers are assigned now, synchronously, so the caller's order is the
    * log's order. Resolves with the entries once the transaction is durable.
    */
-  commit(changes: readonly Change[], extra: readonly EntryContent[] = []): Promise<LogEntry[]> {
+  commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = []): Promise<LogEntry[]> {
     const entries: LogEntry[] = []
     for (const change of changes) {
       const [entityCode, compositeKey] = splitKey(change.key)
@@ -128,6 +120,17 @@ export class TenantStore {
         changeType: change.changeType,
         entityCode,
         compositeKey,
+        changedAt: change.at,
+        changedBy: change.by,
+        contentHash: change.hash,
+      }))
+    }
+    for (const change of prices) {
+      entries.push(this.#append({
+        entityType: 'price',
+        changeType: change.changeType,
+        entityCode: change.sku,
+        compositeKey: change.pricelist,
         changedAt: change.at,
         changedBy: change.by,
         contentHash: change.hash,
@@ -142,6 +145,7 @@ export class TenantStore {
         this.#logByType.put([entry.entityType, entry.sequence], null)
       }
       for (const change of changes) this.#entities.put([change.type, change.key], change.versions)
+      for (const change of prices) this.#prices.put([change.pricelist, change.sku], change.versions.map(encodePriceVersion))
       this.#meta.put('sequence', sequence)
       this.#meta.put('checksum', checksum)
     })
@@ -192,5 +196,57 @@ export class TenantStore {
 
   async close(): Promise<void> {
     await this.#root.close()
+  }
+}
+
+/** A planned change of one (pricelist, SKU) price: the new version list and what the log records. */
+export interface PriceChange {
+  readonly pricelist: string
+  readonly sku: string
+  readonly versions: readonly PriceVersion[]
+  readonly changeType: 'created' | 'updated' | 'deleted'
+  readonly hash: string
+  readonly at: number
+  readonly by: string
+}
+
+/** Compact stored form: [from, sales | null (deleted), writtenAt, writtenBy, fields, breaks]. */
+type StoredPriceVersion = [number, number | null, number, string, Record<string, number> | null, [number, number, number][] | null]
+
+function encodePriceVersion(version: PriceVersion): StoredPriceVersion {
+  const content = version.content
+  if (content === null) return [version.from, null, version.writtenAt, version.writtenBy, null, null]
+  const breaks = content.breaks === null ? null : content.breaks.map((entry): [number, number, number] => [entry.quantity, entry.kind, entry.value])
+  return [version.from, content.sales, version.writtenAt, version.writtenBy, content.fields === null ? null : { ...content.fields }, breaks]
+}
+
+function decodePriceVersion(stored: StoredPriceVersion): PriceVersion {
+  const [from, sales, writtenAt, writtenBy, fields, breaks] = stored
+  if (sales === null) return { from, content: null, writtenAt, writtenBy }
+  const decodedBreaks = breaks === null ? null : breaks.map(([quantity, kind, value]): QuantityBreak => ({ quantity, kind: kind as 0 | 1, value }))
+  return { from, content: { sales, fields, breaks: decodedBreaks }, writtenAt, writtenBy }
+}
+
+/** Loads a database in chunks, yielding to the event loop between them. */
+async function loadRange<V>(
+  db: Database<V, [string, string]>,
+  chunkEntries: number,
+  apply: (key: [string, string], value: V) => void,
+): Promise<number> {
+  assert(chunkEntries > 0, 'load chunk size')
+  let count = 0
+  let after: [string, string] | undefined
+  for (;;) {
+    let loaded = 0
+    for (const { key, value } of db.getRange({ start: after, limit: chunkEntries + 1, snapshot: false })) {
+      // The range starts at the last key of the previous chunk, which is loaded already.
+      if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue
+      apply(key, value)
+      after = key
+      if (++loaded === chunkEntries) break
+    }
+    count += loaded
+    if (loaded < chunkEntries) return count
+    await new Promise((resolve) => setImmediate(resolve))
   }
 }

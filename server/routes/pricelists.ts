@@ -7,8 +7,9 @@
  * the price engine. Non-goal: prices themselves (the price routes own them).
  * @module
  */
+import { effectiveVatMode, inheritedVatMode, pricelistActiveAt } from '../../engine/pricelists.js'
 import { Type } from '@sinclair/typebox'
-import type { Catalog, Change, PriceRule, Pricelist, VatMode as VatModeValue } from '../../engine/catalog.js'
+import type { Catalog, Change, PriceRule, Pricelist } from '../../engine/catalog.js'
 import { isIso4217 } from '../../engine/currencies.js'
 import { batchItemsMax, codeLengthMax, pageSizeMax, priceRulesMax, pricelistDepthMax } from '../../engine/limits.js'
 import { compileRules, RuleCompileError } from '../../engine/rules.js'
@@ -109,30 +110,11 @@ type PricelistWriteBody = typeof PricelistWrite.static
 type PricelistFilterBody = typeof PricelistFilter.static
 type ListQueryValue = typeof ListQuery.static
 
-/** Is the pricelist inside its activity window at `at` (null bounds are open)? */
-export function pricelistActiveAt(pricelist: Pricelist, at: number): boolean {
-  return (pricelist.start_date === null || pricelist.start_date <= at) && (pricelist.end_date === null || at < pricelist.end_date)
-}
+export { effectiveVatMode, pricelistActiveAt }
 
-/** The VAT mode in force for `code` at `at`: its own, else the nearest ancestor's; null when none. */
-export function effectiveVatMode(catalog: Catalog, code: string, at: number): VatModeValue | null {
-  const pricelist = catalog.get('pricelist', code, at)
-  return pricelist === null ? null : inheritedVatMode(catalog, pricelist, at)
-}
-
-function inheritedVatMode(catalog: Catalog, pricelist: Pricelist, at: number): VatModeValue | null {
-  let current: Pricelist | null = pricelist
-  // Writes keep chains at most pricelistDepthMax long, so the walk is bounded by it as well.
-  for (let step = 0; step < pricelistDepthMax && current !== null; step++) {
-    if (current.vat_mode !== null) return current.vat_mode
-    current = current.parent_code === null ? null : catalog.get('pricelist', current.parent_code, at)
-  }
-  return null
-}
-
-/** SKUs with a price on this pricelist at `at`. The price store fills this in; until then none. */
-export function skuCount(_tenant: TenantRuntime, _code: string, _at: number): number {
-  return 0
+/** SKUs with a live price on this pricelist (own prices; their latest version not deleted). */
+export function skuCount(tenant: TenantRuntime, code: string, _at: number): number {
+  return tenant.prices.liveSkuCount(code)
 }
 
 export function renderPricelist(tenant: TenantRuntime, code: string, view: View<Pricelist>, at: number): Record<string, unknown> {

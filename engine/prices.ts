@@ -1,0 +1,473 @@
+/**
+ * The price book: every price version of a tenant in struct-of-arrays typed arrays backed by
+ * SharedArrayBuffer, so that worker threads read the same memory without copying.
+ *
+ *   dictionaries   SKU code <-> dense id, pricelist code <-> dense id, field name <-> id
+ *   index          per pricelist id: Int32Array over SKU ids -> run offset + 1 (0 = no prices)
+ *   pool           runs of versions sorted by `from`: from, sales, extra (Float64/Int32 columns);
+ *                  runCount[offset] holds a run's length
+ *   extras         Float64Array: [fieldCount, (fieldId, value)…, breakCount, (qty, kind, value)…]
+ *
+ * Runs are immutable: a write appends a new run and then publishes its offset with one Int32 store,
+ * so a reader sees either the old run or the new one, never a mix. Replaced runs are garbage until
+ * the pool is compacted into new buffers (a new generation). Amounts are scaled integers (money.ts).
+ * Who wrote a version and when is kept on the main thread only (history reads), not in shared memory.
+ * @module
+ */
+import { assert } from './assert.js'
+
+/** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
+export interface QuantityBreak {
+  readonly quantity: number
+  readonly kind: 0 | 1
+  readonly value: number
+}
+
+export interface PriceContent {
+  /** Scaled amount. */
+  readonly sales: number
+  /** Field name -> scaled amount; null when none. */
+  readonly fields: Readonly<Record<string, number>> | null
+  readonly breaks: readonly QuantityBreak[] | null
+}
+
+/** One materialised version (writes, history); `content` null is a deletion. */
+export interface PriceVersion {
+  readonly from: number
+  readonly content: PriceContent | null
+  readonly writtenAt: number
+  readonly writtenBy: string
+}
+
+export const breakKindFixed = 0
+export const breakKindPercent = 1
+/** `extra` column values: no extras, or a deletion (tombstone). */
+const extraNone = -1
+const extraTombstone = -2
+
+const poolInitialCount = 1024
+const extrasInitialCount = 1024
+const indexInitialCount = 1024
+
+function sharedFloat64(count: number): Float64Array {
+  return new Float64Array(new SharedArrayBuffer(count * Float64Array.BYTES_PER_ELEMENT))
+}
+function sharedInt32(count: number): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(count * Int32Array.BYTES_PER_ELEMENT))
+}
+
+/** What a worker needs to map the shared memory of one generation. */
+export interface SharedColumns {
+  readonly generation: number
+  readonly from: Float64Array
+  readonly sales: Float64Array
+  readonly extra: Int32Array
+  readonly runCount: Int32Array
+  readonly extras: Float64Array
+  /** Per pricelist id; null where a pricelist has no prices. */
+  readonly index: (Int32Array | null)[]
+}
+
+/** Dictionary growth since a position: what a replica must append to stay in step. */
+export interface DictionaryDelta {
+  readonly skus: string[]
+  readonly pricelists: string[]
+  readonly fields: string[]
+}
+
+export class PriceBook {
+  readonly #skuIds = new Map<string, number>()
+  readonly skuCodes: string[] = []
+  readonly #pricelistIds = new Map<string, number>()
+  readonly pricelistCodes: string[] = []
+  readonly #fieldIds = new Map<string, number>()
+  readonly fieldNames: string[] = []
+  #sortedSkus: string[] | null = null
+
+  #generation = 0
+  #from = sharedFloat64(poolInitialCount)
+  #sales = sharedFloat64(poolInitialCount)
+  #extra = sharedInt32(poolInitialCount)
+  #runCount = sharedInt32(poolInitialCount)
+  #poolUsed = 0
+  #poolLive = 0
+  #extras = sharedFloat64(extrasInitialCount)
+  #extrasUsed = 0
+  #index: (Int32Array | null)[] = []
+  /** Main-thread only: who and when, parallel to the pool. */
+  #writtenAt = new Float64Array(poolInitialCount)
+  #writtenBy = new Int32Array(poolInitialCount)
+  readonly #actors: string[] = []
+  readonly #actorIds = new Map<string, number>()
+  /** Pairs (pricelist, SKU) whose latest version is live: what the price quota counts. */
+  #livePairs = 0
+  readonly #livePerPricelist: number[] = []
+
+  get generation(): number {
+    return this.#generation
+  }
+
+  get livePairCount(): number {
+    return this.#livePairs
+  }
+
+  /** SKUs with a live latest version on this pricelist (its `sku_count`). */
+  liveSkuCount(pricelist: string): number {
+    const id = this.#pricelistIds.get(pricelist)
+    return id === undefined ? 0 : (this.#livePerPricelist[id] ?? 0)
+  }
+
+  skuId(code: string): number {
+    return this.#skuIds.get(code) ?? -1
+  }
+
+  pricelistId(code: string): number {
+    return this.#pricelistIds.get(code) ?? -1
+  }
+
+  #internSku(code: string): number {
+    let id = this.#skuIds.get(code)
+    if (id === undefined) {
+      id = this.skuCodes.length
+      this.#skuIds.set(code, id)
+      this.skuCodes.push(code)
+      this.#sortedSkus = null
+    }
+    return id
+  }
+
+  #internPricelist(code: string): number {
+    let id = this.#pricelistIds.get(code)
+    if (id === undefined) {
+      id = this.pricelistCodes.length
+      this.#pricelistIds.set(code, id)
+      this.pricelistCodes.push(code)
+      this.#index.push(null)
+      this.#livePerPricelist.push(0)
+    }
+    return id
+  }
+
+  #internField(name: string): number {
+    let id = this.#fieldIds.get(name)
+    if (id === undefined) {
+      id = this.fieldNames.length
+      this.#fieldIds.set(name, id)
+      this.fieldNames.push(name)
+    }
+    return id
+  }
+
+  #internActor(actor: string): number {
+    let id = this.#actorIds.get(actor)
+    if (id === undefined) {
+      id = this.#actors.length
+      this.#actorIds.set(actor, id)
+      this.#actors.push(actor)
+    }
+    return id
+  }
+
+  /** All SKU codes that ever had a price, sorted (cursor pages). */
+  sortedSkus(): readonly string[] {
+    this.#sortedSkus ??= [...this.skuCodes].sort((left, right) => (left < right ? -1 : left > right ? 1 : 0))
+    return this.#sortedSkus
+  }
+
+  /** Pricelist codes that hold at least one price run. */
+  pricelistsWithPrices(): string[] {
+    return this.pricelistCodes.filter((_, id) => this.#index[id] !== null)
+  }
+
+  // ---- Hot path: primitive lookups over the columns -------------------------------------------
+
+  /** Offset of the run for (pricelist id, SKU id), or -1. */
+  runOffset(pricelistId: number, skuId: number): number {
+    const index = this.#index[pricelistId]
+    if (index === null || index === undefined || skuId >= index.length) return -1
+    return Atomics.load(index, skuId) - 1
+  }
+
+  /** Pool position of the version in force at `at` (live or tombstone), or -1. */
+  positionAt(pricelistId: number, skuId: number, at: number): number {
+    const offset = this.runOffset(pricelistId, skuId)
+    if (offset < 0) return -1
+    return positionInRun(this.#from, this.#runCount, offset, at)
+  }
+
+  /** Pool position of the live version in force at `at`, or -1 (absent or deleted). */
+  livePositionAt(pricelistId: number, skuId: number, at: number): number {
+    const position = this.positionAt(pricelistId, skuId, at)
+    return position >= 0 && this.#extra[position] !== extraTombstone ? position : -1
+  }
+
+  salesAt(position: number): number {
+    return this.#sales[position]!
+  }
+
+  fromAt(position: number): number {
+    return this.#from[position]!
+  }
+
+  hasExtras(position: number): boolean {
+    return this.#extra[position]! >= 0
+  }
+
+  /** Materialises the content at a pool position. */
+  contentAt(position: number): PriceContent | null {
+    return readContent(this.#sales, this.#extra, this.#extras, this.fieldNames, position)
+  }
+
+  // ---- Writes (main thread) --------------------------------------------------------------------
+
+  /** Every version of a pair, materialised (writes plan against this; history reads it). */
+  versions(pricelist: string, sku: string): PriceVersion[] {
+    const pricelistId = this.pricelistId(pricelist)
+    const skuId = this.skuId(sku)
+    if (pricelistId < 0 || skuId < 0) return []
+    const offset = this.runOffset(pricelistId, skuId)
+    if (offset < 0) return []
+    const count = this.#runCount[offset]!
+    const versions: PriceVersion[] = []
+    for (let position = offset; position < offset + count; position++) {
+      versions.push({
+        from: this.#from[position]!,
+        content: this.contentAt(position),
+        writtenAt: this.#writtenAt[position]!,
+        writtenBy: this.#actors[this.#writtenBy[position]!]!,
+      })
+    }
+    return versions
+  }
+
+  /** Installs a pair's version list (sorted by from): the only mutator. */
+  apply(pricelist: string, sku: string, versions: readonly PriceVersion[]): void {
+    assert(versions.length > 0, 'a stored price has at least one version')
+    const pricelistId = this.#internPricelist(pricelist)
+    const skuId = this.#internSku(sku)
+    const before = this.runOffset(pricelistId, skuId)
+    const wasLive = before >= 0 && this.#extra[before + this.#runCount[before]! - 1] !== extraTombstone
+    this.#ensurePool(versions.length)
+    const offset = this.#poolUsed
+    for (let index = 0; index < versions.length; index++) {
+      const version = versions[index]!
+      const position = offset + index
+      assert(index === 0 || version.from > versions[index - 1]!.from, 'price versions sorted by from')
+      this.#from[position] = version.from
+      this.#writtenAt[position] = version.writtenAt
+      this.#writtenBy[position] = this.#internActor(version.writtenBy)
+      if (version.content === null) {
+        this.#sales[position] = 0
+        this.#extra[position] = extraTombstone
+      } else {
+        this.#sales[position] = version.content.sales
+        this.#extra[position] = this.#writeExtras(version.content)
+      }
+    }
+    this.#runCount[offset] = versions.length
+    this.#poolUsed += versions.length
+    this.#poolLive += versions.length - (before >= 0 ? this.#runCount[before]! : 0)
+    const index = this.#ensureIndex(pricelistId, skuId)
+    Atomics.store(index, skuId, offset + 1)
+    const isLive = versions[versions.length - 1]!.content !== null
+    if (wasLive !== isLive) {
+      const delta = isLive ? 1 : -1
+      this.#livePairs += delta
+      this.#livePerPricelist[pricelistId] = (this.#livePerPricelist[pricelistId] ?? 0) + delta
+    }
+  }
+
+  #writeExtras(content: PriceContent): number {
+    const fieldNames = content.fields === null ? [] : Object.keys(content.fields)
+    const breaks = content.breaks ?? []
+    if (fieldNames.length === 0 && breaks.length === 0) return extraNone
+    const size = 2 + fieldNames.length * 2 + breaks.length * 3
+    if (this.#extrasUsed + size > this.#extras.length) {
+      const grown = sharedFloat64(Math.max(this.#extras.length * 2, this.#extrasUsed + size))
+      grown.set(this.#extras.subarray(0, this.#extrasUsed))
+      this.#extras = grown
+      this.#newGeneration()
+    }
+    const extras = this.#extras
+    const start = this.#extrasUsed
+    let cursor = start
+    extras[cursor++] = fieldNames.length
+    for (const name of fieldNames) {
+      extras[cursor++] = this.#internField(name)
+      extras[cursor++] = content.fields![name]!
+    }
+    extras[cursor++] = breaks.length
+    for (const entry of breaks) {
+      extras[cursor++] = entry.quantity
+      extras[cursor++] = entry.kind
+      extras[cursor++] = entry.value
+    }
+    this.#extrasUsed = cursor
+    return start
+  }
+
+  #ensurePool(count: number): void {
+    if (this.#poolUsed + count <= this.#from.length) return
+    // Copy live runs into buffers twice their size: garbage goes, and room doubles.
+    const needed = this.#poolLive + count
+    const capacity = Math.max(poolInitialCount, needed * 2)
+    this.#compact(capacity)
+  }
+
+  /** Copies every live run into new buffers of `capacity` versions (a new generation). */
+  #compact(capacity: number): void {
+    const from = sharedFloat64(capacity)
+    const sales = sharedFloat64(capacity)
+    const extra = sharedInt32(capacity)
+    const runCount = sharedInt32(capacity)
+    const writtenAt = new Float64Array(capacity)
+    const writtenBy = new Int32Array(capacity)
+    const indexes: (Int32Array | null)[] = []
+    let used = 0
+    for (const oldIndex of this.#index) {
+      if (oldIndex === null) {
+        indexes.push(null)
+        continue
+      }
+      const index = sharedInt32(oldIndex.length)
+      for (let skuId = 0; skuId < oldIndex.length; skuId++) {
+        const offset = oldIndex[skuId]! - 1
+        if (offset < 0) continue
+        const count = this.#runCount[offset]!
+        from.set(this.#from.subarray(offset, offset + count), used)
+        sales.set(this.#sales.subarray(offset, offset + count), used)
+        extra.set(this.#extra.subarray(offset, offset + count), used)
+        writtenAt.set(this.#writtenAt.subarray(offset, offset + count), used)
+        writtenBy.set(this.#writtenBy.subarray(offset, offset + count), used)
+        runCount[used] = count
+        index[skuId] = used + 1
+        used += count
+      }
+      indexes.push(index)
+    }
+    this.#from = from
+    this.#sales = sales
+    this.#extra = extra
+    this.#runCount = runCount
+    this.#writtenAt = writtenAt
+    this.#writtenBy = writtenBy
+    this.#index = indexes
+    this.#poolUsed = used
+    this.#poolLive = used
+    this.#newGeneration()
+  }
+
+  #ensureIndex(pricelistId: number, skuId: number): Int32Array {
+    let index = this.#index[pricelistId] ?? null
+    if (index === null || skuId >= index.length) {
+      const grown = sharedInt32(Math.max(indexInitialCount, (skuId + 1) * 2, index === null ? 0 : index.length * 2))
+      if (index !== null) grown.set(index)
+      this.#index[pricelistId] = grown
+      index = grown
+      this.#newGeneration()
+    }
+    return index
+  }
+
+  #newGeneration(): void {
+    this.#generation++
+  }
+
+  /** The shared columns of the current generation (for workers). */
+  sharedColumns(): SharedColumns {
+    return {
+      generation: this.#generation,
+      from: this.#from,
+      sales: this.#sales,
+      extra: this.#extra,
+      runCount: this.#runCount,
+      extras: this.#extras,
+      index: [...this.#index],
+    }
+  }
+
+  /** Dictionary entries added since the given lengths. */
+  dictionaryDelta(skus: number, pricelists: number, fields: number): DictionaryDelta {
+    return {
+      skus: this.skuCodes.slice(skus),
+      pricelists: this.pricelistCodes.slice(pricelists),
+      fields: this.fieldNames.slice(fields),
+    }
+  }
+
+  /** Bytes held by the typed arrays (for the bench's memory figures). */
+  get byteSize(): number {
+    let bytes = this.#from.byteLength + this.#sales.byteLength + this.#extra.byteLength + this.#runCount.byteLength
+    bytes += this.#extras.byteLength + this.#writtenAt.byteLength + this.#writtenBy.byteLength
+    for (const index of this.#index) bytes += index?.byteLength ?? 0
+    return bytes
+  }
+}
+
+/** Binary search in one run: the last position with from <= at, or -1. */
+export function positionInRun(from: Float64Array, runCount: Int32Array, offset: number, at: number): number {
+  let low = offset
+  let high = offset + runCount[offset]! - 1
+  let found = -1
+  while (low <= high) {
+    const middle = (low + high) >>> 1
+    if (from[middle]! <= at) {
+      found = middle
+      low = middle + 1
+    } else {
+      high = middle - 1
+    }
+  }
+  return found
+}
+
+export function readContent(
+  sales: Float64Array,
+  extra: Int32Array,
+  extras: Float64Array,
+  fieldNames: readonly string[],
+  position: number,
+): PriceContent | null {
+  const extraAt = extra[position]!
+  if (extraAt === extraTombstone) return null
+  if (extraAt === extraNone) return { sales: sales[position]!, fields: null, breaks: null }
+  let cursor = extraAt
+  const fieldCount = extras[cursor++]!
+  let fields: Record<string, number> | null = null
+  if (fieldCount > 0) {
+    fields = {}
+    for (let index = 0; index < fieldCount; index++) {
+      const name = fieldNames[extras[cursor++]!]!
+      fields[name] = extras[cursor++]!
+    }
+  }
+  const breakCount = extras[cursor++]!
+  let breaks: QuantityBreak[] | null = null
+  if (breakCount > 0) {
+    breaks = []
+    for (let index = 0; index < breakCount; index++) {
+      breaks.push({ quantity: extras[cursor]!, kind: extras[cursor + 1]! as 0 | 1, value: extras[cursor + 2]! })
+      cursor += 3
+    }
+  }
+  return { sales: sales[position]!, fields, breaks }
+}
+
+/** Do two contents price the same (dedup)? */
+export function sameContent(left: PriceContent | null, right: PriceContent | null): boolean {
+  if (left === null || right === null) return left === right
+  if (left.sales !== right.sales) return false
+  const leftFields = left.fields === null ? [] : Object.keys(left.fields)
+  const rightFields = right.fields === null ? [] : Object.keys(right.fields)
+  if (leftFields.length !== rightFields.length) return false
+  for (const name of leftFields) if (right.fields?.[name] !== left.fields![name]) return false
+  const leftBreaks = left.breaks ?? []
+  const rightBreaks = right.breaks ?? []
+  if (leftBreaks.length !== rightBreaks.length) return false
+  for (let index = 0; index < leftBreaks.length; index++) {
+    const a = leftBreaks[index]!
+    const b = rightBreaks[index]!
+    if (a.quantity !== b.quantity || a.kind !== b.kind || a.value !== b.value) return false
+  }
+  return true
+}
