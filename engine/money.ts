@@ -32,6 +32,11 @@ export function parseAmount(input: unknown): number | null {
   } else {
     return null
   }
+  // Fast path: at most 4 decimals, so text × 10^4 is an integer the double product rounds onto.
+  if (/^[+-]?\d{1,11}(\.\d{1,4})?$/.test(text)) {
+    const scaled = Math.round(Number(text) * amountUnit)
+    return Math.abs(scaled) > amountAbsMax * amountUnit ? null : scaled === 0 ? 0 : scaled
+  }
   const value = new decimal(text)
   if (value.abs().greaterThan(amountAbsMax)) return null
   return value.times(amountUnit).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber()

@@ -471,3 +471,41 @@ export function sameContent(left: PriceContent | null, right: PriceContent | nul
   }
   return true
 }
+
+/** A planned price write: the pair's new version list and its change type. */
+export interface PlannedPrice {
+  readonly versions: PriceVersion[]
+  readonly changeType: 'created' | 'updated' | 'deleted'
+}
+
+/**
+ * Plans writing `version` (content null: delete) into a pair's versions. Null when nothing would
+ * change: the same content is in force at its start (unless `force`, the ingest.skip.dedup mode),
+ * or a delete of what is absent. `removeLater` drops scheduled versions after the new one.
+ * The first version of a pair is `created`, later ones `updated`, a delete `deleted`.
+ */
+export function planPriceWrite(
+  existing: readonly PriceVersion[],
+  version: PriceVersion,
+  options: { removeLater: boolean; force: boolean },
+): PlannedPrice | null {
+  let index = -1
+  for (let position = existing.length - 1; position >= 0; position--) {
+    if (existing[position]!.from <= version.from) {
+      index = position
+      break
+    }
+  }
+  const inForce = index >= 0 ? existing[index]! : null
+  const liveBefore = inForce !== null && inForce.content !== null
+  const hasLater = index + 1 < existing.length
+  if (version.content === null && !liveBefore) return null
+  const unchanged = inForce !== null && sameContent(inForce.content, version.content)
+  if (unchanged && !options.force && !(options.removeLater && hasLater)) return null
+  const versions = existing.slice(0, index + 1)
+  if (inForce !== null && inForce.from === version.from) versions.pop()
+  versions.push(version)
+  if (!options.removeLater) for (let later = index + 1; later < existing.length; later++) versions.push(existing[later]!)
+  const changeType = version.content === null ? 'deleted' : existing.length === 0 ? 'created' : 'updated'
+  return { versions, changeType }
+}

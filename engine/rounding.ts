@@ -19,7 +19,8 @@
  */
 import { assert } from './assert.js'
 import type { Catalog, RoundingMode, RoundingProfile, RoundingTierRule } from './catalog.js'
-import { parseAmount, toDecimalString } from './money.js'
+import { amountAbsMax } from './limits.js'
+import { amountUnit, parseAmount, toDecimalString } from './money.js'
 
 /** Tiers per profile: a profile is a short price-band table; the bound keeps lookups trivial. */
 export const roundingTiersMax = 50
@@ -92,8 +93,9 @@ export function profileProblems(profile: RoundingProfile): ProfileProblem[] {
   }
   const tiers = rules.map(compileTier)
   tiers.forEach((tier, index) => {
-    if (tier.increment <= 0) problems.push({ path: `/tier_rules/${index}/increment`, message: 'must be greater than 0' })
-    if (tier.to !== null && tier.to <= tier.from) problems.push({ path: `/tier_rules/${index}/to`, message: 'must be greater than from' })
+    const at = `/tier_rules/${index}`
+    if (tier.increment <= 0) problems.push({ path: `${at}/increment`, message: 'must be greater than 0' })
+    if (tier.to !== null && tier.to <= tier.from) problems.push({ path: `${at}/to`, message: 'must be greater than from' })
   })
   if (problems.length === 0) problems.push(...overlapProblems(tiers))
   return problems
@@ -213,7 +215,11 @@ export function roundToIncrement(amount: number, increment: number, mode: Roundi
   }
 }
 
-/** Applies a compiled profile to a scaled amount: the matching tier's rounding plus its offset. */
+/**
+ * Applies a compiled profile to a scaled amount: the matching tier's rounding plus its offset.
+ * The result can pass ±amountAbsMax (by at most increment + |offset|, so it stays an exact integer);
+ * callers check it with `isAmountInRange` and refuse it rather than answer an inexact number.
+ */
 export function applyRounding(compiled: CompiledProfile, amount: number): number {
   assert(Number.isSafeInteger(amount), 'amounts are scaled integers')
   const tier = tierOf(compiled.tiers, amount)
@@ -221,6 +227,11 @@ export function applyRounding(compiled: CompiledProfile, amount: number): number
   const result = roundToIncrement(amount, tier.increment, tier.mode) + tier.offset
   assert(Number.isSafeInteger(result), 'rounded amounts stay exact integers')
   return result
+}
+
+/** Is a rounded amount still inside ±amountAbsMax (where JSON numbers print it exactly)? */
+export function isAmountInRange(scaledAmount: number): boolean {
+  return Math.abs(scaledAmount) <= amountAbsMax * amountUnit
 }
 
 // ---------------------------------------------------------------------------------------------

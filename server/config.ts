@@ -20,6 +20,10 @@ export const DEFAULTS = {
   smtpUrl: '',
   autoApprove: false,
   fxFeedUrl: 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml',
+  /** Milliseconds from start to the first automatic FX fetch (spec: about 1 s). */
+  fxFetchDelayMs: 1000,
+  /** Milliseconds between automatic FX fetches (spec: 24 hours; tests shorten it). */
+  fxFetchIntervalMs: 86_400_000,
   /** Seconds between automatic backups. */
   backupIntervalS: 600,
   /** Worker threads for large price queries; 0 picks from the core count. */
@@ -43,6 +47,8 @@ const ConfigSchema = Type.Object({
   smtpUrl: Type.String(),
   autoApprove: Type.Boolean(),
   fxFeedUrl: Type.String(),
+  fxFetchDelayMs: Type.Integer({ minimum: 0 }),
+  fxFetchIntervalMs: Type.Integer({ minimum: 1 }),
   backupIntervalS: Type.Integer({ minimum: 1 }),
   workers: Type.Integer({ minimum: 0, maximum: 256 }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),

@@ -5,6 +5,7 @@
  */
 import type { Change } from '../engine/catalog.js'
 import type { AppDeps } from './app.js'
+import { applyStoredFeed } from './fx-feed.js'
 import { createKey, createTenantRecord } from './provision.js'
 
 export async function seedDemoTenant(
@@ -14,6 +15,7 @@ export async function seedDemoTenant(
   const record = await createTenantRecord(deps.system, { slug: 'demo', tier: 'standard', region: deps.config.region.split(',')[0]! }, nowMs)
   const runtime = deps.tenants.open(record, nowMs)
   runtime.load()
+  await applyStoredFeed(deps.system, runtime, nowMs)
   const { record: key, clientSecret } = await createKey(deps.system, 'demo', 'demo', nowMs)
   const catalog = runtime.catalog
   const by = 'system'

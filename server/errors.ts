@@ -21,6 +21,7 @@ export const reasonPhrases: Readonly<Record<number, string>> = {
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 }
 
@@ -48,6 +49,7 @@ export const errorCodes = {
   quota_exceeded: 422,
   rate_limited: 429,
   internal_error: 500,
+  fx_feed_unavailable: 502,
   not_ready: 503,
 } as const
 export type ErrorCode = keyof typeof errorCodes

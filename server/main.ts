@@ -10,6 +10,7 @@ import { PricingApp } from './app.js'
 import { TokenService } from './auth.js'
 import { loadConfig, type Config } from './config.js'
 import { seedDemoTenant } from './demo.js'
+import { FxFeedService, setActiveFxFeed } from './fx-feed.js'
 import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
@@ -70,6 +71,10 @@ export async function start(config: Config): Promise<RunningServer> {
         `  try: curl -s -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} ${publicUrl}/oauth2/token\n\n`,
     )
   }
+  // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
+  const fxFeed = new FxFeedService(deps)
+  setActiveFxFeed(fxFeed)
+  fxFeed.start()
   const flushUsage = async (): Promise<void> => {
     const used = [...app.keyUsage]
     app.keyUsage.clear()
@@ -85,6 +90,8 @@ export async function start(config: Config): Promise<RunningServer> {
       if (closed) return
       closed = true
       clearInterval(usageTimer)
+      await fxFeed.stop()
+      setActiveFxFeed(null)
       if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
       await flushUsage()
       await tenants.close()

@@ -79,10 +79,14 @@ export class TenantRuntime {
     changes: readonly Change[],
     extra: readonly EntryContent[] = [],
     prices: readonly PriceChange[] = [],
+    options: { applied?: boolean } = {},
   ): Promise<LogEntry[]> {
     if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
-    for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
-    for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
+    // Batches apply each item while planning (later items plan against earlier ones); `applied` says so.
+    if (options.applied !== true) {
+      for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
+      for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
+    }
     try {
       return await this.store.commit(changes, extra, prices)
     } catch (error) {

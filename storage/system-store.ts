@@ -1,7 +1,7 @@
 /**
- * The system environment: tenants, API keys and token-signing keys (later also users, sessions and
- * portal requests). Small tables, read at startup and written rarely; every write is durable
- * before it resolves.
+ * The system environment: tenants, API keys, token-signing keys and the latest fetched FX feed
+ * (later also users, sessions and portal requests). Small tables, read at startup and written
+ * rarely; every write is durable before it resolves.
  * @module
  */
 import { mkdirSync } from 'node:fs'
@@ -56,11 +56,23 @@ export interface SigningKeyRecord {
   created_at: number
 }
 
+/** The latest euro reference-rate feed this node fetched, so that a restart and a new tenant have it. */
+export interface FxFeedRecord {
+  /** Epoch ms of the fetch. */
+  fetched_at: number
+  /** The URL it came from. */
+  source: string
+  /** Publication days, oldest first; rates are canonical decimal strings (EUR -> code). */
+  days: { date: string; rates: Record<string, string> }[]
+}
+
 export class SystemStore {
   readonly #root: RootDatabase
   readonly tenants: Database<TenantRecord, string>
   readonly keys: Database<ApiKeyRecord, string>
   readonly signingKeys: Database<SigningKeyRecord, string>
+  /** 'latest' -> the latest fetched FX feed. */
+  readonly fxFeed: Database<FxFeedRecord, string>
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -68,6 +80,7 @@ export class SystemStore {
     this.tenants = this.#root.openDB<TenantRecord, string>({ name: 'tenants' })
     this.keys = this.#root.openDB<ApiKeyRecord, string>({ name: 'api_keys' })
     this.signingKeys = this.#root.openDB<SigningKeyRecord, string>({ name: 'signing_keys' })
+    this.fxFeed = this.#root.openDB<FxFeedRecord, string>({ name: 'fx_feed' })
   }
 
   listTenants(): TenantRecord[] {

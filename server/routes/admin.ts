@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox'
 import type { Reply } from '../api.js'
 import { ApiError } from '../errors.js'
 import { parseJsonBody } from '../app.js'
+import { applyStoredFeed } from '../fx-feed.js'
 import { plans } from '../plans.js'
 import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
 import { validate } from '../validate.js'
@@ -93,6 +94,7 @@ export function adminRoutes(): RootRoute[] {
         const record = await createTenantRecord(context.deps.system, body as never, context.nowMs)
         const runtime = context.deps.tenants.open(record, context.nowMs)
         runtime.load()
+        await applyStoredFeed(context.deps.system, runtime, context.nowMs)
         return { status: 201, body: publicTenant(record) }
       },
     }),

@@ -5,10 +5,14 @@
 import type { TenantRoute } from '../api.js'
 import { articleRoutes } from './articles.js'
 import { changelogRoutes } from './changelog.js'
+import { fxRoutes } from './fx.js'
 import { pricelistRoutes } from './pricelists.js'
+import { priceReadRoutes } from './price-reads.js'
+import { priceWriteRoutes } from './price-writes.js'
 import { referenceRoutes } from './reference.js'
+import { roundingRoutes } from './rounding.js'
 import { settingsRoutes } from './settings.js'
 
 export function tenantRoutes(): TenantRoute[] {
-  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...changelogRoutes()]
+  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes()]
 }

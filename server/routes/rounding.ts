@@ -13,7 +13,7 @@ import { isIso4217 } from '../../engine/currencies.js'
 import { amountAbsMax, batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { parseAmount, toNumber } from '../../engine/money.js'
 import {
-  applyRounding, canonicalAmount, compileProfile, defaultProfileName, normalizeProfile, profileProblems,
+  applyRounding, canonicalAmount, compileProfile, defaultProfileName, isAmountInRange, normalizeProfile, profileProblems,
   resolveProfile, roundingProfilesMax, roundingTiersMax, type CompiledProfile,
 } from '../../engine/rounding.js'
 import type { View } from '../../engine/temporal.js'
@@ -54,17 +54,30 @@ const ProfileFields = {
   default_global: Type.Optional(Type.Boolean({ default: false })),
   ...readOnlyFields,
 }
-export const ProfileCreate = Type.Object({ code: Code, ...ProfileFields, tier_rules: TierRules }, { additionalProperties: false })
+export const ProfileCreate = Type.Object(
+  { code: Code, ...ProfileFields, tier_rules: TierRules },
+  { additionalProperties: false },
+)
 export const ProfileUpdate = Type.Object(
   { code: Type.Optional(Code), ...ProfileFields, tier_rules: Type.Optional(TierRules) },
   { additionalProperties: false },
 )
-const ProfileInline = Type.Object({ code: Type.Optional(Code), ...ProfileFields, tier_rules: TierRules }, { additionalProperties: false })
+/** An inline profile for apply; its default flags and currency are accepted (paste a GET answer) but unused. */
+const ProfileInline = Type.Object(
+  { code: Type.Optional(Code), ...ProfileFields, tier_rules: TierRules },
+  { additionalProperties: false },
+)
 export const ApplyBody = Type.Object(
   {
-    profile: Type.Union([Code, ProfileInline], { description: 'a stored profile code, `default`, or a profile object' }),
+    profile: Type.Union([Code, ProfileInline], {
+      description: 'a stored profile code, `default` (resolved for currency_code), or a profile object',
+    }),
     values: Type.Array(AmountInput, { maxItems: batchItemsMax }),
-    currency_code: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax, description: 'for profile `default`' })),
+    currency_code: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: codeLengthMax,
+      description: 'with profile `default`: whose currency default applies (absent: the global default only)',
+    })),
     as_of: Type.Optional(DateTime),
   },
   { additionalProperties: false },
@@ -96,16 +109,18 @@ type TierRuleBody = typeof TierRuleWrite.static
 // ---------------------------------------------------------------------------------------------
 // Values and checks
 
+const valueMessage = `must be a finite number within ±${amountAbsMax}`
 const amountMessage = `must be a decimal number with at most 4 decimals within ±${amountAbsMax}`
 
-/** Tier rules from a request to canonical strings; amount problems are collected with their paths. */
-function toTierRules(rules: TierRuleBody[], prefix: string, details: ErrorDetail[]): RoundingTierRule[] {
+/** Tier rules from a request to canonical strings; 400 naming every amount that is not one. */
+function toTierRules(rules: TierRuleBody[], prefix: string): RoundingTierRule[] {
+  const details: ErrorDetail[] = []
   const amount = (input: unknown, path: string): string => {
     const canonical = canonicalAmount(input)
     if (canonical === null) details.push({ path, message: amountMessage })
     return canonical ?? '0'
   }
-  return rules.map((rule, index) => {
+  const canonical = rules.map((rule, index) => {
     const at = `${prefix}/tier_rules/${index}`
     return {
       from: amount(rule.from, `${at}/from`),
@@ -115,21 +130,16 @@ function toTierRules(rules: TierRuleBody[], prefix: string, details: ErrorDetail
       offset: rule.offset === undefined ? '0' : amount(rule.offset, `${at}/offset`),
     }
   })
+  if (details.length > 0) throw validationError(details)
+  return canonical
 }
 
-/**
- * Checks a complete profile (amounts, tiers, currency) and answers its stored form (tiers sorted
- * by `from`). `tierRules` null keeps the already-canonical stored tiers of `base`.
- */
+/** Checks a complete profile (currency, tiers, defaults) and answers its stored form (tiers sorted by from). */
 function checkedProfile(
   fields: Omit<RoundingProfile, 'tier_rules'>,
-  tierRules: TierRuleBody[] | RoundingTierRule[],
+  rules: RoundingTierRule[],
   prefix: string,
-  canonicalTiers: boolean,
 ): RoundingProfile {
-  const details: ErrorDetail[] = []
-  const rules = canonicalTiers ? (tierRules as RoundingTierRule[]) : toTierRules(tierRules as TierRuleBody[], prefix, details)
-  if (details.length > 0) throw validationError(details)
   const currency = fields.currency_code
   if (currency !== null && !isIso4217(currency)) {
     throw new ApiError('currency_unknown', `Currency ${currency} is not an ISO 4217 code`, {
@@ -178,7 +188,8 @@ async function writeProfile(context: TenantContext<unknown>, code: string, profi
     if (otherCode === code) continue
     const cleared = lostDefaults(profile, view.value)
     if (cleared === null) continue
-    const change = tenant.catalog.plan('rounding_profile', otherCode, { ...view.value, ...cleared }, nowMs, nowMs, actor)
+    const value = { ...view.value, ...cleared }
+    const change = tenant.catalog.plan('rounding_profile', otherCode, value, nowMs, nowMs, actor)
     if (change !== null) changes.push(change)
   }
   await tenant.commit(changes)
@@ -228,7 +239,7 @@ async function createOrReplace(context: TenantContext<CreateBody>) {
     default_for_currency: body.default_for_currency ?? false,
     default_global: body.default_global ?? false,
   }
-  await writeProfile(context, body.code, checkedProfile(fields, body.tier_rules, '', false))
+  await writeProfile(context, body.code, checkedProfile(fields, toTierRules(body.tier_rules, ''), ''))
   return accepted
 }
 
@@ -247,8 +258,8 @@ async function update(context: TenantContext<UpdateBody>) {
     default_global: body.default_global ?? stored.default_global,
   }
   const profile = body.tier_rules === undefined
-    ? checkedProfile(fields, stored.tier_rules, '', true)
-    : checkedProfile(fields, body.tier_rules, '', false)
+    ? checkedProfile(fields, stored.tier_rules, '')
+    : checkedProfile(fields, toTierRules(body.tier_rules, ''), '')
   await writeProfile(context, code, profile)
   return accepted
 }
@@ -258,7 +269,7 @@ function applyProfile(context: TenantContext<ApplyBodyType>): CompiledProfile | 
   const { profile, currency_code: currency, as_of: asOf } = context.body
   if (typeof profile !== 'string') {
     const fields = { currency_code: profile.currency_code ?? null, default_for_currency: false, default_global: false }
-    return compileProfile(checkedProfile(fields, profile.tier_rules, '/profile', false))
+    return compileProfile(checkedProfile(fields, toTierRules(profile.tier_rules, '/profile'), '/profile'))
   }
   const at = asOf === undefined ? context.nowMs : parseInstant(asOf)
   const resolved = resolveProfile(context.tenant.catalog, profile, currency ?? '', at)
@@ -270,13 +281,18 @@ function applyValues(context: TenantContext<ApplyBodyType>) {
   const details: ErrorDetail[] = []
   const amounts = context.body.values.map((value, index) => {
     const amount = parseAmount(value)
-    if (amount === null) details.push({ path: `/values/${index}`, message: `must be a finite number within ±${amountAbsMax}` })
+    if (amount === null) details.push({ path: `/values/${index}`, message: valueMessage })
     return amount ?? 0
   })
   if (details.length > 0) throw validationError(details)
   const compiled = applyProfile(context)
-  const values = amounts.map((amount) => toNumber(compiled === null ? amount : applyRounding(compiled, amount)))
-  return { status: 200, body: { values } }
+  if (compiled === null) return { status: 200, body: { values: amounts.map(toNumber) } }
+  const results = amounts.map((amount) => applyRounding(compiled, amount))
+  results.forEach((result, index) => {
+    if (!isAmountInRange(result)) details.push({ path: `/values/${index}`, message: `rounds to beyond ±${amountAbsMax}` })
+  })
+  if (details.length > 0) throw validationError(details)
+  return { status: 200, body: { values: results.map(toNumber) } }
 }
 
 /** Cost of an apply request: one item per value (the spec counts items, not requests). */
@@ -317,7 +333,8 @@ export function roundingRoutes(): TenantRoute[] {
       dimension: 'query',
       handler: (context) => {
         const list: Record<string, unknown>[] = []
-        const views = context.tenant.catalog.viewsAt('rounding_profile', readInstant(context), context.query.include_deleted)
+        const at = readInstant(context)
+        const views = context.tenant.catalog.viewsAt('rounding_profile', at, context.query.include_deleted)
         for (const [code, view] of views) list.push(renderProfile(code, view))
         return { status: 200, body: list }
       },
@@ -332,7 +349,8 @@ export function roundingRoutes(): TenantRoute[] {
       dimension: 'query',
       handler: (context) => {
         const code = context.params['code']!
-        const view = context.tenant.catalog.view('rounding_profile', code, readInstant(context), context.query.include_deleted)
+        const at = readInstant(context)
+        const view = context.tenant.catalog.view('rounding_profile', code, at, context.query.include_deleted)
         return { status: 200, body: renderProfile(code, requireView(view, `Rounding profile ${code}`)) }
       },
     }),

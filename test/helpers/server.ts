@@ -50,6 +50,8 @@ export class TestServer {
         PRICING_ADMIN_TOKEN: adminToken,
         PRICING_DEMO: 'false',
         PRICING_LOG_LEVEL: 'info',
+        // No automatic exchange-rate fetch from the internet in tests; FX tests serve fixture files.
+        PRICING_FX_FEED_URL: '',
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

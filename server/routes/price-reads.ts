@@ -1,0 +1,427 @@
+/**
+ * Price reads: the price query, the taxed single read (strong ETag, 304), the raw read after
+ * inheritance and rules, stored records (GET /price), history, skus-for-pricelist and
+ * pricelists-for-sku.
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { Catalog } from '../../engine/catalog.js'
+import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
+import { toNumber } from '../../engine/money.js'
+import { pricelistActiveAt } from '../../engine/pricelists.js'
+import { defaultTaxArea, PriceContext, priceItem, resolveBase, statusReasons, type AnswerOptions, type PricedItem, type Resolved } from '../../engine/pipeline.js'
+import { queryPrices } from '../../engine/query.js'
+import { resolveProfile } from '../../engine/rounding.js'
+import { settingEnabled } from '../../engine/settings.js'
+import { formatInstant } from '../../engine/time.js'
+import { route, type TenantContext, type TenantRoute } from '../api.js'
+import { ApiError, notFound, validationError } from '../errors.js'
+import { AsOfQuery, Code, CurrencyCode, DateTime, PageQuery } from '../schemas.js'
+import type { TenantRuntime } from '../tenants.js'
+import { page, readInstant } from './common.js'
+import { PricelistFilter, pricelistFilterMatcher, renderPricelist } from './pricelists.js'
+import { renderContent } from './price-writes.js'
+
+export const PriceQueryBody = Type.Object(
+  {
+    currency_code: CurrencyCode,
+    pricelist_filter: PricelistFilter,
+    skus: Type.Array(Code, { maxItems: batchItemsMax }),
+    tax_area: Type.String({ maxLength: codeLengthMax }),
+    as_of: Type.Optional(DateTime),
+    rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })),
+    sort_order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')])),
+    quantity: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e9 })),
+  },
+  { additionalProperties: false },
+)
+type PriceQueryValue = typeof PriceQueryBody.static
+
+const QueryItem = Type.Object({
+  sku: Type.String(),
+  pricelist: Type.String(),
+  currency_code: Type.String(),
+  vat_mode: Type.String(),
+  net: Type.Number(),
+  vat: Type.Number(),
+  gross: Type.Number(),
+  vat_rate: Type.Number(),
+  vat_class: Type.String(),
+  inherited: Type.Boolean(),
+  quantity_breaks: Type.Array(Type.Object({ quantity_break: Type.Number(), net: Type.Number(), vat: Type.Number(), gross: Type.Number() })),
+  fx: Type.Union([Type.Object({ base: Type.String(), quote: Type.String(), rate: Type.Number(), as_of: Type.String() }), Type.Null()]),
+})
+const PriceQueryAnswer = Type.Object({
+  items: Type.Array(QueryItem),
+  unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String() })),
+})
+
+/** The query item as the API shows it. */
+export function renderItem(item: PricedItem, pricelist: string): Record<string, unknown> {
+  return {
+    sku: item.sku,
+    pricelist,
+    currency_code: item.currency,
+    vat_mode: item.vatMode,
+    net: toNumber(item.net),
+    vat: toNumber(item.vat),
+    gross: toNumber(item.gross),
+    vat_rate: Number(item.vatRateText),
+    vat_class: item.vatClass,
+    inherited: item.inherited,
+    quantity_breaks: item.breaks.map((entry) => ({
+      quantity_break: toNumber(entry.quantity),
+      net: toNumber(entry.net),
+      vat: toNumber(entry.vat),
+      gross: toNumber(entry.gross),
+    })),
+    fx: item.fx === null ? null : { base: item.fx.base, quote: item.fx.quote, rate: item.fx.rate, as_of: formatInstant(item.fx.asOf) },
+  }
+}
+
+/** Rounding profile of a request: none, `default`, or a code (404 when absent). */
+function roundingFor(catalog: Catalog, requested: string | undefined, currency: string, at: number) {
+  const profile = resolveProfile(catalog, requested, currency, at)
+  if (profile === 'not_found') throw notFound(`Rounding profile ${requested}`)
+  return profile === null ? null : profile.compiled
+}
+
+/** Selects the pricelists of a query: filter, live and active at the instant, homogeneity checks. */
+function selectPricelists(tenant: TenantRuntime, body: PriceQueryValue, at: number): string[] {
+  const matcher = pricelistFilterMatcher(body.pricelist_filter)
+  const selected: string[] = []
+  const currencies = new Set<string>()
+  const modes = new Set<string>()
+  const context = new PriceContext(tenant.catalog, tenant.prices, at, body.tax_area)
+  for (const [code, view] of tenant.catalog.viewsAt('pricelist', at)) {
+    if (!pricelistActiveAt(view.value, at) || !matcher(code, view.value)) continue
+    selected.push(code)
+    currencies.add(view.value.currency_code)
+    const mode = context.pricelist(code)?.vatMode
+    if (mode !== null && mode !== undefined) modes.add(mode)
+  }
+  if (selected.length === 0) throw validationError([{ path: '/pricelist_filter', message: 'selects no active pricelist' }], 'The pricelist filter selects no active pricelist')
+  if (settingEnabled(tenant.catalog, 'require.homogeneous.currency', at)) {
+    const sorted = [...currencies].sort()
+    if (sorted.length > 1) {
+      throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous currencies' }],
+        `Heterogeneous currencies found in pricelists: [${sorted.join(', ')}]. All pricelists must have the same currency when setting require.homogeneous.currency is enabled.`)
+    }
+    if (sorted[0] !== body.currency_code) {
+      throw validationError([{ path: '/currency_code', message: 'currency mismatch' }], `Pricelist currency ${sorted[0]} does not match requested currency ${body.currency_code}`)
+    }
+  }
+  if (settingEnabled(tenant.catalog, 'require.homogeneous.vat_mode', at) && modes.size > 1) {
+    throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous VAT modes' }],
+      `Heterogeneous VAT modes found in pricelists: [${[...modes].sort().join(', ')}]. All pricelists must have the same VAT mode when setting require.homogeneous.vat_mode is enabled.`)
+  }
+  return selected.sort()
+}
+
+function runQuery(context: TenantContext<PriceQueryValue>) {
+  const { tenant, body } = context
+  if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
+  if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
+  const at = body.as_of === undefined ? context.nowMs : readInstant({ ...context, query: { as_of: body.as_of } })
+  if (tenant.catalog.get('tax_area', body.tax_area, at) === null) {
+    throw validationError([{ path: '/tax_area', message: 'unknown tax area' }], `Tax area ${body.tax_area} does not exist`)
+  }
+  const pricelists = selectPricelists(tenant, body, at)
+  const options: AnswerOptions = {
+    currency: body.currency_code,
+    rounding: roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at),
+    quantity: body.quantity ?? 1,
+  }
+  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, body.tax_area)
+  const result = queryPrices(priceContext, { skus: body.skus, pricelists, options, sortOrder: body.sort_order ?? null })
+  return { items: result.items.map((item) => renderItem(item, item.pricelist)), unavailable: result.unavailable }
+}
+
+const TaxedQuery = Type.Object(
+  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Type.Number({ exclusiveMinimum: 0 })) },
+  { additionalProperties: false },
+)
+const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) }, { additionalProperties: false })
+
+/** Resolves one (SKU, pricelist) or answers 404 with the reason. */
+function resolveOne(context: PriceContext, pricelist: string, sku: string): Resolved {
+  const info = context.pricelist(pricelist)
+  if (info === null) throw notFound(`Pricelist ${pricelist}`)
+  const resolved = resolveBase(context, pricelist, sku)
+  if (typeof resolved === 'number') {
+    throw new ApiError('not_found', `No price for ${sku} on ${pricelist}: ${statusReasons[resolved]}`, { reason: statusReasons[resolved] })
+  }
+  return resolved
+}
+
+function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) {
+  const { tenant, params, query } = context
+  const sku = params['sku']!
+  const pricelist = params['pricelist']!
+  const taxArea = params['tax_area']!
+  const at = readInstant(context)
+  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
+  const resolved = resolveOne(priceContext, pricelist, sku)
+  const currency = query.currency_code ?? resolved.currency
+  const options: AnswerOptions = { currency, rounding: roundingFor(tenant.catalog, query.rounding_profile, currency, at), quantity: query.quantity ?? 1 }
+  const priced = priceItem(priceContext, resolved, sku, options)
+  if (typeof priced === 'number') {
+    throw new ApiError('not_found', `No price for ${sku} on ${pricelist} in ${taxArea}: ${statusReasons[priced]}`, { reason: statusReasons[priced] })
+  }
+  const text = JSON.stringify({ ...renderItem(priced, pricelist), tax_area: taxArea })
+  // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
+  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+  const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json' }
+  if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
+  return { status: 200, headers, body: text }
+}
+
+function ifNoneMatchMatches(header: string, etag: string): boolean {
+  if (header === '') return false
+  if (header.trim() === '*') return true
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
+}
+
+function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
+  const { tenant, params, query } = context
+  const sku = params['sku']!
+  const pricelist = params['pricelist']!
+  const at = readInstant(context)
+  const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
+  const resolved = resolveOne(new PriceContext(tenant.catalog, tenant.prices, at, taxArea), pricelist, sku)
+  const rendered = renderContent({ sales: resolved.sales, fields: resolved.fields, breaks: resolved.breaks })
+  return {
+    status: 200,
+    headers: { 'cache-control': 'no-store' },
+    body: {
+      sku,
+      pricelist,
+      currency_code: resolved.currency,
+      vat_mode: resolved.vatMode,
+      ...rendered,
+      start_date: resolved.startDate === null ? null : formatInstant(resolved.startDate),
+      inherited: resolved.inherited,
+      source_pricelist: resolved.source,
+    },
+  }
+}
+
+const StoredQuery = Type.Object({ sku: Type.Optional(Code), pricelist: Type.Optional(Code), ...AsOfQuery, ...PageQuery }, { additionalProperties: false })
+
+/** Stored records in force at the instant, filtered by SKU and/or pricelist, sorted by (pricelist, SKU). */
+function storedRecords(context: TenantContext<undefined, typeof StoredQuery.static>) {
+  const { tenant, query } = context
+  const at = readInstant(context)
+  const book = tenant.prices
+  const pricelists = query.pricelist === undefined ? [...book.pricelistsWithPrices()].sort() : [query.pricelist]
+  const skus = query.sku === undefined ? book.sortedSkus() : [query.sku]
+  const records: Record<string, unknown>[] = []
+  for (const pricelist of pricelists) {
+    const pricelistId = book.pricelistId(pricelist)
+    if (pricelistId < 0) continue
+    for (const sku of skus) {
+      const skuId = book.skuId(sku)
+      const position = skuId < 0 ? -1 : book.livePositionAt(pricelistId, skuId, at)
+      if (position < 0) continue
+      records.push({ sku, pricelist, position })
+    }
+  }
+  const numbered = page(records, query)
+  // Materialise only the page.
+  numbered.items = numbered.items.map((record) => {
+    const { sku, pricelist } = record as { sku: string; pricelist: string }
+    const version = book.versions(pricelist, sku).filter((candidate) => candidate.from <= at).pop()!
+    return {
+      sku,
+      pricelist,
+      ...renderContent(version.content!),
+      start_date: formatInstant(version.from),
+      updated_at: formatInstant(version.writtenAt),
+      updated_by: version.writtenBy,
+    }
+  })
+  return { status: 200, body: numbered }
+}
+
+const HistoryQuery = Type.Object(
+  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  { additionalProperties: false },
+)
+
+/** Recent versions of (pricelist, SKU), newest first; a child without own versions shows the parent's. */
+function history(context: TenantContext<undefined, typeof HistoryQuery.static>) {
+  const { tenant, params, query, nowMs } = context
+  const pricelist = params['pricelist']!
+  const sku = params['sku']!
+  if (!tenant.catalog.exists('pricelist', pricelist)) throw notFound(`Pricelist ${pricelist}`)
+  const since = nowMs - (query.days ?? 30) * 86_400_000
+  const limit = query.limit ?? 1000
+  const entries: Record<string, unknown>[] = []
+  let code: string | null = pricelist
+  let inherited = false
+  for (let depth = 0; code !== null && depth < 16; depth++) {
+    const versions = tenant.prices.versions(code, sku)
+    if (versions.length > 0) {
+      for (const version of versions) {
+        if (version.from < since && version.writtenAt < since) continue
+        const rendered = version.content === null ? { price: null, quantity_breaks: [] } : renderContent(version.content)
+        entries.push({
+          change_at: formatInstant(version.from),
+          meta: { inherited, start_at: formatInstant(version.from), updated_at: formatInstant(version.writtenAt), updated_by: version.writtenBy, source_pricelist: code },
+          ...rendered,
+        })
+      }
+      break
+    }
+    code = tenant.catalog.get('pricelist', code, nowMs)?.parent_code ?? null
+    inherited = true
+  }
+  entries.reverse()
+  return { status: 200, body: entries.slice(0, limit) }
+}
+
+const SkusQuery = Type.Object(
+  { ...AsOfQuery, afterSku: Type.Optional(Type.String({ maxLength: codeLengthMax })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })), ...PageQuery },
+  { additionalProperties: false },
+)
+
+/** SKUs priced on the pricelist (own or inherited) at the instant, in code order. */
+function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.static>) {
+  const { tenant, params, query } = context
+  const code = params['code']!
+  const at = readInstant(context)
+  const taxArea = defaultTaxArea(tenant.catalog, at)
+  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
+  if (priceContext.pricelist(code) === null) throw notFound(`Pricelist ${code}`)
+  const all = tenant.prices.sortedSkus()
+  const priced = (sku: string) => typeof resolveBase(priceContext, code, sku) !== 'number'
+  if (query.page !== undefined || query.size !== undefined) {
+    return { status: 200, headers: { deprecation: 'true' }, body: page(all.filter(priced), query) }
+  }
+  const limit = query.limit ?? 100
+  let start = 0
+  if (query.afterSku !== undefined) {
+    let low = 0
+    let high = all.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (all[middle]! <= query.afterSku) low = middle + 1
+      else high = middle
+    }
+    start = low
+  }
+  const items: string[] = []
+  let index = start
+  for (; index < all.length && items.length < limit; index++) if (priced(all[index]!)) items.push(all[index]!)
+  let hasMore = false
+  for (let probe = index; probe < all.length; probe++) {
+    if (priced(all[probe]!)) {
+      hasMore = true
+      break
+    }
+  }
+  const last = items.length > 0 ? items[items.length - 1]! : (query.afterSku ?? null)
+  return { status: 200, body: { items, next_cursor: last, has_more: hasMore } }
+}
+
+const PricelistsForSkuQuery = Type.Object(
+  { ...AsOfQuery, ...PageQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode) },
+  { additionalProperties: false },
+)
+
+/** Pricelists live at the instant that price the SKU (own or inherited), with the price when asked. */
+function pricelistsForSku(context: TenantContext<undefined, typeof PricelistsForSkuQuery.static>) {
+  const { tenant, params, query } = context
+  const sku = params['sku']!
+  const at = readInstant(context)
+  const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
+  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
+  const found: Record<string, unknown>[] = []
+  for (const [code, view] of tenant.catalog.viewsAt('pricelist', at)) {
+    const resolved = resolveBase(priceContext, code, sku)
+    if (typeof resolved === 'number') continue
+    let price: Record<string, unknown> | null = null
+    if (query.currency_code !== undefined) {
+      const options: AnswerOptions = { currency: query.currency_code, rounding: null, quantity: 1 }
+      const priced = priceItem(priceContext, resolved, sku, options)
+      price = typeof priced === 'number' ? null : renderItem(priced, code)
+    }
+    found.push({ pricelist: renderPricelist(tenant, code, view, at), price })
+  }
+  return { status: 200, body: page(found, query) }
+}
+
+export function priceReadRoutes(): TenantRoute[] {
+  return [
+    route<PriceQueryValue>({
+      method: 'POST',
+      path: '/price/query',
+      summary: 'Best price per SKU across the pricelists the filter selects',
+      tag: 'prices',
+      body: PriceQueryBody,
+      response: PriceQueryAnswer,
+      dimension: 'query',
+      cost: (body) => {
+        const skus = (body as { skus?: unknown } | undefined)?.skus
+        return Array.isArray(skus) ? Math.max(1, skus.length) : 1
+      },
+      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: runQuery(context) }),
+    }),
+    route<undefined, typeof TaxedQuery.static>({
+      method: 'GET',
+      path: '/price/:sku/:pricelist/:tax_area',
+      summary: 'Price of a SKU on a pricelist in a tax area (strong ETag; 304 on If-None-Match)',
+      tag: 'prices',
+      query: TaxedQuery,
+      response: QueryItem,
+      dimension: 'query',
+      handler: taxedRead,
+    }),
+    route<undefined, typeof RawQuery.static>({
+      method: 'GET',
+      path: '/price/:sku/:pricelist',
+      summary: 'Price definition after inheritance and rules, without tax',
+      tag: 'prices',
+      query: RawQuery,
+      dimension: 'query',
+      handler: rawRead,
+    }),
+    route<undefined, typeof StoredQuery.static>({
+      method: 'GET',
+      path: '/price',
+      summary: 'Stored price records in force, filtered by sku and/or pricelist (numbered page)',
+      tag: 'prices',
+      query: StoredQuery,
+      dimension: 'query',
+      handler: storedRecords,
+    }),
+    route<undefined, typeof HistoryQuery.static>({
+      method: 'GET',
+      path: '/price/history/:pricelist/:sku',
+      summary: 'Recent price changes of a SKU on a pricelist',
+      tag: 'prices',
+      query: HistoryQuery,
+      dimension: 'query',
+      handler: history,
+    }),
+    route<undefined, typeof SkusQuery.static>({
+      method: 'GET',
+      path: '/price/skus-for-pricelist/:code',
+      summary: 'SKUs priced on a pricelist (cursor afterSku/limit; page/size deprecated)',
+      tag: 'prices',
+      query: SkusQuery,
+      dimension: 'query',
+      handler: skusForPricelist,
+    }),
+    route<undefined, typeof PricelistsForSkuQuery.static>({
+      method: 'GET',
+      path: '/price/pricelists-for-sku/:sku',
+      summary: 'Pricelists that price a SKU, with the price when currency_code is given',
+      tag: 'prices',
+      query: PricelistsForSkuQuery,
+      dimension: 'query',
+      handler: pricelistsForSku,
+    }),
+  ]
+}
