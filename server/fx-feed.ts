@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino'
 import { assert } from '../engine/assert.js'
-import { splitKey, type Change } from '../engine/catalog.js'
+import { compareCodes, splitKey, type Change } from '../engine/catalog.js'
 import { canonicalFxRate, fxBaseCurrency, planFxRates, type FxChange, type FxEntry } from '../engine/fx.js'
 import { settingEnabled } from '../engine/settings.js'
 import { instantMax, instantMin, parseInstant } from '../engine/time.js'
@@ -63,7 +63,9 @@ function attributesOf(text: string): Map<string, string> {
 
 function checkDate(date: string): void {
   const ms = datePattern.test(date) ? parseInstant(date) : Number.NaN
-  if (Number.isNaN(ms) || ms < instantMin || ms > instantMax) throw new FxFeedError(`Cube time '${date}' is not a date (yyyy-MM-dd)`)
+  if (Number.isNaN(ms) || ms < instantMin || ms > instantMax) {
+    throw new FxFeedError(`Cube time '${date}' is not a date (yyyy-MM-dd)`)
+  }
 }
 
 function checkedRate(code: string, text: string, date: string): string {
@@ -155,7 +157,9 @@ function cubeKind(state: ParseState, attributes: Map<string, string>, selfClosin
 
 async function readLimited(response: Response): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? '0')
-  if (declared > fxFeedBytesMax) throw new FxFeedError(`the feed is ${declared} bytes; at most ${fxFeedBytesMax} are read`)
+  if (declared > fxFeedBytesMax) {
+    throw new FxFeedError(`the feed is ${declared} bytes; at most ${fxFeedBytesMax} are read`)
+  }
   if (response.body === null) return ''
   const chunks: Uint8Array[] = []
   let size = 0
@@ -246,11 +250,16 @@ export function planFeed(tenant: TenantRuntime, days: readonly FeedDay[], actor:
     entries.sort((left, right) => left.from - right.from)
     changes.push(...planFxRates(tenant.catalog, quote, entries, nowMs, actor))
   }
-  return changes.sort((left, right) => left.from - right.from || (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
+  return changes.sort((left, right) => left.from - right.from || compareCodes(left.key, right.key))
 }
 
 /** Applies a parsed feed to one tenant (dedup per date and rate) and stores it durably. */
-export async function applyFeed(tenant: TenantRuntime, days: readonly FeedDay[], actor: string, nowMs: number): Promise<FeedApplied> {
+export async function applyFeed(
+  tenant: TenantRuntime,
+  days: readonly FeedDay[],
+  actor: string,
+  nowMs: number,
+): Promise<FeedApplied> {
   assert(days.length > 0, 'a parsed feed has at least one day')
   const changes = planFeed(tenant, days, actor, nowMs)
   await commitFxChanges(tenant, changes)
@@ -273,9 +282,9 @@ export async function applyStoredFeed(system: SystemStore, tenant: TenantRuntime
     if (stored === undefined || stored.days.length === 0) return
     if (!settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) return
     const applied = await applyFeed(tenant, stored.days, fxFeedActor, nowMs)
-    tenant.log.info({ recorded: applied.recorded, fetchedAt: stored.fetched_at }, 'fx rates seeded from the latest fetched feed')
+    tenant.log.info({ recorded: applied.recorded, fetchedAt: stored.fetched_at }, 'FX rates seeded from the latest fetched feed')
   } catch (error) {
-    tenant.log.error({ err: error }, 'seeding fx rates from the latest fetched feed failed')
+    tenant.log.error({ err: error }, 'seeding FX rates from the latest fetched feed failed')
   }
 }
 

@@ -21,7 +21,8 @@ import { AsOfQuery, CurrencyCode, DateTime } from '../schemas.js'
 import { accepted, readInstant } from './common.js'
 
 const RateValue = Type.Union([Type.Number(), Type.String({ maxLength: 64 })], {
-  description: `EUR -> code: a number above 0 and at most ${fxRateMax}, at most ${fxRateDecimalsMax} decimals; a number or a numeric string`,
+  description:
+    `EUR -> code: above 0 and at most ${fxRateMax}, at most ${fxRateDecimalsMax} decimals; a number or a numeric string`,
 })
 export const FxDailyBody = Type.Object(
   {
@@ -32,7 +33,10 @@ export const FxDailyBody = Type.Object(
 )
 type FxDailyBodyType = typeof FxDailyBody.static
 
-const RateQuery = Type.Object({ base: CurrencyCode, quote: CurrencyCode, ...AsOfQuery }, { additionalProperties: false })
+const RateQuery = Type.Object(
+  { base: CurrencyCode, quote: CurrencyCode, ...AsOfQuery },
+  { additionalProperties: false },
+)
 type RateQueryType = typeof RateQuery.static
 const CurrenciesQuery = Type.Object({ ...AsOfQuery }, { additionalProperties: false })
 
@@ -54,7 +58,8 @@ export const FxCurrenciesResponse = Type.Object({
 /** The request's cost: its number of rates (SPEC.md rate-limit table); counted on the raw body. */
 function ratesCost(body: unknown): number {
   const rates = (body as { rates?: unknown } | null)?.rates
-  return typeof rates === 'object' && rates !== null && !Array.isArray(rates) ? Math.max(1, Object.keys(rates).length) : 1
+  const isObject = typeof rates === 'object' && rates !== null && !Array.isArray(rates)
+  return isObject ? Math.max(1, Object.keys(rates).length) : 1
 }
 
 /** Checks every rate before anything is stored: one bad rate refuses the whole request. */
@@ -64,14 +69,19 @@ function checkedRates(rates: Record<string, number | string>): [string, string][
   for (const [code, input] of Object.entries(rates)) {
     const path = `/rates/${code}`
     if (code === fxBaseCurrency) details.push({ path, message: 'EUR is the base: rates are EUR -> code' })
-    else if (!/^[A-Z]{3}$/.test(code) || !isIso4217(code)) details.push({ path, message: 'must be an ISO 4217 currency code' })
+    else if (!/^[A-Z]{3}$/.test(code) || !isIso4217(code)) {
+      details.push({ path, message: 'must be an ISO 4217 currency code' })
+    }
     const rate = canonicalFxRate(input)
     if (rate === null) {
-      details.push({ path, message: `must be a number above 0 and at most ${fxRateMax} with at most ${fxRateDecimalsMax} decimals` })
+      const message = `must be a number above 0 and at most ${fxRateMax} with at most ${fxRateDecimalsMax} decimals`
+      details.push({ path, message })
+    } else {
+      checked.push([code, rate])
     }
-    if (rate !== null) checked.push([code, rate])
   }
-  if (details.length > 0) throw validationError(details)
+  // As many details as the schema validator gives (validate.ts): enough to fix a request.
+  if (details.length > 0) throw validationError(details.slice(0, 20))
   return checked.sort(([left], [right]) => (left < right ? -1 : 1))
 }
 
@@ -164,7 +174,8 @@ export function fxRoutes(): TenantRoute[] {
       dimension: 'query',
       handler: (context) => {
         const feed = latestFeedCurrencies(context.tenant.catalog, readInstant(context))
-        return { status: 200, body: { as_of: feed.asOf === null ? null : formatInstant(feed.asOf), currencies: feed.currencies } }
+        const asOf = feed.asOf === null ? null : formatInstant(feed.asOf)
+        return { status: 200, body: { as_of: asOf, currencies: feed.currencies } }
       },
     }),
   ]
