@@ -265,6 +265,13 @@ export class Catalog {
     }
   }
 
+  /** Every stored key with its versions: a replica (worker thread) is built from this once. */
+  *entries(): Generator<[CatalogType, string, Version<unknown>[]]> {
+    for (const [type, table] of this.#tables) {
+      for (const [key, versions] of table) yield [type, key, versions]
+    }
+  }
+
   /** The only mutator: installs a planned (or loaded) version list. */
   apply(type: CatalogType, key: string, versions: Version<unknown>[]): void {
     assert(versions.length > 0, 'a stored key has at least one version')

@@ -11,10 +11,11 @@
 import { assert } from './assert.js'
 import { compositeKey, type Article, type BundleRule, type Catalog, type Pricelist, type VatMode } from './catalog.js'
 import { convertAmount, resolveFx, type FxResolved } from './fx.js'
-import { pricelistDepthMax } from './limits.js'
+import { amountAbsMax, pricelistDepthMax } from './limits.js'
 import { amountUnit, fromRuleResult, mulDivRound, parseAmount, parseFraction, type Fraction } from './money.js'
 import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
-import { breakKindFixed, breakKindPercent, type PriceBook, type QuantityBreak } from './prices.js'
+import type { PriceReader } from './price-replica.js'
+import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
 import { applyRounding, type CompiledProfile } from './rounding.js'
 import { compileRules, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
@@ -75,7 +76,7 @@ export interface PricedItem {
   readonly vatRateText: string
   readonly vatClass: string
   readonly inherited: boolean
-  readonly breaks: readonly { quantity: number; net: number; vat: number; gross: number }[]
+  readonly breaks: readonly PricedAmounts[]
   readonly fx: FxResolved | null
   readonly resolved: Resolved
 }
@@ -97,8 +98,38 @@ function rulesOf(pricelist: Pricelist): readonly CompiledRule[] {
 
 const bundleSkuSets = new WeakMap<readonly string[], Set<string>>()
 
+/** One priced amount: a break's or the base's (quantity 0). */
+export interface PricedAmounts {
+  readonly quantity: number
+  readonly net: number
+  readonly vat: number
+  readonly gross: number
+}
+
+const noPricedBreaks: readonly PricedAmounts[] = Object.freeze([])
+
+/**
+ * Bundles may contain bundles; this bounds the nesting so that a configuration error cannot make a
+ * read unbounded. Cycles (A contains B contains A) are caught exactly by the context's bundle stack.
+ */
+export const bundleNestingMax = 8
+
+/**
+ * Computed amounts stay inside the bound written amounts have (±amountAbsMax, scaled): there a
+ * double holds every unit exactly. FX, bundle sums and rules can leave it; such an item is refused
+ * (FX: no_fx_rate; a bundle sum: rule_error; a rule result: rule_error) rather than answered inexactly.
+ */
+const scaledAmountMax = amountAbsMax * amountUnit
+
+function outOfRange(scaled: number): boolean {
+  return !(Math.abs(scaled) <= scaledAmountMax)
+}
+
 export class PriceContext {
   readonly #pricelists = new Map<string, PricelistInfo | null>()
+  readonly #articles = new Map<string, Record<string, unknown>>()
+  /** Bundle SKUs being resolved, outermost first: a component already on it is a cycle. */
+  readonly bundleStack: string[] = []
   readonly #vat = new Map<string, VatInfo | Status>()
   readonly #vatRates = new Map<string, VatInfo | null>()
   readonly #fx = new Map<string, FxResolved | null>()
@@ -107,7 +138,7 @@ export class PriceContext {
 
   constructor(
     readonly catalog: Catalog,
-    readonly prices: PriceBook,
+    readonly prices: PriceReader,
     readonly at: number,
     /** Tax area for VAT and for VAT-mode conversion of inherited prices. */
     readonly taxArea: string,
@@ -190,6 +221,17 @@ export class PriceContext {
   hasBundleRule(sku: string): boolean {
     return this.#bundleSkus.has(sku)
   }
+
+  /** What rule filters and expressions see as `article`, once per SKU and request. */
+  article(sku: string): Record<string, unknown> {
+    let facts = this.#articles.get(sku)
+    if (facts === undefined) {
+      const article: Article | null = this.catalog.get('article', sku, this.at)
+      facts = { sku, name: article?.name ?? null, type: article?.type ?? null, metadata: article?.metadata ?? {} }
+      this.#articles.set(sku, facts)
+    }
+    return facts
+  }
 }
 
 // ---- VAT arithmetic (exact; rate is a percentage fraction n/d) -------------------------------
@@ -208,30 +250,34 @@ export function vatOfGross(gross: number, rate: Fraction, precision: number): nu
 
 // ---- Base resolution -------------------------------------------------------------------------
 
-/** The base price of `sku` on `code` at the context's instant, after that pricelist's rules. */
+/**
+ * The base price of `sku` on `code` at the context's instant, after that pricelist's rules. The
+ * nearest definition wins: the pricelist's own version; else a bundle rule, its own or an
+ * ancestor's (unless a nearer ancestor prices the SKU itself); else the parent's resolved price,
+ * converted to this pricelist's currency and VAT mode. `depth` counts parent steps.
+ */
 export function resolveBase(context: PriceContext, code: string, sku: string, depth = 0): Resolved | Status {
   assert(depth <= pricelistDepthMax, 'pricelist chains are bounded when written')
   const info = context.pricelist(code)
   if (info === null || info.vatMode === null) return Status.noPrice
   let base: Resolved | Status
-  const bundle = context.hasBundleRule(sku) ? bundleRuleFor(context, info, sku) : null
-  if (bundle !== null) {
-    base = resolveBundle(context, info, sku, bundle, depth)
+  const position = ownPosition(context, info, sku)
+  if (position >= 0) {
+    const content = context.prices.hasExtras(position) ? context.prices.contentAt(position)! : null
+    base = {
+      sales: context.prices.salesAt(position),
+      fields: content?.fields ?? null,
+      breaks: content?.breaks ?? null,
+      currency: info.currency,
+      vatMode: info.vatMode,
+      inherited: false,
+      source: code,
+      startDate: context.prices.fromAt(position),
+    }
   } else {
-    const skuId = context.prices.skuId(sku)
-    const position = skuId < 0 || info.id < 0 ? -1 : context.prices.livePositionAt(info.id, skuId, context.at)
-    if (position >= 0) {
-      const content = context.prices.hasExtras(position) ? context.prices.contentAt(position)! : null
-      base = {
-        sales: context.prices.salesAt(position),
-        fields: content?.fields ?? null,
-        breaks: content?.breaks ?? null,
-        currency: info.currency,
-        vatMode: info.vatMode,
-        inherited: false,
-        source: code,
-        startDate: context.prices.fromAt(position),
-      }
+    const bundle = context.hasBundleRule(sku) ? bundleRuleFor(context, info, sku) : null
+    if (bundle !== null) {
+      base = resolveBundle(context, info, sku, bundle)
     } else if (info.parent !== null) {
       const parent = resolveBase(context, info.parent, sku, depth + 1)
       base = typeof parent === 'number' ? parent : convertInherited(context, parent, info, sku)
@@ -243,34 +289,69 @@ export function resolveBase(context: PriceContext, code: string, sku: string, de
   return applyRules(context, info, sku, base)
 }
 
-/** The bundle rule for `sku` on this pricelist or, without one, the nearest ancestor's. */
-function bundleRuleFor(context: PriceContext, info: PricelistInfo, sku: string): BundleRule | null {
+/** Pool position of the pricelist's own live version of `sku` in force, or -1. */
+function ownPosition(context: PriceContext, info: PricelistInfo, sku: string): number {
+  const skuId = context.prices.skuId(sku)
+  return skuId < 0 || info.id < 0 ? -1 : context.prices.livePositionAt(info.id, skuId, context.at)
+}
+
+interface FoundRule {
+  readonly rule: BundleRule
+  /** The pricelist that holds the rule (this one or an ancestor). */
+  readonly source: PricelistInfo
+}
+
+/**
+ * The bundle rule for `sku` on this pricelist or, without one, the nearest ancestor's. Null when
+ * there is none, or when an ancestor below that rule has its own price for the SKU: that price is
+ * the nearer definition and is inherited instead.
+ */
+function bundleRuleFor(context: PriceContext, info: PricelistInfo, sku: string): FoundRule | null {
   let current: PricelistInfo | null = info
   for (let step = 0; step <= pricelistDepthMax && current !== null; step++) {
+    if (step > 0 && ownPosition(context, current, sku) >= 0) return null
     const rule = context.catalog.get('bundle_rule', compositeKey(sku, current.code), context.at)
-    if (rule !== null) return rule
+    if (rule !== null) return { rule, source: current }
     current = current.parent === null ? null : context.pricelist(current.parent)
   }
   return null
 }
 
-function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, rule: BundleRule, depth: number): Resolved | Status {
+/**
+ * A bundle on `info`: SUM_OF_PARTS of the component prices on this pricelist (after its rules,
+ * in its currency and VAT mode) less the discount, or the FIXED price. Amounts of a rule inherited
+ * from a pricelist in another currency or VAT mode (the fixed price, an absolute discount) are
+ * converted like an inherited price. A component without a price, or a cycle of bundles, makes the
+ * bundle unavailable.
+ */
+function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, found: FoundRule): Resolved | Status {
+  const { rule, source } = found
+  const stack = context.bundleStack
+  if (stack.length >= bundleNestingMax || stack.includes(sku)) return Status.bundleComponentMissing
+  const converter = source === info ? null : converterFor(context, source.currency, source.vatMode!, info, sku)
+  if (typeof converter === 'number') return converter
   let sales: number
   if (rule.method === 'FIXED') {
-    sales = parseAmount(rule.fixed_price) ?? 0
+    sales = convertWith(converter, parseAmount(rule.fixed_price) ?? 0)
+    if (outOfRange(sales)) return Status.noFxRate
   } else {
     let sum = 0
-    for (const component of rule.components) {
-      // A component that is itself this bundle would loop; writes refuse it, this guards reads.
-      if (component.sku === sku) return Status.bundleComponentMissing
-      const part = resolveBase(context, info.code, component.sku, depth + 1)
-      if (typeof part === 'number') return Status.bundleComponentMissing
-      sum += mulDivRound(part.sales, Math.round(component.quantity * amountUnit), amountUnit)
+    stack.push(sku)
+    try {
+      for (const component of rule.components) {
+        const part = resolveBase(context, info.code, component.sku)
+        if (typeof part === 'number') return Status.bundleComponentMissing
+        sum += mulDivRound(part.sales, Math.round(component.quantity * amountUnit), amountUnit)
+        if (outOfRange(sum)) return Status.ruleError
+      }
+    } finally {
+      stack.pop()
     }
     const discount = rule.discount_value === null ? 0 : (parseAmount(rule.discount_value) ?? 0)
     if (rule.discount_type === 'PERCENTAGE') sales = sum - mulDivRound(sum, discount, 100 * amountUnit)
-    else if (rule.discount_type === 'ABSOLUTE') sales = sum - discount
+    else if (rule.discount_type === 'ABSOLUTE') sales = sum - convertWith(converter, discount)
     else sales = sum
+    if (outOfRange(sales)) return Status.ruleError
   }
   return {
     sales,
@@ -284,43 +365,91 @@ function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, 
   }
 }
 
-/** A parent's resolved price in the child's currency (FX) and VAT mode (the article's rate). */
-function convertInherited(context: PriceContext, parent: Resolved, child: PricelistInfo, sku: string): Resolved | Status {
-  let sales = parent.sales
-  let breaks = parent.breaks
-  if (parent.currency !== child.currency) {
-    const fx = context.fx(parent.currency, child.currency)
+/** How amounts move from one currency and VAT mode into a pricelist's. */
+interface Converter {
+  readonly fx: FxResolved | null
+  /** The SKU's VAT in the read's tax area when the modes differ, else null. */
+  readonly vat: VatInfo | null
+  readonly toGross: boolean
+  readonly precision: number
+}
+
+/** Null when nothing needs converting; a status when FX or the SKU's VAT is missing. */
+function converterFor(context: PriceContext, currency: string, mode: VatMode, to: PricelistInfo, sku: string): Converter | null | Status {
+  let fx: FxResolved | null = null
+  if (currency !== to.currency) {
+    fx = context.fx(currency, to.currency)
     if (fx === null) return Status.noFxRate
-    sales = convertAmount(sales, fx)
-    breaks = mapFixedBreaks(breaks, (value) => convertAmount(value, fx))
   }
-  const mode = child.vatMode!
-  if (parent.vatMode !== mode) {
-    const vat = context.vat(sku)
-    if (typeof vat === 'number') return vat
-    const precision = context.vatPrecision(child.currency)
-    const convert = mode === 'GROSS'
-      ? (net: number) => net + vatOfNet(net, vat.rate, precision)
-      : (gross: number) => gross - vatOfGross(gross, vat.rate, precision)
-    sales = convert(sales)
-    breaks = mapFixedBreaks(breaks, convert)
+  let vat: VatInfo | null = null
+  if (mode !== to.vatMode) {
+    const found = context.vat(sku)
+    if (typeof found === 'number') return found
+    vat = found
   }
-  return { ...parent, sales, breaks, currency: child.currency, vatMode: mode, inherited: true }
+  if (fx === null && vat === null) return null
+  return { fx, vat, toGross: to.vatMode === 'GROSS', precision: context.vatPrecision(to.currency) }
 }
 
-function mapFixedBreaks(breaks: readonly QuantityBreak[] | null, convert: (value: number) => number): readonly QuantityBreak[] | null {
-  if (breaks === null) return null
-  return breaks.map((entry) => (entry.kind === breakKindFixed ? { ...entry, value: convert(entry.value) } : entry))
+/** FX first, then the VAT added (to GROSS) or taken out (to NET) with the SKU's rate. */
+function convertWith(converter: Converter | null, amount: number): number {
+  if (converter === null) return amount
+  const value = converter.fx === null ? amount : convertAmount(amount, converter.fx)
+  if (converter.vat === null) return value
+  return converter.toGross
+    ? value + vatOfNet(value, converter.vat.rate, converter.precision)
+    : value - vatOfGross(value, converter.vat.rate, converter.precision)
 }
 
-function articleFacts(catalog: Catalog, sku: string, at: number): Record<string, unknown> {
-  const article: Article | null = catalog.get('article', sku, at)
-  return { sku, name: article?.name ?? null, type: article?.type ?? null, metadata: article?.metadata ?? {} }
+/**
+ * A parent's resolved price in the child's currency (FX as of the read) and VAT mode (the SKU's
+ * rate in the read's tax area). Fixed breaks convert like the base; percent breaks follow the base.
+ * Fields (cost, list, ...) convert by FX only: they carry no statement about VAT.
+ */
+function convertInherited(context: PriceContext, parent: Resolved, child: PricelistInfo, sku: string): Resolved | Status {
+  const converter = converterFor(context, parent.currency, parent.vatMode, child, sku)
+  if (typeof converter === 'number') return converter
+  if (converter === null) return parent.inherited ? parent : { ...parent, inherited: true }
+  const sales = convertWith(converter, parent.sales)
+  if (outOfRange(sales)) return Status.noFxRate
+  let breaks = parent.breaks
+  if (breaks !== null) {
+    const converted: QuantityBreak[] = []
+    for (const entry of breaks) {
+      if (entry.kind !== breakKindFixed) {
+        converted.push(entry)
+        continue
+      }
+      const value = convertWith(converter, entry.value)
+      if (outOfRange(value)) return Status.noFxRate
+      converted.push({ ...entry, value })
+    }
+    breaks = converted
+  }
+  let fields = parent.fields
+  if (fields !== null && converter.fx !== null) {
+    const converted: Record<string, number> = {}
+    for (const name in fields) {
+      const value = convertAmount(fields[name]!, converter.fx)
+      if (outOfRange(value)) return Status.noFxRate
+      converted[name] = value
+    }
+    fields = converted
+  }
+  return {
+    ...parent,
+    sales,
+    fields,
+    breaks,
+    currency: child.currency,
+    vatMode: child.vatMode!,
+    inherited: true,
+  }
 }
 
 /** The first rule whose filter matches the article sets the sales amount; none leaves it. */
 function applyRules(context: PriceContext, info: PricelistInfo, sku: string, base: Resolved): Resolved | Status {
-  const article = articleFacts(context.catalog, sku, context.at)
+  const article = context.article(sku)
   for (const rule of info.rules) {
     try {
       if (rule.filter !== null && rule.filter({ article }) !== true) continue
@@ -348,8 +477,12 @@ export interface AnswerOptions {
   readonly quantity: number
 }
 
-/** Prices a resolved base in the requested currency and the context's tax area. */
-export function priceItem(context: PriceContext, resolved: Resolved, sku: string, options: AnswerOptions): PricedItem | Status {
+/**
+ * Prices a resolved base in the requested currency and the context's tax area. The base and every
+ * break go through FX, VAT and rounding; `options.quantity` selects the break whose
+ * quantity_break is the largest not above it (none: the base).
+ */
+export function priceItem(context: PriceContext, resolved: Resolved, sku: string, options: AnswerOptions, pricelist = ''): PricedItem | Status {
   let fx: FxResolved | null = null
   if (resolved.currency !== options.currency) {
     fx = context.fx(resolved.currency, options.currency)
@@ -358,27 +491,34 @@ export function priceItem(context: PriceContext, resolved: Resolved, sku: string
   const vat = context.vat(sku)
   if (typeof vat === 'number') return vat
   const precision = context.vatPrecision(options.currency)
-  const amounts = (preVat: number) => finalAmounts(fx === null ? preVat : convertAmount(preVat, fx), resolved.vatMode, vat.rate, precision, options.rounding)
-  const base = amounts(resolved.sales)
-  const breaks: { quantity: number; net: number; vat: number; gross: number }[] = []
-  let selected = base
-  let selectedQuantity = -1
+  const mode = resolved.vatMode
+  const sales = fx === null ? resolved.sales : convertAmount(resolved.sales, fx)
+  if (outOfRange(sales)) return Status.noFxRate
+  let selected = pricedAmounts(0, sales, mode, vat.rate, precision, options.rounding)
+  let breaks = noPricedBreaks
   if (resolved.breaks !== null) {
+    // Scaled like break quantities; rounding removes binary noise (0.57 x 10^4 = 5699.999...).
+    const quantity = Math.round(options.quantity * amountUnit)
+    const priced: PricedAmounts[] = []
+    let selectedQuantity = -1
     for (const entry of resolved.breaks) {
-      const preVat = entry.kind === breakKindPercent ? mulDivRound(resolved.sales, entry.value, 100 * amountUnit) : entry.value
-      const priced = amounts(preVat)
-      breaks.push({ quantity: entry.quantity, ...priced })
-      if (entry.quantity <= options.quantity * amountUnit && entry.quantity > selectedQuantity) {
-        selected = priced
+      let preVat = entry.kind === breakKindPercent ? mulDivRound(resolved.sales, entry.value, 100 * amountUnit) : entry.value
+      if (fx !== null) preVat = convertAmount(preVat, fx)
+      if (outOfRange(preVat)) return Status.noFxRate
+      const amounts = pricedAmounts(entry.quantity, preVat, mode, vat.rate, precision, options.rounding)
+      priced.push(amounts)
+      if (entry.quantity <= quantity && entry.quantity > selectedQuantity) {
+        selected = amounts
         selectedQuantity = entry.quantity
       }
     }
+    breaks = priced
   }
   return {
     sku,
-    pricelist: '',
+    pricelist,
     currency: options.currency,
-    vatMode: resolved.vatMode,
+    vatMode: mode,
     net: selected.net,
     vat: selected.vat,
     gross: selected.gross,
@@ -389,6 +529,17 @@ export function priceItem(context: PriceContext, resolved: Resolved, sku: string
     fx,
     resolved,
   }
+}
+
+/** finalAmounts with the break quantity, in one object. */
+function pricedAmounts(quantity: number, amount: number, mode: VatMode, rate: Fraction, precision: number, rounding: CompiledProfile | null): PricedAmounts {
+  const sales = rounding === null ? amount : applyRounding(rounding, amount)
+  if (mode === 'NET') {
+    const vat = vatOfNet(sales, rate, precision)
+    return { quantity, net: sales, vat, gross: sales + vat }
+  }
+  const vat = vatOfGross(sales, rate, precision)
+  return { quantity, net: sales - vat, vat, gross: sales }
 }
 
 /**
@@ -402,13 +553,7 @@ export function finalAmounts(
   precision: number,
   rounding: CompiledProfile | null,
 ): { net: number; vat: number; gross: number } {
-  const sales = rounding === null ? amount : applyRounding(rounding, amount)
-  if (mode === 'NET') {
-    const vat = vatOfNet(sales, rate, precision)
-    return { net: sales, vat, gross: sales + vat }
-  }
-  const vat = vatOfGross(sales, rate, precision)
-  return { net: sales - vat, vat, gross: sales }
+  return pricedAmounts(0, amount, mode, rate, precision, rounding)
 }
 
 /** Reads `default.tax.area` for reads that may leave the tax area out. */

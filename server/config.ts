@@ -28,6 +28,8 @@ export const DEFAULTS = {
   backupIntervalS: 600,
   /** Worker threads for large price queries; 0 picks from the core count. */
   workers: 0,
+  /** Price queries with at least this many SKUs run on a worker thread (measured: bench/README.md). */
+  workerThresholdSkus: 250,
   logLevel: 'info',
   /** Provision the demo tenant on first start (an empty data directory). */
   demo: true,
@@ -51,6 +53,7 @@ const ConfigSchema = Type.Object({
   fxFetchIntervalMs: Type.Integer({ minimum: 1 }),
   backupIntervalS: Type.Integer({ minimum: 1 }),
   workers: Type.Integer({ minimum: 0, maximum: 256 }),
+  workerThresholdSkus: Type.Integer({ minimum: 1 }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
   demo: Type.Boolean(),
   publicUrl: Type.String(),

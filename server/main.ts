@@ -15,6 +15,7 @@ import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
 import { TenantRegistry } from './tenants.js'
+import { QueryPool } from '../workers/pool.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
 const keyUsageFlushMs = 30_000
@@ -30,7 +31,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const dataDir = path.resolve(config.dataDir)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
-  const tenants = new TenantRegistry(system, dataDir, logger)
+  const queryPool = new QueryPool(config.workers)
+  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus)
   const metrics = new Metrics()
   const provisionalUrl = config.publicUrl || `http://${config.host}:${config.port}`
   const deps = {
@@ -94,6 +96,7 @@ export async function start(config: Config): Promise<RunningServer> {
       setActiveFxFeed(null)
       if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
       await flushUsage()
+      await queryPool.close()
       await tenants.close()
       await system.close()
       logger.info('closed')

@@ -11,6 +11,7 @@ import { PriceBook } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
 import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
+import type { QueryPool } from '../workers/pool.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
 
@@ -20,14 +21,24 @@ export class TenantRuntime {
   record: TenantRecord
   limits: Limits
   readonly store: TenantStore
+  readonly slug: string
   readonly catalog = new Catalog()
   readonly prices = new PriceBook()
   loaded = false
   buckets: Record<Dimension, TokenBucket>
   readonly log: Logger
 
-  constructor(record: TenantRecord, dataDir: string, logger: Logger, nowMs: number) {
+  constructor(
+    record: TenantRecord,
+    dataDir: string,
+    logger: Logger,
+    nowMs: number,
+    /** Worker threads for large price queries (null: every query runs on the main thread). */
+    readonly queryPool: QueryPool | null = null,
+    readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
+  ) {
     this.record = record
+    this.slug = record.slug
     this.limits = effectiveLimits(record.tier, record.limits)
     this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
     this.buckets = this.#makeBuckets(nowMs)
@@ -87,6 +98,8 @@ export class TenantRuntime {
       for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
       for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
     }
+    // Workers see the change before the caller is answered, so no later query of theirs misses it.
+    this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
     try {
       return await this.store.commit(changes, extra, prices)
     } catch (error) {
@@ -103,6 +116,8 @@ export class TenantRegistry {
     readonly system: SystemStore,
     readonly dataDir: string,
     readonly logger: Logger,
+    readonly queryPool: QueryPool | null = null,
+    readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
   ) {}
 
   get(slug: string): TenantRuntime | undefined {
@@ -120,7 +135,7 @@ export class TenantRegistry {
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs)
+    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus)
     this.#tenants.set(record.slug, runtime)
     return runtime
   }

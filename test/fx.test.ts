@@ -382,7 +382,9 @@ t.test('the automatic fetch', async (t) => {
     feedRoutes['auto'] = daily
     await waitFor(async () => (await rate(on, 'EUR', 'USD')).status === 200, 10_000, 'rates after the retry')
     const second = feedRequests['auto']![1]!
-    t.ok(second - first >= 1400, `retried one interval later (${second - first} ms)`)
+    // The interval runs from the schedule, so a first fetch delayed by a loaded machine shortens the
+    // gap; it must still be a scheduled retry, not an immediate one.
+    t.ok(second - first >= 750, `retried at the next interval (${second - first} ms later)`)
     t.match(server.stdout, /FX feed fetch failed/, 'the failure is logged')
     t.same((await rate(on, 'EUR', 'USD')).body, { base: 'EUR', quote: 'USD', as_of: midnight('2025-05-09'), rate: 1.1252 })
   })

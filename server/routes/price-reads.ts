@@ -6,12 +6,10 @@
  */
 import { createHash } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import type { Catalog } from '../../engine/catalog.js'
+import { compareCodes, splitKey, type Catalog } from '../../engine/catalog.js'
 import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
-import { toNumber } from '../../engine/money.js'
 import { pricelistActiveAt } from '../../engine/pricelists.js'
-import { defaultTaxArea, PriceContext, priceItem, resolveBase, statusReasons, type AnswerOptions, type PricedItem, type Resolved } from '../../engine/pipeline.js'
-import { queryPrices } from '../../engine/query.js'
+import { defaultTaxArea, PriceContext, priceItem, resolveBase, statusReasons, type AnswerOptions, type Resolved } from '../../engine/pipeline.js'
 import { resolveProfile } from '../../engine/rounding.js'
 import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
@@ -22,6 +20,9 @@ import type { TenantRuntime } from '../tenants.js'
 import { page, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, renderPricelist } from './pricelists.js'
 import { renderContent } from './price-writes.js'
+import { executeQuery, type QueryInput } from '../../workers/execute.js'
+import { renderItem } from '../../workers/render.js'
+import { QueryPoolBusy } from '../../workers/pool.js'
 
 export const PriceQueryBody = Type.Object(
   {
@@ -57,28 +58,7 @@ const PriceQueryAnswer = Type.Object({
   unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String() })),
 })
 
-/** The query item as the API shows it. */
-export function renderItem(item: PricedItem, pricelist: string): Record<string, unknown> {
-  return {
-    sku: item.sku,
-    pricelist,
-    currency_code: item.currency,
-    vat_mode: item.vatMode,
-    net: toNumber(item.net),
-    vat: toNumber(item.vat),
-    gross: toNumber(item.gross),
-    vat_rate: Number(item.vatRateText),
-    vat_class: item.vatClass,
-    inherited: item.inherited,
-    quantity_breaks: item.breaks.map((entry) => ({
-      quantity_break: toNumber(entry.quantity),
-      net: toNumber(entry.net),
-      vat: toNumber(entry.vat),
-      gross: toNumber(entry.gross),
-    })),
-    fx: item.fx === null ? null : { base: item.fx.base, quote: item.fx.quote, rate: item.fx.rate, as_of: formatInstant(item.fx.asOf) },
-  }
-}
+export { renderItem }
 
 /** Rounding profile of a request: none, `default`, or a code (404 when absent). */
 function roundingFor(catalog: Catalog, requested: string | undefined, currency: string, at: number) {
@@ -108,9 +88,7 @@ function selectPricelists(tenant: TenantRuntime, body: PriceQueryValue, at: numb
       throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous currencies' }],
         `Heterogeneous currencies found in pricelists: [${sorted.join(', ')}]. All pricelists must have the same currency when setting require.homogeneous.currency is enabled.`)
     }
-    if (sorted[0] !== body.currency_code) {
-      throw validationError([{ path: '/currency_code', message: 'currency mismatch' }], `Pricelist currency ${sorted[0]} does not match requested currency ${body.currency_code}`)
-    }
+    if (sorted[0] !== body.currency_code) throw currencyMismatch(sorted[0]!, body.currency_code)
   }
   if (settingEnabled(tenant.catalog, 'require.homogeneous.vat_mode', at) && modes.size > 1) {
     throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous VAT modes' }],
@@ -119,7 +97,16 @@ function selectPricelists(tenant: TenantRuntime, body: PriceQueryValue, at: numb
   return selected.sort()
 }
 
-function runQuery(context: TenantContext<PriceQueryValue>) {
+/** The spec's message for a requested currency other than the pricelist's (require.homogeneous.currency). */
+function currencyMismatch(pricelistCurrency: string, requested: string): ApiError {
+  return validationError([{ path: '/currency_code', message: 'currency mismatch' }], `Pricelist currency ${pricelistCurrency} does not match requested currency ${requested}`)
+}
+
+/**
+ * Validates and selects on the main thread (cheap), then resolves: inline below the worker
+ * threshold, on a worker thread above it (or inline when the pool's queue is full).
+ */
+async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string; engine: 'worker' | 'main' }> {
   const { tenant, body } = context
   if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
@@ -128,14 +115,27 @@ function runQuery(context: TenantContext<PriceQueryValue>) {
     throw validationError([{ path: '/tax_area', message: 'unknown tax area' }], `Tax area ${body.tax_area} does not exist`)
   }
   const pricelists = selectPricelists(tenant, body, at)
-  const options: AnswerOptions = {
+  // Answers 404 for an unknown profile before any work is handed out.
+  roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at)
+  const input: QueryInput = {
+    at,
+    taxArea: body.tax_area,
+    skus: body.skus,
+    pricelists,
     currency: body.currency_code,
-    rounding: roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at),
+    rounding: body.rounding_profile ?? null,
+    sortOrder: body.sort_order ?? null,
     quantity: body.quantity ?? 1,
   }
-  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, body.tax_area)
-  const result = queryPrices(priceContext, { skus: body.skus, pricelists, options, sortOrder: body.sort_order ?? null })
-  return { items: result.items.map((item) => renderItem(item, item.pricelist)), unavailable: result.unavailable }
+  const pool = tenant.queryPool
+  if (pool !== null && body.skus.length >= tenant.workerThresholdSkus) {
+    try {
+      return { json: await pool.run(tenant, input), engine: 'worker' }
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+    }
+  }
+  return { json: executeQuery(tenant.catalog, tenant.prices, input), engine: 'main' }
 }
 
 const TaxedQuery = Type.Object(
@@ -164,6 +164,9 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
   const resolved = resolveOne(priceContext, pricelist, sku)
   const currency = query.currency_code ?? resolved.currency
+  if (currency !== resolved.currency && settingEnabled(tenant.catalog, 'require.homogeneous.currency', at)) {
+    throw currencyMismatch(resolved.currency, currency)
+  }
   const options: AnswerOptions = { currency, rounding: roundingFor(tenant.catalog, query.rounding_profile, currency, at), quantity: query.quantity ?? 1 }
   const priced = priceItem(priceContext, resolved, sku, options)
   if (typeof priced === 'number') {
@@ -294,7 +297,7 @@ function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.sta
   const taxArea = defaultTaxArea(tenant.catalog, at)
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
   if (priceContext.pricelist(code) === null) throw notFound(`Pricelist ${code}`)
-  const all = tenant.prices.sortedSkus()
+  const all = pricedSkuCandidates(tenant)
   const priced = (sku: string) => typeof resolveBase(priceContext, code, sku) !== 'number'
   if (query.page !== undefined || query.size !== undefined) {
     return { status: 200, headers: { deprecation: 'true' }, body: page(all.filter(priced), query) }
@@ -323,6 +326,20 @@ function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.sta
   }
   const last = items.length > 0 ? items[items.length - 1]! : (query.afterSku ?? null)
   return { status: 200, body: { items, next_cursor: last, has_more: hasMore } }
+}
+
+/**
+ * Every SKU that could be priced, sorted: those with a price somewhere, plus bundle SKUs (a bundle
+ * rule prices a SKU that may have no price of its own anywhere).
+ */
+function pricedSkuCandidates(tenant: TenantRuntime): readonly string[] {
+  const withPrices = tenant.prices.sortedSkus()
+  const bundleKeys = tenant.catalog.keys('bundle_rule')
+  if (bundleKeys.length === 0) return withPrices
+  const merged = new Set(withPrices)
+  for (const key of bundleKeys) merged.add(splitKey(key)[0])
+  if (merged.size === withPrices.length) return withPrices
+  return [...merged].sort(compareCodes)
 }
 
 const PricelistsForSkuQuery = Type.Object(
@@ -366,7 +383,11 @@ export function priceReadRoutes(): TenantRoute[] {
         const skus = (body as { skus?: unknown } | undefined)?.skus
         return Array.isArray(skus) ? Math.max(1, skus.length) : 1
       },
-      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: runQuery(context) }),
+      handler: async (context) => {
+        const answer = await runQuery(context)
+        // x-price-engine says which thread answered (operators and tests; the answer is the same).
+        return { status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': answer.engine }, body: answer.json }
+      },
     }),
     route<undefined, typeof TaxedQuery.static>({
       method: 'GET',

@@ -1,0 +1,84 @@
+/**
+ * A read-only view of a PriceBook in another thread: the same shared columns (no copy), with the
+ * dictionaries kept in step by appending what the owner adds. It answers the lookups the pipeline
+ * makes (`PriceReader`), exactly as the PriceBook does.
+ * @module
+ */
+import { positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+
+/** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
+export interface PriceReader {
+  skuId(code: string): number
+  pricelistId(code: string): number
+  livePositionAt(pricelistId: number, skuId: number, at: number): number
+  salesAt(position: number): number
+  fromAt(position: number): number
+  hasExtras(position: number): boolean
+  contentAt(position: number): PriceContent | null
+}
+
+/** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */
+const extraTombstone = -2
+
+export class PriceReplica implements PriceReader {
+  readonly #skuIds = new Map<string, number>()
+  readonly #pricelistIds = new Map<string, number>()
+  readonly #fieldNames: string[] = []
+  #columns: SharedColumns
+
+  constructor(columns: SharedColumns, dictionary: DictionaryDelta) {
+    this.#columns = columns
+    this.append(dictionary)
+  }
+
+  get sizes(): { skus: number; pricelists: number; fields: number } {
+    return { skus: this.#skuIds.size, pricelists: this.#pricelistIds.size, fields: this.#fieldNames.length }
+  }
+
+  /** Appends dictionary entries (ids are positions, so order matters and nothing is re-sent). */
+  append(delta: DictionaryDelta): void {
+    for (const code of delta.skus) this.#skuIds.set(code, this.#skuIds.size)
+    for (const code of delta.pricelists) this.#pricelistIds.set(code, this.#pricelistIds.size)
+    for (const name of delta.fields) this.#fieldNames.push(name)
+  }
+
+  /** A newer generation of columns (after growth or compaction). */
+  setColumns(columns: SharedColumns): void {
+    if (columns.generation >= this.#columns.generation) this.#columns = columns
+  }
+
+  skuId(code: string): number {
+    return this.#skuIds.get(code) ?? -1
+  }
+
+  pricelistId(code: string): number {
+    return this.#pricelistIds.get(code) ?? -1
+  }
+
+  livePositionAt(pricelistId: number, skuId: number, at: number): number {
+    const columns = this.#columns
+    const index = columns.index[pricelistId]
+    if (index === null || index === undefined || skuId >= index.length) return -1
+    const offset = Atomics.load(index, skuId) - 1
+    if (offset < 0) return -1
+    const position = positionInRun(columns.from, columns.runCount, offset, at)
+    return position >= 0 && columns.extra[position] !== extraTombstone ? position : -1
+  }
+
+  salesAt(position: number): number {
+    return this.#columns.sales[position]!
+  }
+
+  fromAt(position: number): number {
+    return this.#columns.from[position]!
+  }
+
+  hasExtras(position: number): boolean {
+    return this.#columns.extra[position]! >= 0
+  }
+
+  contentAt(position: number): PriceContent | null {
+    const columns = this.#columns
+    return readContent(columns.sales, columns.extra, columns.extras, this.#fieldNames, position)
+  }
+}

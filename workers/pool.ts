@@ -1,0 +1,114 @@
+/**
+ * Main-thread side of the price-query workers: the Piscina pool (explicit options, bounded queue)
+ * and the replication feed that keeps each worker's tenant replicas current.
+ * @module
+ */
+import { availableParallelism } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { BroadcastChannel } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import type { Catalog, CatalogType } from '../engine/catalog.js'
+import type { PriceBook } from '../engine/prices.js'
+import type { Version } from '../engine/temporal.js'
+import type { QueryInput } from './execute.js'
+import { protocolVersion, replicationChannelName, type QueryTask, type QueryTaskResult, type Snapshot, type SyncMessage } from './protocol.js'
+
+/** What the pool needs to know of a tenant. */
+export interface ReplicatedTenant {
+  readonly slug: string
+  readonly catalog: Catalog
+  readonly prices: PriceBook
+}
+
+interface FeedState {
+  sequence: number
+  skus: number
+  pricelists: number
+  fields: number
+  generation: number
+}
+
+export class QueryPoolBusy extends Error {
+  override name = 'QueryPoolBusy'
+}
+
+export class QueryPool {
+  readonly #pool: Piscina
+  readonly #channel = new BroadcastChannel(replicationChannelName)
+  readonly #feeds = new Map<string, FeedState>()
+
+  constructor(threads: number) {
+    const count = threads > 0 ? threads : Math.max(1, availableParallelism())
+    this.#pool = new Piscina({
+      filename: fileURLToPath(new URL('./price-task.js', import.meta.url)),
+      // All threads start at once, so each subscribes to the replication channel from the start.
+      minThreads: count,
+      maxThreads: count,
+      // Replicas live in the threads: never let an idle thread go.
+      idleTimeout: 2 ** 31 - 1,
+      // A bounded queue: beyond it the caller answers on the main thread instead (QueryPoolBusy).
+      maxQueue: count * 4,
+      concurrentTasksPerWorker: 1,
+      atomics: 'sync',
+    })
+  }
+
+  #feed(tenant: ReplicatedTenant): FeedState {
+    let feed = this.#feeds.get(tenant.slug)
+    if (feed === undefined) {
+      const sizes = tenant.prices
+      feed = { sequence: 0, skus: sizes.skuCodes.length, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
+      this.#feeds.set(tenant.slug, feed)
+    }
+    return feed
+  }
+
+  /** Broadcasts a tenant's committed changes (catalogue entries, dictionary growth, new columns). */
+  publish(tenant: ReplicatedTenant, changes: readonly [CatalogType, string, Version<unknown>[]][]): void {
+    const feed = this.#feed(tenant)
+    const prices = tenant.prices
+    const dictionary = prices.dictionaryDelta(feed.skus, feed.pricelists, feed.fields)
+    const columns = prices.generation !== feed.generation ? prices.sharedColumns() : null
+    if (changes.length === 0 && columns === null && dictionary.skus.length === 0 && dictionary.pricelists.length === 0 && dictionary.fields.length === 0) return
+    feed.sequence++
+    feed.skus = prices.skuCodes.length
+    feed.pricelists = prices.pricelistCodes.length
+    feed.fields = prices.fieldNames.length
+    feed.generation = prices.generation
+    const message: SyncMessage = { tenant: tenant.slug, sequence: feed.sequence, changes, dictionary, columns }
+    this.#channel.postMessage(message)
+  }
+
+  /** A full snapshot at the current sequence (sent once per worker and tenant). */
+  #snapshot(tenant: ReplicatedTenant): Snapshot {
+    const feed = this.#feed(tenant)
+    return {
+      sequence: feed.sequence,
+      entries: [...tenant.catalog.entries()],
+      dictionary: tenant.prices.dictionaryDelta(0, 0, 0),
+      columns: tenant.prices.sharedColumns(),
+    }
+  }
+
+  /** Runs a query on a worker; the answer reflects every change published before this call. */
+  async run(tenant: ReplicatedTenant, input: QueryInput): Promise<string> {
+    const feed = this.#feed(tenant)
+    if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
+    const task: QueryTask = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...input }
+    let result = (await this.#pool.run(task)) as QueryTaskResult
+    if (result.kind === 'need_snapshot') {
+      result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
+    }
+    if (result.kind !== 'answer') throw new Error('worker could not build a replica from a snapshot')
+    return result.json
+  }
+
+  get threads(): number {
+    return this.#pool.threads.length
+  }
+
+  async close(): Promise<void> {
+    this.#channel.close()
+    await this.#pool.destroy()
+  }
+}

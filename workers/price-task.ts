@@ -1,0 +1,34 @@
+/**
+ * Piscina worker entry: answers a price query from the tenant's replica once it has applied the
+ * caller's sequence. The first task for a tenant (or after a gap) asks for a snapshot.
+ * @module
+ */
+import { executeQuery } from './execute.js'
+import { protocolVersion, type QueryTask, type QueryTaskResult } from './protocol.js'
+import { ReplicaSet } from './replica.js'
+
+const replicas = new ReplicaSet()
+
+/** How long a worker waits for sync messages it has not seen yet (they are normally queued already). */
+const catchUpWaitMs = 1000
+const waitCell = new Int32Array(new SharedArrayBuffer(4))
+
+export default function run(task: QueryTask): QueryTaskResult {
+  if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  replicas.drain()
+  let replica = replicas.get(task.tenant)
+  if (task.snapshot !== null && (replica === undefined || replica.sequence < task.snapshot.sequence)) {
+    replica = replicas.install(task.tenant, task.snapshot) ?? undefined
+  }
+  if (replica === undefined) return { kind: 'need_snapshot' }
+  const deadline = Date.now() + catchUpWaitMs
+  while (replica.sequence < task.sequence) {
+    if (Date.now() > deadline) return { kind: 'need_snapshot' }
+    Atomics.wait(waitCell, 0, 0, 1)
+    replicas.drain()
+    const current = replicas.get(task.tenant)
+    if (current === undefined) return { kind: 'need_snapshot' }
+    replica = current
+  }
+  return { kind: 'answer', json: executeQuery(replica.catalog, replica.prices, task) }
+}

@@ -1,0 +1,55 @@
+/**
+ * Messages between the main thread and the price-query workers, shared by both sides.
+ *
+ * Replication: the main thread broadcasts one `SyncMessage` per tenant commit on a
+ * BroadcastChannel (catalogue changes, dictionary growth, new column generations), numbered by a
+ * per-tenant sequence. A worker builds a tenant's replica once from a `Snapshot` sent with a task,
+ * then applies the numbered messages after it. Prices themselves are never sent: they are in
+ * shared memory.
+ * Freshness: a task carries the sequence current when it was dispatched; a worker answers only
+ * once its replica has applied that sequence, so it never answers from state older than the
+ * caller's writes.
+ * @module
+ */
+import type { CatalogType } from '../engine/catalog.js'
+import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
+import type { Version } from '../engine/temporal.js'
+
+export const protocolVersion = 1
+export const replicationChannelName = 'pricing-service/replication/v1'
+
+export interface SyncMessage {
+  readonly tenant: string
+  readonly sequence: number
+  readonly changes: readonly [CatalogType, string, Version<unknown>[]][]
+  readonly dictionary: DictionaryDelta
+  readonly columns: SharedColumns | null
+}
+
+export interface Snapshot {
+  readonly sequence: number
+  readonly entries: readonly [CatalogType, string, Version<unknown>[]][]
+  readonly dictionary: DictionaryDelta
+  readonly columns: SharedColumns
+}
+
+export interface QueryTask {
+  readonly version: number
+  readonly tenant: string
+  /** The replication sequence the answer must reflect at least. */
+  readonly sequence: number
+  readonly snapshot: Snapshot | null
+  readonly at: number
+  readonly taxArea: string
+  readonly skus: readonly string[]
+  readonly pricelists: readonly string[]
+  readonly currency: string
+  /** Rounding profile name as requested (resolved in the worker against the same state). */
+  readonly rounding: string | null
+  readonly sortOrder: 'ASC' | 'DESC' | null
+  readonly quantity: number
+}
+
+export type QueryTaskResult =
+  | { readonly kind: 'answer'; readonly json: string }
+  | { readonly kind: 'need_snapshot' }

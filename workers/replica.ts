@@ -1,0 +1,85 @@
+/**
+ * Worker side of replication: one replica per tenant (a Catalog rebuilt from a snapshot, and a
+ * PriceReplica over the shared price columns), kept current by the numbered sync messages of the
+ * BroadcastChannel. Messages for a tenant without a replica yet are buffered (bounded), because the
+ * snapshot that starts it may be older than some of them.
+ * @module
+ */
+import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
+import { Catalog } from '../engine/catalog.js'
+import { PriceReplica } from '../engine/price-replica.js'
+import { replicationChannelName, type Snapshot, type SyncMessage } from './protocol.js'
+
+/** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
+const bufferedMessagesMax = 10_000
+
+export class TenantReplica {
+  sequence: number
+  readonly catalog = new Catalog()
+  readonly prices: PriceReplica
+
+  constructor(snapshot: Snapshot) {
+    this.sequence = snapshot.sequence
+    for (const [type, key, versions] of snapshot.entries) this.catalog.apply(type, key, versions)
+    this.prices = new PriceReplica(snapshot.columns, snapshot.dictionary)
+  }
+
+  apply(message: SyncMessage): void {
+    for (const [type, key, versions] of message.changes) this.catalog.apply(type, key, versions)
+    this.prices.append(message.dictionary)
+    if (message.columns !== null) this.prices.setColumns(message.columns)
+    this.sequence = message.sequence
+  }
+}
+
+export class ReplicaSet {
+  readonly #channel = new BroadcastChannel(replicationChannelName)
+  readonly #replicas = new Map<string, TenantReplica>()
+  readonly #buffered = new Map<string, SyncMessage[] | 'overflow'>()
+
+  /** Applies every queued sync message (synchronously: they were posted before the task). */
+  drain(): void {
+    for (;;) {
+      const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage } | undefined
+      if (received === undefined) return
+      this.#receive(received.message)
+    }
+  }
+
+  #receive(message: SyncMessage): void {
+    const replica = this.#replicas.get(message.tenant)
+    if (replica !== undefined) {
+      if (message.sequence === replica.sequence + 1) replica.apply(message)
+      else if (message.sequence > replica.sequence + 1) this.#replicas.delete(message.tenant) // a gap: rebuild
+      return
+    }
+    const buffer = this.#buffered.get(message.tenant) ?? []
+    if (buffer === 'overflow') return
+    if (buffer.length >= bufferedMessagesMax) this.#buffered.set(message.tenant, 'overflow')
+    else {
+      buffer.push(message)
+      this.#buffered.set(message.tenant, buffer)
+    }
+  }
+
+  /** Builds a replica from a snapshot plus the buffered messages after it; null if some are missing. */
+  install(tenant: string, snapshot: Snapshot): TenantReplica | null {
+    const existing = this.#replicas.get(tenant)
+    if (existing !== undefined && existing.sequence >= snapshot.sequence) return existing
+    const replica = new TenantReplica(snapshot)
+    const buffer = this.#buffered.get(tenant)
+    this.#buffered.delete(tenant)
+    if (buffer === 'overflow') return null
+    for (const message of buffer ?? []) {
+      if (message.sequence <= replica.sequence) continue
+      if (message.sequence !== replica.sequence + 1) return null
+      replica.apply(message)
+    }
+    this.#replicas.set(tenant, replica)
+    return replica
+  }
+
+  get(tenant: string): TenantReplica | undefined {
+    return this.#replicas.get(tenant)
+  }
+}
