@@ -22,6 +22,11 @@ export const priceRulesMax = 100
 export const celExpressionLengthMax = 4096
 /** Inheritance chains longer than this are refused when a pricelist is written. */
 export const pricelistDepthMax = 16
+/**
+ * Bundles may contain bundles; this bounds the nesting so that a configuration error cannot make a
+ * read unbounded. Cycles (A contains B contains A) are caught exactly by the resolver's bundle stack.
+ */
+export const bundleNestingMax = 8
 /** Numbered pages (API.md §6). */
 export const pageSizeDefault = 100
 export const pageSizeMax = 1000

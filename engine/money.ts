@@ -39,7 +39,9 @@ export function parseAmount(input: unknown): number | null {
   }
   const value = new decimal(text)
   if (value.abs().greaterThan(amountAbsMax)) return null
-  return value.times(amountUnit).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber()
+  const scaled = value.toDecimalPlaces(amountScale, Decimal.ROUND_HALF_UP).times(amountUnit).toNumber()
+  // "-0.00001" rounds to -0: one zero, so that stored content and its hash do not depend on the sign.
+  return scaled === 0 ? 0 : scaled
 }
 
 /** Scaled units to a JSON number: n / 10^4 prints as the exact decimal (at most 15 digits). */

@@ -108,11 +108,6 @@ export interface PricedAmounts {
 
 const noPricedBreaks: readonly PricedAmounts[] = Object.freeze([])
 
-/**
- * Bundles may contain bundles; this bounds the nesting so that a configuration error cannot make a
- * read unbounded. Cycles (A contains B contains A) are caught exactly by the context's bundle stack.
- */
-export const bundleNestingMax = 8
 
 /**
  * Computed amounts stay inside the bound written amounts have (±amountAbsMax, scaled): there a

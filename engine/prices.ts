@@ -246,7 +246,9 @@ export class PriceBook {
     const pricelistId = this.#internPricelist(pricelist)
     const skuId = this.#internSku(sku)
     const before = this.runOffset(pricelistId, skuId)
-    const wasLive = before >= 0 && this.#extra[before + this.#runCount[before]! - 1] !== extraTombstone
+    // Read before #ensurePool: a compaction moves the old run, so its offset goes stale.
+    const beforeCount = before >= 0 ? this.#runCount[before]! : 0
+    const wasLive = before >= 0 && this.#extra[before + beforeCount - 1] !== extraTombstone
     this.#ensurePool(versions.length)
     const offset = this.#poolUsed
     for (let index = 0; index < versions.length; index++) {
@@ -266,7 +268,7 @@ export class PriceBook {
     }
     this.#runCount[offset] = versions.length
     this.#poolUsed += versions.length
-    this.#poolLive += versions.length - (before >= 0 ? this.#runCount[before]! : 0)
+    this.#poolLive += versions.length - beforeCount
     const index = this.#ensureIndex(pricelistId, skuId)
     Atomics.store(index, skuId, offset + 1)
     const isLive = versions[versions.length - 1]!.content !== null
@@ -314,8 +316,14 @@ export class PriceBook {
     this.#compact(capacity)
   }
 
-  /** Copies every live run into new buffers of `capacity` versions (a new generation). */
+  /**
+   * Copies every live run into new buffers of `capacity` versions, and their extras into a new
+   * extras buffer (replaced runs leave garbage in both), as a new generation.
+   */
   #compact(capacity: number): void {
+    const oldExtras = this.#extras
+    const extras = sharedFloat64(Math.max(extrasInitialCount, this.#liveExtrasSize() * 2))
+    let extrasUsed = 0
     const from = sharedFloat64(capacity)
     const sales = sharedFloat64(capacity)
     const extra = sharedInt32(capacity)
@@ -336,7 +344,17 @@ export class PriceBook {
         const count = this.#runCount[offset]!
         from.set(this.#from.subarray(offset, offset + count), used)
         sales.set(this.#sales.subarray(offset, offset + count), used)
-        extra.set(this.#extra.subarray(offset, offset + count), used)
+        for (let step = 0; step < count; step++) {
+          const at = this.#extra[offset + step]!
+          if (at < 0) {
+            extra[used + step] = at
+            continue
+          }
+          const size = extrasSize(oldExtras, at)
+          extras.set(oldExtras.subarray(at, at + size), extrasUsed)
+          extra[used + step] = extrasUsed
+          extrasUsed += size
+        }
         writtenAt.set(this.#writtenAt.subarray(offset, offset + count), used)
         writtenBy.set(this.#writtenBy.subarray(offset, offset + count), used)
         runCount[used] = count
@@ -352,9 +370,28 @@ export class PriceBook {
     this.#writtenAt = writtenAt
     this.#writtenBy = writtenBy
     this.#index = indexes
+    this.#extras = extras
+    this.#extrasUsed = extrasUsed
     this.#poolUsed = used
     this.#poolLive = used
     this.#newGeneration()
+  }
+
+  /** Float64 slots the extras of every live run take. */
+  #liveExtrasSize(): number {
+    let size = 0
+    for (const index of this.#index) {
+      if (index === null) continue
+      for (let skuId = 0; skuId < index.length; skuId++) {
+        const offset = index[skuId]! - 1
+        if (offset < 0) continue
+        for (let position = offset; position < offset + this.#runCount[offset]!; position++) {
+          const at = this.#extra[position]!
+          if (at >= 0) size += extrasSize(this.#extras, at)
+        }
+      }
+    }
+    return size
   }
 
   #ensureIndex(pricelistId: number, skuId: number): Int32Array {
@@ -402,6 +439,13 @@ export class PriceBook {
     for (const index of this.#index) bytes += index?.byteLength ?? 0
     return bytes
   }
+}
+
+/** Slots of one extras block: [fieldCount, (fieldId, value)…, breakCount, (qty, kind, value)…]. */
+function extrasSize(extras: Float64Array, at: number): number {
+  const fieldCount = extras[at]!
+  const breakCount = extras[at + 1 + fieldCount * 2]!
+  return 2 + fieldCount * 2 + breakCount * 3
 }
 
 /** Binary search in one run: the last position with from <= at, or -1. */

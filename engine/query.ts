@@ -46,12 +46,13 @@ export function bestPrice(context: PriceContext, sku: string, pricelists: readon
       if (resolved > status) status = resolved
       continue
     }
-    const priced = priceItem(context, resolved, sku, options)
+    const priced = priceItem(context, resolved, sku, options, code)
     if (typeof priced === 'number') {
       if (priced > status) status = priced
       continue
     }
-    if (best === null || priced.gross < best.gross) best = { ...priced, pricelist: code }
+    // Strictly lower: the pricelists come sorted, so a tie keeps the code that sorts first.
+    if (best === null || priced.gross < best.gross) best = priced
   }
   return best ?? status
 }

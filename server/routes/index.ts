@@ -4,6 +4,7 @@
  */
 import type { TenantRoute } from '../api.js'
 import { articleRoutes } from './articles.js'
+import { bundleRoutes } from './bundles.js'
 import { changelogRoutes } from './changelog.js'
 import { fxRoutes } from './fx.js'
 import { pricelistRoutes } from './pricelists.js'
@@ -14,5 +15,5 @@ import { roundingRoutes } from './rounding.js'
 import { settingsRoutes } from './settings.js'
 
 export function tenantRoutes(): TenantRoute[] {
-  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes()]
+  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes()]
 }

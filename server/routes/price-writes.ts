@@ -7,9 +7,10 @@
 import { Type } from '@sinclair/typebox'
 import { contentHash } from '../../engine/hash.js'
 import { batchItemsMax } from '../../engine/limits.js'
-import { parseAmount, toNumber } from '../../engine/money.js'
+import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import { breakKindFixed, breakKindPercent, planPriceWrite, type PriceContent, type QuantityBreak } from '../../engine/prices.js'
 import { settingEnabled } from '../../engine/settings.js'
+import { formatInstant } from '../../engine/time.js'
 import type { PriceChange } from '../../storage/tenant-store.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, validationError } from '../errors.js'
@@ -54,12 +55,19 @@ const BatchBody = Type.Array(Type.Unknown(), { minItems: 1, maxItems: batchItems
 
 type PriceWriteBody = typeof PriceWriteSingle.static
 
-/** A refusal of one item: 400 for a single write, a `failed` entry in a batch. */
-class ItemRefused extends Error {}
+/** A refusal of one item: 400 for a single write (with `path` in the details), a `failed` entry in a batch. */
+class ItemRefused extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path}: ${problem}`)
+  }
+}
 
 function amountOf(input: unknown, path: string): number {
   const scaled = parseAmount(input)
-  if (scaled === null) throw new ItemRefused(`${path}: must be a decimal number (at most ±100000000000)`)
+  if (scaled === null) throw new ItemRefused(path, 'must be a decimal number (at most ±100000000000)')
   return scaled
 }
 
@@ -75,21 +83,24 @@ export function parseContent(body: Pick<PriceWriteBody, 'price' | 'quantity_brea
   }
   let breaks: QuantityBreak[] | null = null
   if (body.quantity_breaks !== undefined && body.quantity_breaks !== null && body.quantity_breaks.length > 0) {
-    breaks = body.quantity_breaks.map((entry, index) => {
+    breaks = body.quantity_breaks.map((entry, index): QuantityBreak => {
       const quantity = amountOf(entry.quantity_break, `/quantity_breaks/${index}/quantity_break`)
-      if (quantity <= 0) throw new ItemRefused(`/quantity_breaks/${index}/quantity_break: must be positive`)
+      if (quantity <= 0) throw new ItemRefused(`/quantity_breaks/${index}/quantity_break`, 'must be positive')
       const fixed = entry.fixed_price ?? null
       const percent = entry.percent_of_base ?? null
       if ((fixed === null) === (percent === null)) {
-        throw new ItemRefused(`/quantity_breaks/${index}: give exactly one of fixed_price and percent_of_base`)
+        throw new ItemRefused(`/quantity_breaks/${index}`, 'give exactly one of fixed_price and percent_of_base')
       }
-      return fixed !== null
-        ? { quantity, kind: breakKindFixed, value: amountOf(fixed, `/quantity_breaks/${index}/fixed_price`) }
-        : { quantity, kind: breakKindPercent, value: amountOf(percent, `/quantity_breaks/${index}/percent_of_base`) }
+      if (fixed !== null) return { quantity, kind: breakKindFixed, value: amountOf(fixed, `/quantity_breaks/${index}/fixed_price`) }
+      const path = `/quantity_breaks/${index}/percent_of_base`
+      const value = amountOf(percent, path)
+      // A percentage of the base (80 means 80%); a break never costs more than the base.
+      if (value < 0 || value > 100 * amountUnit) throw new ItemRefused(path, 'must be a percentage from 0 to 100')
+      return { quantity, kind: breakKindPercent, value }
     })
     breaks.sort((left, right) => left.quantity - right.quantity)
     for (let index = 1; index < breaks.length; index++) {
-      if (breaks[index]!.quantity === breaks[index - 1]!.quantity) throw new ItemRefused('/quantity_breaks: quantities must differ')
+      if (breaks[index]!.quantity === breaks[index - 1]!.quantity) throw new ItemRefused('/quantity_breaks', 'quantities must differ')
     }
   }
   return { sales, fields, breaks }
@@ -132,10 +143,10 @@ function planAndApply(context: TenantContext, settings: WriteSettings, sku: stri
   const content = parseContent(body)
   const from = writeInstant(body.start_date, nowMs)
   if (settings.strictArticles && tenant.catalog.view('article', sku, from) === null) {
-    throw new ItemRefused(`Article ${sku} does not exist at ${new Date(from).toISOString()} (strict.article.validation)`)
+    throw new ItemRefused('/sku', `article ${sku} does not exist at ${formatInstant(from)} (strict.article.validation)`)
   }
   if (settings.strictPricelists && !tenant.catalog.exists('pricelist', pricelist)) {
-    throw new ItemRefused(`Pricelist ${pricelist} does not exist (strict.pricelist.validation)`)
+    throw new ItemRefused('/pricelist', `pricelist ${pricelist} was never created (strict.pricelist.validation)`)
   }
   const existing = tenant.prices.versions(pricelist, sku)
   const planned = planPriceWrite(existing, { from, content, writtenAt: nowMs, writtenBy: actor }, {
@@ -224,7 +235,7 @@ export function priceWriteRoutes(): TenantRoute[] {
         try {
           change = planAndApply(context, writeSettings(context.tenant, context.nowMs), sku, pricelist, context.body)
         } catch (error) {
-          if (error instanceof ItemRefused) throw validationError([{ path: error.message.split(':')[0]!, message: error.message }], error.message)
+          if (error instanceof ItemRefused) throw validationError([{ path: error.path, message: error.problem }], error.message)
           throw error
         }
         if (change !== null) await context.tenant.commit([], [], [change], { applied: true })
