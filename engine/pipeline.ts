@@ -11,7 +11,7 @@
 import { assert } from './assert.js'
 import { compositeKey, type Article, type BundleRule, type Catalog, type Pricelist, type VatMode } from './catalog.js'
 import { convertAmount, resolveFx, type FxResolved } from './fx.js'
-import { amountAbsMax, pricelistDepthMax } from './limits.js'
+import { amountAbsMax, bundleNestingMax, pricelistDepthMax } from './limits.js'
 import { amountUnit, fromRuleResult, mulDivRound, parseAmount, parseFraction, type Fraction } from './money.js'
 import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
