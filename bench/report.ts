@@ -1,0 +1,228 @@
+/**
+ * The results of one bench run: their shape (what results/<timestamp>.json holds), the checks
+ * against the issue's targets, and two renderings of the same tables: aligned text for the
+ * terminal and the generated results markdown. Non-goal: comparing runs (compare the JSON files).
+ * @module
+ */
+import type { EngineResult } from './engine.js'
+import type { IngestResult } from './generate.js'
+import type { Memory } from './proc.js'
+import type { LoadResult, ScenarioDefinition } from './scenarios.js'
+
+export interface RestartResult {
+  /** SIGTERM until the process exited. */
+  readonly stopMs: number
+  /** Spawn until /readyz answered 200. */
+  readonly startToReadyMs: number
+  readonly totalMs: number
+}
+
+export interface ScenarioResult {
+  readonly name: string
+  readonly title: string
+  readonly responseBytes: number
+  readonly real: LoadResult
+  readonly bare: LoadResult
+  readonly cpuRatio: number
+  readonly requestsRatio: number
+  readonly targets: Pick<ScenarioDefinition, 'cpuRatioMax' | 'requestsRatioMin' | 'latencyP99MaxMs'>
+}
+
+export interface Check {
+  readonly figure: string
+  readonly measured: string
+  readonly target: string
+  readonly pass: boolean
+}
+
+export interface BenchResults {
+  readonly generatedAt: string
+  readonly quick: boolean
+  readonly environment: Record<string, string | number>
+  readonly parameters: Record<string, string | number>
+  readonly engine: EngineResult
+  readonly referenceMs: number
+  readonly ingest: IngestResult
+  readonly memory: {
+    readonly empty: Memory
+    readonly afterIngest: Memory
+    readonly afterRestart: Memory
+    /** VmRSS after a restart / stored price versions. */
+    readonly bytesPerVersion: number
+    /** (VmRSS after a restart - VmRSS of the empty server) / stored price versions. */
+    readonly bytesPerVersionDelta: number
+    readonly anonBytesPerVersionDelta: number
+  }
+  readonly restartEmpty: RestartResult
+  readonly restart: RestartResult
+  readonly scenarios: ScenarioResult[]
+  readonly checks: Check[]
+}
+
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+const oneDecimal = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })
+const twoDecimals = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+export const formatInteger = (value: number): string => integer.format(value)
+const formatMiB = (bytes: number): string => `${oneDecimal.format(bytes / 1_048_576)} MiB`
+const formatSeconds = (ms: number): string => `${twoDecimals.format(ms / 1000)} s`
+
+export function scenarioChecks(scenario: ScenarioResult): Check[] {
+  const { real, targets } = scenario
+  const checks: Check[] = [
+    {
+      figure: `${scenario.name}: server CPU per request vs bare`,
+      measured: `${twoDecimals.format(scenario.cpuRatio)}x`,
+      target: `<= ${targets.cpuRatioMax}x`,
+      pass: scenario.cpuRatio <= targets.cpuRatioMax,
+    },
+  ]
+  if (targets.requestsRatioMin !== null) {
+    checks.push({
+      figure: `${scenario.name}: req/s vs bare`,
+      measured: `${Math.round(scenario.requestsRatio * 100)}%`,
+      target: `>= ${Math.round(targets.requestsRatioMin * 100)}%`,
+      pass: scenario.requestsRatio >= targets.requestsRatioMin,
+    })
+  }
+  if (targets.latencyP99MaxMs !== null) {
+    checks.push({
+      figure: `${scenario.name}: p99 latency`,
+      measured: `${real.latencyP99Ms} ms`,
+      target: `< ${targets.latencyP99MaxMs} ms`,
+      pass: real.latencyP99Ms < targets.latencyP99MaxMs,
+    })
+  }
+  checks.push({
+    figure: `${scenario.name}: non-2xx answers and errors`,
+    measured: formatInteger(real.non2xx + real.errors),
+    target: '0',
+    pass: real.non2xx + real.errors === 0,
+  })
+  return checks
+}
+
+export function globalChecks(results: Omit<BenchResults, 'checks'>, restartMsMax: number): Check[] {
+  return [
+    {
+      figure: 'ingest: price versions/s (POST /price/batch, durable 202)',
+      measured: formatInteger(results.ingest.itemsPerSecond),
+      target: '>= 50,000',
+      pass: results.ingest.itemsPerSecond >= 50_000,
+    },
+    {
+      figure: 'RSS per stored price version (after restart)',
+      measured: `${oneDecimal.format(results.memory.bytesPerVersion)} B`,
+      target: '<= 150 B',
+      pass: results.memory.bytesPerVersion <= 150,
+    },
+    {
+      figure: 'restart with the full workload until ready',
+      measured: formatSeconds(results.restart.totalMs),
+      target: `< ${restartMsMax / 1000} s`,
+      pass: results.restart.totalMs < restartMsMax,
+    },
+  ]
+}
+
+type Table = { header: string[]; rows: string[][]; rightAligned: boolean[] }
+
+function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
+  return {
+    header: ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'bare req/s', 'bare CPU us/req', 'CPU ratio', 'req/s ratio'],
+    rightAligned: [false, true, true, true, true, true, true, true, true, true],
+    rows: scenarios.map((scenario) => [
+      scenario.name,
+      formatInteger(scenario.real.requestsPerSecond),
+      String(scenario.real.latencyP50Ms),
+      String(scenario.real.latencyP99Ms),
+      oneDecimal.format(scenario.real.cpuMicrosPerRequest),
+      twoDecimals.format(scenario.real.cpuCores),
+      formatInteger(scenario.bare.requestsPerSecond),
+      oneDecimal.format(scenario.bare.cpuMicrosPerRequest),
+      `${twoDecimals.format(scenario.cpuRatio)}x`,
+      `${Math.round(scenario.requestsRatio * 100)}%`,
+    ]),
+  }
+}
+
+function figureTable(results: BenchResults): Table {
+  const { memory, ingest } = results
+  const rss = (value: Memory) => `${formatMiB(value.rssBytes)} (anon ${formatMiB(value.rssAnonBytes)}, file ${formatMiB(value.rssFileBytes)})`
+  return {
+    header: ['figure', 'value'],
+    rightAligned: [false, false],
+    rows: [
+      ['price versions stored', formatInteger(ingest.priceVersionCount)],
+      ['ingest: price versions/s', `${formatInteger(ingest.itemsPerSecond)} (${formatInteger(ingest.requestCount)} requests in ${formatSeconds(ingest.elapsedMs)})`],
+      ['ingest: server CPU per version', `${oneDecimal.format(ingest.serverCpuMicrosPerItem)} us (${twoDecimals.format(ingest.serverCores)} cores)`],
+      ['reference data, articles, mappings', formatSeconds(results.referenceMs)],
+      ['RSS empty server (after restart)', rss(memory.empty)],
+      ['RSS after ingest', rss(memory.afterIngest)],
+      ['RSS after restart', rss(memory.afterRestart)],
+      ['bytes per version: RSS after restart / versions', oneDecimal.format(memory.bytesPerVersion)],
+      ['bytes per version: delta to empty server', `${oneDecimal.format(memory.bytesPerVersionDelta)} (anon ${oneDecimal.format(memory.anonBytesPerVersionDelta)})`],
+      ['restart, full workload: stop / start to ready / total', `${formatSeconds(results.restart.stopMs)} / ${formatSeconds(results.restart.startToReadyMs)} / ${formatSeconds(results.restart.totalMs)}`],
+      ['restart, empty server: total', formatSeconds(results.restartEmpty.totalMs)],
+    ],
+  }
+}
+
+function engineTable(engine: EngineResult): Table {
+  return {
+    header: ['engine case', 'resolutions/s', 'us per operation'],
+    rightAligned: [false, true, true],
+    rows: engine.cases.map((entry) => [entry.title, formatInteger(entry.resolutionsPerSecond), twoDecimals.format(entry.microsPerOperation)]),
+  }
+}
+
+function checkTable(checks: readonly Check[]): Table {
+  return {
+    header: ['target', 'measured', 'target value', 'result'],
+    rightAligned: [false, true, false, false],
+    rows: checks.map((check) => [check.figure, check.measured, check.target, check.pass ? 'PASS' : 'FAIL']),
+  }
+}
+
+function renderText(table: Table): string {
+  const widths = table.header.map((cell, column) => Math.max(cell.length, ...table.rows.map((row) => row[column]!.length)))
+  const line = (cells: readonly string[]) =>
+    cells.map((cell, column) => (table.rightAligned[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd()
+  return [line(table.header), widths.map((width) => '-'.repeat(width)).join('  '), ...table.rows.map(line)].join('\n')
+}
+
+function renderMarkdown(table: Table): string {
+  const line = (cells: readonly string[]) => `| ${cells.join(' | ')} |`
+  const rule = `|${table.rightAligned.map((right) => (right ? ' ---: ' : ' --- ')).join('|')}|`
+  return [line(table.header), rule, ...table.rows.map(line)].join('\n')
+}
+
+function tables(results: BenchResults): { title: string; table: Table }[] {
+  return [
+    { title: 'HTTP scenarios (server vs bare uWS endpoint, same requests)', table: scenarioTable(results.scenarios) },
+    { title: 'Ingest, memory, restart', table: figureTable(results) },
+    { title: 'Engine only (no HTTP)', table: engineTable(results.engine) },
+    { title: 'Targets', table: checkTable(results.checks) },
+  ]
+}
+
+export function renderTerminal(results: BenchResults): string {
+  return tables(results).map(({ title, table }) => `${title}\n\n${renderText(table)}\n`).join('\n')
+}
+
+export function renderResultsMarkdown(results: BenchResults): string {
+  const environment = Object.entries(results.environment).map(([name, value]) => `${name} ${value}`).join(', ')
+  const parameters = Object.entries(results.parameters).map(([name, value]) => `${name}=${value}`).join(', ')
+  const sections = tables(results).map(({ title, table }) => `## ${title}\n\n${renderMarkdown(table)}\n`)
+  return [
+    `# Bench results${results.quick ? ' (quick)' : ''}`,
+    '',
+    `Generated by \`npm run bench${results.quick ? ':quick' : ''}\` at ${results.generatedAt}; do not edit, run the bench again.`,
+    'What each figure means: bench/README.md.',
+    '',
+    `Environment: ${environment}.`,
+    '',
+    `Parameters: ${parameters}.`,
+    '',
+    ...sections,
+  ].join('\n')
+}

@@ -1,0 +1,234 @@
+/**
+ * `npm run bench` (and `bench:quick`): the engine-only benchmark, then a real server on a fresh
+ * data directory: the generated workload through the public API (ingest rate), memory and restart
+ * time, and the HTTP scenarios against the server and the bare uWS endpoint. Prints the tables,
+ * writes bench/results/<timestamp>.json and regenerates bench/results/latest.md (quick runs:
+ * <timestamp>-quick.json and latest-quick.md). Flags: --quick, --skus N, --duration S,
+ * --connections N, --seed N.
+ * @module
+ */
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BareAnswers, CapturedAnswer } from './bare-server.js'
+import { runEngineBench } from './engine.js'
+import { batchItemCount, generate, ingestConcurrency } from './generate.js'
+import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
+import { globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult } from './report.js'
+import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
+import { exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
+import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
+
+/** The compiled tree this file runs from (dist/ or PRICING_BUILD_DIR); its server is measured. */
+const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const repositoryRoot = path.resolve(buildRoot, '..')
+const resultsDir = path.join(repositoryRoot, 'bench', 'results')
+const tenantSlug = 'bench'
+/** The issue's bound on a restart with the full workload. */
+const restartMsMax = 15_000
+/** Pause before reading RSS, so that start-up garbage has a chance to be collected. */
+const settleMs = 2_000
+
+interface RunOptions {
+  readonly quick: boolean
+  readonly shape: WorkloadShape
+  readonly load: LoadParameters
+  readonly engineCaseMs: number
+}
+
+function parseOptions(argv: readonly string[]): RunOptions {
+  const quick = argv.includes('--quick')
+  const numberFlag = (name: string, fallback: number): number => {
+    const index = argv.indexOf(`--${name}`)
+    if (index < 0) return fallback
+    const value = Number(argv[index + 1])
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} needs a positive number`)
+    return value
+  }
+  return {
+    quick,
+    shape: { ...defaultShape, skuCount: numberFlag('skus', quick ? 10_000 : defaultShape.skuCount), seed: numberFlag('seed', defaultShape.seed) },
+    load: {
+      connections: numberFlag('connections', 64),
+      durationS: numberFlag('duration', quick ? 3 : 10),
+      warmupS: quick ? 1 : 2,
+      clockTicks: clockTicksPerSecond(),
+    },
+    engineCaseMs: quick ? 1_000 : 3_000,
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function restart(server: PricingServer): Promise<RestartResult> {
+  const started = performance.now()
+  await server.stop()
+  const stopped = performance.now()
+  await server.start()
+  await server.waitReady()
+  const ready = performance.now()
+  return { stopMs: stopped - started, startToReadyMs: ready - stopped, totalMs: ready - started }
+}
+
+/** The real server's answer to a scenario's first request: the bare endpoint sends the same bytes. */
+async function capture(server: PricingServer, client: TenantClient, scenario: ScenarioDefinition): Promise<CapturedAnswer> {
+  const first = scenario.requests[0]!
+  const answer = await request(`${server.url}${first.path}`, first.method ?? 'GET', { token: client.token, body: first.body })
+  if (answer.status !== 200) throw new Error(`${scenario.name}: the real server answered ${answer.status} ${answer.text.slice(0, 300)}`)
+  const headers: Record<string, string> = {}
+  for (const name of ['content-type', 'cache-control', 'etag']) {
+    const value = answer.headers.get(name)
+    if (value !== null) headers[name] = value
+  }
+  return { body: answer.text, headers }
+}
+
+async function runScenarios(server: PricingServer, client: TenantClient, options: RunOptions, workDir: string): Promise<ScenarioResult[]> {
+  const definitions = scenarioDefinitions(tenantSlug, options.shape)
+  const captured = await Promise.all(definitions.map((definition) => capture(server, client, definition)))
+  const answers: BareAnswers = { get: captured[0]!, queries: { '100': captured[1]!, '1000': captured[2]! } }
+  const answersPath = path.join(workDir, 'bare-answers.json')
+  writeFileSync(answersPath, JSON.stringify(answers))
+  const bare = await spawnListening(path.join(buildRoot, 'bench', 'bare-server.js'), [answersPath], {}, /"port":(\d+)/)
+  try {
+    const results: ScenarioResult[] = []
+    for (const [index, definition] of definitions.entries()) {
+      const headers = { authorization: `Bearer ${await client.refreshToken()}` }
+      progress(`scenario ${definition.name}: server`)
+      const real = await measureLoad(server.url, server.pid, definition.requests, headers, options.load)
+      progress(`scenario ${definition.name}: bare endpoint`)
+      const bareResult = await measureLoad(`http://127.0.0.1:${bare.port}`, bare.child.pid!, definition.requests, headers, options.load)
+      results.push({
+        name: definition.name,
+        title: definition.title,
+        responseBytes: Buffer.byteLength(captured[index]!.body),
+        real,
+        bare: bareResult,
+        cpuRatio: real.cpuMicrosPerRequest / bareResult.cpuMicrosPerRequest,
+        requestsRatio: real.requestsPerSecond / bareResult.requestsPerSecond,
+        targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
+      })
+    }
+    return results
+  } finally {
+    bare.child.kill('SIGTERM')
+    await exited(bare.child)
+  }
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repositoryRoot, encoding: 'utf8' }).trim()
+  } catch {
+    return 'unknown'
+  }
+}
+
+function environment(options: RunOptions): Record<string, string | number> {
+  const cpus = os.cpus()
+  return {
+    commit: gitCommit(),
+    node: process.version,
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cores: cpus.length,
+    clockTicks: options.load.clockTicks,
+    // Other work on the machine skews req/s (and a little CPU per request): read it with the figures.
+    loadAverageAtStart: os.loadavg()[0]!.toFixed(2),
+  }
+}
+
+function parameters(options: RunOptions): Record<string, string | number> {
+  const { shape, load } = options
+  return {
+    skus: shape.skuCount,
+    pricelists: 10,
+    versions: shape.versionCount,
+    breakShare: shape.breakShare,
+    seed: shape.seed,
+    connections: load.connections,
+    pipelining: 1,
+    durationS: load.durationS,
+    warmupS: load.warmupS,
+    ingestBatch: batchItemCount,
+    ingestConcurrency,
+    engineCaseMs: options.engineCaseMs,
+  }
+}
+
+type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'checks'>
+
+async function serverPhase(options: RunOptions): Promise<ServerPhase> {
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
+  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex') })
+  try {
+    await server.start()
+    await server.waitReady()
+    const client = await provisionTenant(server, tenantSlug)
+    const restartEmpty = await restart(server)
+    await sleep(settleMs)
+    const empty = memory(server.pid)
+    await client.refreshToken()
+    progress(`generating ${priceVersionCount(options.shape).toLocaleString('en-US')} price versions through the API`)
+    const generated = await generate(client, options.shape, () => cpuTicks(server.pid) / options.load.clockTicks)
+    await sleep(settleMs)
+    const afterIngest = memory(server.pid)
+    progress('restarting with the full workload')
+    const restarted = await restart(server)
+    await sleep(settleMs)
+    const afterRestart = memory(server.pid)
+    const versions = generated.ingest.priceVersionCount
+    const scenarios = await runScenarios(server, client, options, workDir)
+    return {
+      referenceMs: generated.referenceMs,
+      ingest: generated.ingest,
+      memory: {
+        empty,
+        afterIngest,
+        afterRestart,
+        bytesPerVersion: afterRestart.rssBytes / versions,
+        bytesPerVersionDelta: (afterRestart.rssBytes - empty.rssBytes) / versions,
+        anonBytesPerVersionDelta: (afterRestart.rssAnonBytes - empty.rssAnonBytes) / versions,
+      },
+      restartEmpty,
+      restart: restarted,
+      scenarios,
+    }
+  } finally {
+    await server.stop()
+    rmSync(workDir, { recursive: true, force: true })
+  }
+}
+
+function writeResults(results: BenchResults): string {
+  mkdirSync(resultsDir, { recursive: true })
+  const stamp = results.generatedAt.replace(/[:.]/g, '-')
+  const suffix = results.quick ? '-quick' : ''
+  const jsonPath = path.join(resultsDir, `${stamp}${suffix}.json`)
+  writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(path.join(resultsDir, `latest${suffix}.md`), renderResultsMarkdown(results))
+  return jsonPath
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2))
+  const generatedAt = new Date().toISOString()
+  const machine = environment(options)
+  progress(`engine-only benchmark (${options.shape.skuCount.toLocaleString('en-US')} SKUs)`)
+  const engine = runEngineBench(options.shape, options.engineCaseMs)
+  const phase = await serverPhase(options)
+  machine['loadAverageAtEnd'] = os.loadavg()[0]!.toFixed(2)
+  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase }
+  const checks = [...globalChecks(partial, restartMsMax), ...phase.scenarios.flatMap(scenarioChecks)]
+  const results: BenchResults = { ...partial, checks }
+  process.stdout.write(`\n${renderTerminal(results)}\n`)
+  progress(`wrote ${path.relative(repositoryRoot, writeResults(results))}`)
+}
+
+await main()

@@ -1,0 +1,107 @@
+/**
+ * HTTP scenarios with fixed parameters, each run against the pricing server and against the bare
+ * endpoint with the same requests: req/s and latency from autocannon, and the server's CPU time per
+ * request from /proc over the measured interval (the load generator shares the machine, so CPU per
+ * request is the figure that compares across runs; req/s compares only within one run).
+ * @module
+ */
+import autocannon, { type Request } from 'autocannon'
+import { cpuTicks } from './proc.js'
+import { currencyCode, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
+
+export interface LoadParameters {
+  readonly connections: number
+  readonly durationS: number
+  /** An unmeasured run first, so the JIT has compiled the path being measured. */
+  readonly warmupS: number
+  readonly clockTicks: number
+}
+
+export interface LoadResult {
+  readonly requestCount: number
+  readonly requestsPerSecond: number
+  readonly latencyP50Ms: number
+  readonly latencyP99Ms: number
+  readonly latencyMaxMs: number
+  readonly cpuMicrosPerRequest: number
+  /** Server CPU time over the interval divided by its length: cores kept busy. */
+  readonly cpuCores: number
+  readonly non2xx: number
+  readonly errors: number
+}
+
+export interface ScenarioDefinition {
+  readonly name: string
+  readonly title: string
+  readonly requests: Request[]
+  /** Targets as ratios to the bare endpoint, and an absolute latency bound. */
+  readonly cpuRatioMax: number
+  readonly requestsRatioMin: number | null
+  readonly latencyP99MaxMs: number | null
+}
+
+/** Runs autocannon against `url` and reads the CPU ticks of `pid` around the measured run. */
+export async function measureLoad(url: string, pid: number, requests: Request[], headers: Record<string, string>, parameters: LoadParameters): Promise<LoadResult> {
+  const options = { url, connections: parameters.connections, pipelining: 1, timeout: 30, headers, requests }
+  if (parameters.warmupS > 0) await autocannon({ ...options, duration: parameters.warmupS })
+  const ticksBefore = cpuTicks(pid)
+  const started = performance.now()
+  const result = await autocannon({ ...options, duration: parameters.durationS })
+  const elapsedS = (performance.now() - started) / 1000
+  const cpuS = (cpuTicks(pid) - ticksBefore) / parameters.clockTicks
+  const requestCount = result['2xx'] + result.non2xx
+  return {
+    requestCount,
+    requestsPerSecond: requestCount / elapsedS,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyMaxMs: result.latency.max,
+    cpuMicrosPerRequest: requestCount === 0 ? Number.NaN : (cpuS * 1e6) / requestCount,
+    cpuCores: cpuS / elapsedS,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  }
+}
+
+/** Distinct requests per scenario; each connection cycles through the list. */
+const distinctGetCount = 1_000
+const distinctQueryCount = 64
+
+function queryRequests(slug: string, shape: WorkloadShape, skuCount: number, seed: number): Request[] {
+  const random = seededRandom(seed)
+  const count = skuCount >= 1_000 ? distinctQueryCount / 4 : distinctQueryCount
+  return Array.from({ length: count }, () => ({
+    method: 'POST',
+    path: `/t/${slug}/price/query`,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ currency_code: currencyCode, pricelist_filter: {}, skus: distinctSkus(random, shape.skuCount, skuCount), tax_area: taxAreaCode }),
+  }))
+}
+
+export function scenarioDefinitions(slug: string, shape: WorkloadShape): ScenarioDefinition[] {
+  const random = seededRandom(shape.seed + 1)
+  const gets: Request[] = Array.from({ length: distinctGetCount }, () => {
+    const sku = skuCode(Math.floor(random() * shape.skuCount))
+    const pricelist = pricelists[Math.floor(random() * pricelists.length)]!.code
+    return { method: 'GET', path: `/t/${slug}/price/${sku}/${pricelist}/${taxAreaCode}` }
+  })
+  return [
+    { name: 'get', title: 'GET taxed price (1 SKU, 1 pricelist)', requests: gets, cpuRatioMax: 2, requestsRatioMin: 0.5, latencyP99MaxMs: null },
+    {
+      name: 'query-100',
+      title: `POST /price/query 100 SKUs x ${pricelists.length} pricelists`,
+      requests: queryRequests(slug, shape, 100, shape.seed + 2),
+      cpuRatioMax: 6,
+      requestsRatioMin: null,
+      latencyP99MaxMs: 25,
+    },
+    {
+      name: 'query-1000',
+      title: `POST /price/query 1,000 SKUs x ${pricelists.length} pricelists`,
+      requests: queryRequests(slug, shape, 1_000, shape.seed + 3),
+      cpuRatioMax: 6,
+      requestsRatioMin: null,
+      latencyP99MaxMs: null,
+    },
+  ]
+}

@@ -1,0 +1,196 @@
+/**
+ * Child processes the bench measures: the pricing server (compiled, started the way operators
+ * start it, on a free port with its own data directory) and the bare uWS endpoint. Also a small
+ * HTTP client for the admin and tenant APIs. Non-goal: a general test harness (test/helpers is
+ * that, and bench code stays independent of test/).
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+
+export interface Listening {
+  readonly child: ChildProcess
+  readonly port: number
+}
+
+/**
+ * Spawns `node <entry> ...args` and resolves once a stdout line matches `pattern` (its first group
+ * is the port). Stdout keeps being drained so that the child never blocks on a full pipe.
+ */
+export function spawnListening(entry: string, args: readonly string[], env: Record<string, string>, pattern: RegExp): Promise<Listening> {
+  const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)))
+  return new Promise<Listening>((resolve, reject) => {
+    let found = false
+    const timer = setTimeout(() => reject(new Error(`${entry} did not start: ${stderr}`)), 60_000)
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (found) return
+      stdout += chunk.toString()
+      const match = pattern.exec(stdout)
+      if (match !== null) {
+        found = true
+        clearTimeout(timer)
+        resolve({ child, port: Number(match[1]) })
+      }
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      if (!found) reject(new Error(`${entry} exited with ${code}: ${stderr}`))
+    })
+  })
+}
+
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => child.once('exit', () => resolve()))
+}
+
+export interface ServerOptions {
+  readonly entry: string
+  readonly dataDir: string
+  readonly adminToken: string
+}
+
+/** The pricing server as its own process; `start` may be called again after `stop` (restart). */
+export class PricingServer {
+  url = ''
+  #child: ChildProcess | null = null
+
+  constructor(readonly options: ServerOptions) {}
+
+  get pid(): number {
+    const pid = this.#child?.pid
+    if (pid === undefined) throw new Error('server is not running')
+    return pid
+  }
+
+  /** Starts the process and waits until it listens (not until it is ready). */
+  async start(): Promise<void> {
+    const env = {
+      PRICING_PORT: '0',
+      PRICING_HOST: '127.0.0.1',
+      PRICING_DATA_DIR: this.options.dataDir,
+      PRICING_ADMIN_TOKEN: this.options.adminToken,
+      PRICING_DEMO: 'false',
+      // The port is only logged at info; the server logs nothing per request at that level.
+      PRICING_LOG_LEVEL: 'info',
+      // No exchange-rate fetch from the internet: the workload is in one currency.
+      PRICING_FX_FEED_URL: '',
+    }
+    const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/)
+    this.#child = listening.child
+    this.url = `http://127.0.0.1:${listening.port}`
+  }
+
+  /** Polls /readyz until it answers 200. */
+  async waitReady(timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      const answer = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => null)
+      if (answer !== null) await answer.arrayBuffer()
+      if (answer?.status === 200) return
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    throw new Error('server never became ready')
+  }
+
+  /** Graceful stop (SIGTERM) and wait for the exit. */
+  async stop(): Promise<void> {
+    const child = this.#child
+    if (child === null) return
+    child.kill('SIGTERM')
+    await exited(child)
+    this.#child = null
+  }
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+}
+
+export async function request(url: string, method: string, options: { body?: unknown; token?: string } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {}
+  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
+  let body: string | undefined
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
+    headers['content-type'] = 'application/json'
+  }
+  const response = await fetch(url, { method, headers, body })
+  return { status: response.status, headers: response.headers, text: await response.text() }
+}
+
+/** A tenant's API with a client-credentials token, refreshed on demand and after a 401. */
+export class TenantClient {
+  token = ''
+
+  constructor(
+    readonly server: PricingServer,
+    readonly slug: string,
+    readonly clientId: string,
+    readonly clientSecret: string,
+  ) {}
+
+  get baseUrl(): string {
+    return `${this.server.url}/t/${this.slug}`
+  }
+
+  async refreshToken(): Promise<string> {
+    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
+    const response = await fetch(`${this.server.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    })
+    const text = await response.text()
+    if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${text}`)
+    this.token = (JSON.parse(text) as { access_token: string }).access_token
+    return this.token
+  }
+
+  async call(method: string, path: string, body?: unknown): Promise<Answer> {
+    let answer = await request(`${this.baseUrl}${path}`, method, { body, token: this.token })
+    if (answer.status === 401) {
+      await this.refreshToken()
+      answer = await request(`${this.baseUrl}${path}`, method, { body, token: this.token })
+    }
+    return answer
+  }
+
+  /** A call that must answer `status`; anything else stops the bench with the answer's text. */
+  async expect(status: number, method: string, path: string, body?: unknown): Promise<Answer> {
+    const answer = await this.call(method, path, body)
+    if (answer.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`)
+    return answer
+  }
+}
+
+/** Limits that would throttle the bench: every rate, burst and quota unlimited. */
+const unlimited = {
+  query_rate: null,
+  query_burst: null,
+  ingest_rate: null,
+  ingest_burst: null,
+  prices: null,
+  articles: null,
+  pricelists: null,
+}
+
+/** Creates an enterprise tenant without limits and a key through the operator API; fetches a token. */
+export async function provisionTenant(server: PricingServer, slug: string): Promise<TenantClient> {
+  const token = server.options.adminToken
+  const created = await request(`${server.url}/admin/tenants`, 'POST', {
+    token,
+    body: { slug, tier: 'enterprise', region: 'local', limits: unlimited },
+  })
+  if (created.status !== 201) throw new Error(`tenant create failed: ${created.status} ${created.text}`)
+  const key = await request(`${server.url}/admin/tenants/${slug}/keys`, 'POST', { token, body: { name: 'bench' } })
+  if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${key.text}`)
+  const { client_id: clientId, client_secret: clientSecret } = JSON.parse(key.text) as { client_id: string; client_secret: string }
+  const client = new TenantClient(server, slug, clientId, clientSecret)
+  await client.refreshToken()
+  return client
+}
