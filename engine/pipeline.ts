@@ -116,7 +116,7 @@ const noPricedBreaks: readonly PricedAmounts[] = Object.freeze([])
  */
 const scaledAmountMax = amountAbsMax * amountUnit
 
-function outOfRange(scaled: number): boolean {
+export function outOfRange(scaled: number): boolean {
   return !(Math.abs(scaled) <= scaledAmountMax)
 }
 

@@ -1,9 +1,21 @@
 /**
- * The batch price query: the best price per SKU across the selected pricelists. Control-plane
- * work (pricelists, currency, rounding) happens once; the per-(SKU, pricelist) loop does lookups.
+ * The batch price query: the best price per SKU across the selected pricelists.
+ *
+ * Control plane once per query: the pricelists (with their FX to the answer currency), the VAT
+ * precision, the rounding profile. Data plane per (SKU, pricelist): the common case — the
+ * pricelist's own price, no rules, no quantity breaks or fields — is priced from the shared columns
+ * with integer arithmetic and no allocation, only its gross compared. Everything else (inherited
+ * prices, rules, bundles, breaks) takes the full pipeline. The winner of each SKU is then priced in
+ * full once, so the answer is exactly what the full pipeline gives.
  * @module
  */
-import { priceItem, resolveBase, Status, statusReasons, type AnswerOptions, type PriceContext, type PricedItem } from './pipeline.js'
+import { assert } from './assert.js'
+import { convertAmount, type FxResolved } from './fx.js'
+import {
+  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet,
+  type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo,
+} from './pipeline.js'
+import { applyRounding } from './rounding.js'
 
 export interface QueryRequest {
   readonly skus: readonly string[]
@@ -18,15 +30,35 @@ export interface QueryResult {
   readonly unavailable: { sku: string; reason: (typeof statusReasons)[number] }[]
 }
 
+/** Per-query facts of one selected pricelist. */
+interface Candidate {
+  readonly code: string
+  readonly info: PricelistInfo | null
+  /** Own prices may take the fast path: a live pricelist with a VAT mode and no rules. */
+  readonly fast: boolean
+  /** FX to the answer currency: null when the currencies are equal, undefined when no rate exists. */
+  readonly fx: FxResolved | null | undefined
+}
+
+function candidates(context: PriceContext, pricelists: readonly string[], currency: string): Candidate[] {
+  return pricelists.map((code) => {
+    const info = context.pricelist(code)
+    const fx = info === null || info.currency === currency ? null : (context.fx(info.currency, currency) ?? undefined)
+    return { code, info, fast: info !== null && info.vatMode !== null && info.rules.length === 0 && info.id >= 0, fx }
+  })
+}
+
 /** Best = lowest gross in the requested currency after rounding; ties to the first pricelist code. */
 export function queryPrices(context: PriceContext, request: QueryRequest): QueryResult {
   const items: PricedItem[] = []
   const unavailable: QueryResult['unavailable'] = []
   const seen = new Set<string>()
+  const selected = candidates(context, request.pricelists, request.options.currency)
+  const precision = context.vatPrecision(request.options.currency)
   for (const sku of request.skus) {
     if (seen.has(sku)) continue
     seen.add(sku)
-    const best = bestPrice(context, sku, request.pricelists, request.options)
+    const best = bestOf(context, sku, selected, request.options, precision)
     if (typeof best === 'number') unavailable.push({ sku, reason: statusReasons[best] })
     else items.push(best)
   }
@@ -37,22 +69,71 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   return { items, unavailable }
 }
 
-export function bestPrice(context: PriceContext, sku: string, pricelists: readonly string[], options: AnswerOptions): PricedItem | Status {
-  let best: PricedItem | null = null
+/** The best price of one SKU over the candidates (used by queries; see the module comment). */
+function bestOf(context: PriceContext, sku: string, selected: readonly Candidate[], options: AnswerOptions, precision: number): PricedItem | Status {
+  const prices = context.prices
+  const at = context.at
+  const skuId = prices.skuId(sku)
+  const vat = skuId >= 0 ? context.vat(sku) : Status.noVatClass
+  const rounding = options.rounding
   let status: Status = Status.noPrice
-  for (const code of pricelists) {
-    const resolved = resolveBase(context, code, sku)
+  let bestGross = Number.POSITIVE_INFINITY
+  let bestIndex = -1
+  let bestItem: PricedItem | null = null
+  for (let index = 0; index < selected.length; index++) {
+    const candidate = selected[index]!
+    if (candidate.fast && typeof vat !== 'number') {
+      const position = prices.livePositionAt(candidate.info!.id, skuId, at)
+      if (position >= 0 && !prices.hasExtras(position)) {
+        const fx = candidate.fx
+        if (fx === undefined) {
+          if (Status.noFxRate > status) status = Status.noFxRate
+          continue
+        }
+        const amount = fx === null ? prices.salesAt(position) : convertAmount(prices.salesAt(position), fx)
+        if (outOfRange(amount)) {
+          if (Status.noFxRate > status) status = Status.noFxRate
+          continue
+        }
+        const sales = rounding === null ? amount : applyRounding(rounding, amount)
+        const gross = candidate.info!.vatMode === 'NET' ? sales + vatOfNet(sales, vat.rate, precision) : sales
+        // Strictly lower: the pricelists come sorted, so a tie keeps the code that sorts first.
+        if (gross < bestGross) {
+          bestGross = gross
+          bestIndex = index
+          bestItem = null
+        }
+        continue
+      }
+    }
+    const resolved = resolveBase(context, candidate.code, sku)
     if (typeof resolved === 'number') {
       if (resolved > status) status = resolved
       continue
     }
-    const priced = priceItem(context, resolved, sku, options, code)
+    const priced = priceItem(context, resolved, sku, options, candidate.code)
     if (typeof priced === 'number') {
       if (priced > status) status = priced
       continue
     }
-    // Strictly lower: the pricelists come sorted, so a tie keeps the code that sorts first.
-    if (best === null || priced.gross < best.gross) best = priced
+    if (priced.gross < bestGross) {
+      bestGross = priced.gross
+      bestIndex = index
+      bestItem = priced
+    }
   }
-  return best ?? status
+  if (bestIndex < 0) return status
+  if (bestItem !== null) return bestItem
+  // The winner came from the fast path: price it in full once (same arithmetic, full answer).
+  const code = selected[bestIndex]!.code
+  const resolved = resolveBase(context, code, sku)
+  assert(typeof resolved !== 'number', 'a fast-path winner resolves')
+  const priced = priceItem(context, resolved, sku, options, code)
+  assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
+  return priced
+}
+
+/** The best price of one SKU over pricelist codes (single reads and tests). */
+export function bestPrice(context: PriceContext, sku: string, pricelists: readonly string[], options: AnswerOptions): PricedItem | Status {
+  return bestOf(context, sku, candidates(context, pricelists, options.currency), options, context.vatPrecision(options.currency))
 }
