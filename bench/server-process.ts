@@ -50,6 +50,8 @@ export interface ServerOptions {
   readonly entry: string
   readonly dataDir: string
   readonly adminToken: string
+  /** Extra environment (e.g. PRICING_WORKER_THRESHOLD_SKUS for the threshold measurement). */
+  readonly env?: Record<string, string>
 }
 
 /** The pricing server as its own process; `start` may be called again after `stop` (restart). */
@@ -77,6 +79,7 @@ export class PricingServer {
       PRICING_LOG_LEVEL: 'info',
       // No exchange-rate fetch from the internet: the workload is in one currency.
       PRICING_FX_FEED_URL: '',
+      ...this.options.env,
     }
     const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/)
     this.#child = listening.child
