@@ -6,7 +6,7 @@
  */
 import { assert } from './assert.js'
 import { contentHash } from './hash.js'
-import { planWrite, viewAt, type ChangeType, type Version, type View } from './temporal.js'
+import { indexAt, planWrite, viewAt, type ChangeType, type Version, type View } from './temporal.js'
 
 export const entityTypes = [
   'article',
@@ -194,8 +194,12 @@ export class Catalog {
     return viewAt(this.versions(type, key), at, includeDeleted)
   }
 
+  /** The value in force at `at` (null when absent or deleted); allocates nothing (hot path). */
   get<K extends CatalogType>(type: K, key: string, at: number): EntityValues[K] | null {
-    return this.view(type, key, at)?.value ?? null
+    const versions = this.#table(type).get(key) as Version<EntityValues[K]>[] | undefined
+    if (versions === undefined) return null
+    const index = indexAt(versions, at)
+    return index < 0 ? null : versions[index]!.value
   }
 
   /** Has any version of this key ever been written (deleted or not, past or future)? */
