@@ -16,13 +16,14 @@ import type { Config } from './config.js'
 import { ApiError, errorBody } from './errors.js'
 import { loadNativeUws, serve, type Incoming, type Outgoing } from './http.js'
 import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
-import type { Metrics } from './metrics.js'
+import type { Metrics, RouteSeries } from './metrics.js'
 import { Router } from './router.js'
 import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
 import { adminRoutes } from './routes/admin.js'
 import { tenantRoutes } from './routes/index.js'
 import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
-import { precompile, validate, validateQuery } from './validate.js'
+import { isValid, precompile, validate, validateQuery } from './validate.js'
+import type { TokenClaims } from './auth.js'
 
 export interface AppDeps {
   readonly config: Config
@@ -40,7 +41,13 @@ interface CompiledTenantRoute {
   readonly route: TenantRoute
   readonly names: string[]
   readonly label: string
+  /** Metrics of the route's own method (HEAD on a GET route looks its series up). */
+  readonly series: RouteSeries
+  /** The route has no query schema, or `{}` passes it: an empty query string needs no validation. */
+  readonly emptyQueryValid: boolean
 }
+
+type RateHeaders = { headers(nowMs: number): Readonly<Record<string, string>> }
 
 interface CompiledRootRoute {
   readonly route: RootRoute
@@ -59,6 +66,12 @@ export class PricingApp {
   readonly rootRoutes: readonly RootRoute[]
   /** client_id -> last time a token of that key was used; flushed to the system store. */
   readonly keyUsage = new Map<string, number>()
+  /**
+   * The last Authorization header that verified, and its claims: comparing a header with it costs
+   * less than hashing the token for the token cache, and a client usually repeats its token.
+   */
+  #lastAuthorization = ''
+  #lastClaims: TokenClaims | null = null
 
   constructor(deps: AppDeps) {
     this.#deps = deps
@@ -71,6 +84,8 @@ export class PricingApp {
         route,
         names: paramNames(route.path),
         label: route.path,
+        series: deps.metrics.route(route.path, route.method),
+        emptyQueryValid: route.query === undefined || isValid(route.query, {}),
       })
     }
     for (const route of this.rootRoutes) {
@@ -129,7 +144,7 @@ export class PricingApp {
       nowMs: this.#deps.now(),
       tenantSlug: null,
     }
-    return this.#settle(incoming, route.path, () => route.handler(context), null)
+    return this.#settle(incoming, route.path, () => route.handler(context))
   }
 
   #dispatchTenant(incoming: Incoming, slug: string, segments: string[], start: number): Outgoing | Promise<Outgoing> {
@@ -148,7 +163,7 @@ export class PricingApp {
         nowMs: this.#deps.now(),
         tenantSlug: slug,
       }
-      return this.#settle(incoming, '/t/{slug}/oauth2/token', () => token.handler(context), null)
+      return this.#settle(incoming, '/t/{slug}/oauth2/token', () => token.handler(context))
     }
     const match = this.#tenantRouter.match(incoming.method, segments, start)
     if (match.route === null) {
@@ -162,24 +177,35 @@ export class PricingApp {
       return this.#finish(incoming, compiled.label, this.#error(new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
     }
     const nowMs = this.#deps.now()
+    const last = this.#lastClaims
+    if (last !== null && incoming.authorization === this.#lastAuthorization && last.expiresAtMs > nowMs) {
+      return this.#authorized(incoming, tenant, compiled, match.params, last.tenant, last.subject, nowMs)
+    }
     const bucket = tenant.buckets[compiled.route.dimension]
     const token = bearerToken(incoming.authorization)
     if (token === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Missing bearer token')
     const cached = this.#deps.tokens.cached(token, nowMs)
     if (cached !== undefined) {
       if (cached === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Token expired')
+      this.#remember(incoming.authorization, cached)
       return this.#authorized(incoming, tenant, compiled, match.params, cached.tenant, cached.subject, nowMs)
     }
     return this.#deps.tokens.verify(token, nowMs).then((claims) => {
       if (claims === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Invalid or expired token')
+      this.#remember(incoming.authorization, claims)
       return this.#authorized(incoming, tenant, compiled, match.params, claims.tenant, claims.subject, nowMs)
     })
+  }
+
+  #remember(authorization: string, claims: TokenClaims): void {
+    this.#lastAuthorization = authorization
+    this.#lastClaims = claims
   }
 
   #reject(
     incoming: Incoming,
     compiled: CompiledTenantRoute,
-    bucket: { headers(nowMs: number): Record<string, string> },
+    bucket: RateHeaders,
     nowMs: number,
     message: string,
   ): Outgoing {
@@ -202,67 +228,90 @@ export class PricingApp {
       return this.#reject(incoming, compiled, bucket, nowMs, 'Token belongs to another tenant')
     }
     this.keyUsage.set(subject, nowMs)
-    return this.#settle(incoming, compiled.label, () => {
-      if (tenant.record.status !== 'active') {
-        throw new ApiError('tenant_suspended', `Tenant ${tenant.record.slug} is ${tenant.record.status}`)
-      }
-      const json = parseJsonBody(incoming)
-      const cost = route.cost === undefined ? 1 : route.cost(json)
-      // A plan or override may lower the engine's maximum, never lift it (null: the engine's).
-      const itemsMax = Math.min(tenant.limits.max_items_per_request ?? batchItemsMax, batchItemsMax)
-      const burst = bucket.burst
-      if (cost > itemsMax || (burst !== null && cost > burst)) {
-        const max = Math.min(itemsMax, burst ?? Number.POSITIVE_INFINITY)
-        throw new ApiError('too_many_items', `Request costs ${cost} items; the maximum per request is ${max}`, {
-          max_items_per_request: max,
-        })
-      }
-      const taken = bucket.take(cost, nowMs)
-      if (!taken.allowed) {
-        throw new ApiError(
-          'rate_limited',
-          `Rate limit for ${route.dimension} exceeded; retry in ${taken.retryAfterS} s`,
-          { retry_after: taken.retryAfterS },
-          { 'retry-after': String(taken.retryAfterS) },
-        )
-      }
-      const context: TenantContext = {
-        tenant,
-        params: namedParams(compiled.names, params),
-        query: route.query === undefined ? {} : validateQuery(route.query, queryRecord(incoming.query)),
-        body: route.body === undefined ? json : validate(route.body, json, json === undefined ? '' : ''),
-        actor: subject,
-        nowMs,
-        incoming,
-      }
-      return route.handler(context)
-    }, bucket)
+    const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+    let reply: Reply | Promise<Reply>
+    try {
+      reply = this.#invoke(incoming, tenant, compiled, params, subject, nowMs)
+    } catch (error) {
+      return this.#failed(incoming, series, error, bucket)
+    }
+    if (reply instanceof Promise) {
+      return reply.then(
+        (value) => this.#answered(incoming, series, value, bucket, this.#deps.now()),
+        (error: unknown) => this.#failed(incoming, series, error, bucket),
+      )
+    }
+    return this.#answered(incoming, series, reply, bucket, nowMs)
   }
 
-  /** Runs a handler, turning its reply or error into an answer, and records metrics. */
-  #settle(
-    incoming: Incoming,
-    label: string,
-    handler: () => Reply | Promise<Reply>,
-    bucket: { headers(nowMs: number): Record<string, string> } | null,
-  ): Outgoing | Promise<Outgoing> {
-    const finish = (reply: Reply): Outgoing => {
-      const outgoing = toOutgoing(reply)
-      if (bucket !== null) Object.assign(outgoing.headers!, bucket.headers(this.#deps.now()))
-      return this.#finish(incoming, label, outgoing)
+  /** Tenant pipeline after authentication: status, body, item cost, rate limit, validation, handler. */
+  #invoke(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], subject: string, nowMs: number): Reply | Promise<Reply> {
+    const route = compiled.route
+    const bucket = tenant.buckets[route.dimension]
+    if (tenant.record.status !== 'active') {
+      throw new ApiError('tenant_suspended', `Tenant ${tenant.record.slug} is ${tenant.record.status}`)
     }
-    const fail = (error: unknown): Outgoing => {
-      const outgoing = this.#error(error)
-      if (bucket !== null) outgoing.headers = { ...bucket.headers(this.#deps.now()), ...outgoing.headers }
-      return this.#finish(incoming, label, outgoing)
+    const json = parseJsonBody(incoming)
+    const cost = route.cost === undefined ? 1 : route.cost(json)
+    // A plan or override may lower the engine's maximum, never lift it (null: the engine's).
+    const itemsMax = Math.min(tenant.limits.max_items_per_request ?? batchItemsMax, batchItemsMax)
+    const burst = bucket.burst
+    if (cost > itemsMax || (burst !== null && cost > burst)) {
+      const max = Math.min(itemsMax, burst ?? Number.POSITIVE_INFINITY)
+      throw new ApiError('too_many_items', `Request costs ${cost} items; the maximum per request is ${max}`, {
+        max_items_per_request: max,
+      })
     }
+    const taken = bucket.take(cost, nowMs)
+    if (!taken.allowed) {
+      throw new ApiError(
+        'rate_limited',
+        `Rate limit for ${route.dimension} exceeded; retry in ${taken.retryAfterS} s`,
+        { retry_after: taken.retryAfterS },
+        { 'retry-after': String(taken.retryAfterS) },
+      )
+    }
+    const context: TenantContext = {
+      tenant,
+      params: namedParams(compiled.names, params),
+      query: route.query === undefined || (incoming.query === '' && compiled.emptyQueryValid) ? {} : validateQuery(route.query, queryRecord(incoming.query)),
+      body: route.body === undefined ? json : validate(route.body, json, json === undefined ? '' : ''),
+      actor: subject,
+      nowMs,
+      incoming,
+    }
+    return route.handler(context)
+  }
+
+  /** Runs a root handler, turning its reply or error into an answer, and records metrics. */
+  #settle(incoming: Incoming, label: string, handler: () => Reply | Promise<Reply>): Outgoing | Promise<Outgoing> {
+    const series = this.#deps.metrics.route(label, incoming.method)
     let reply: Reply | Promise<Reply>
     try {
       reply = handler()
     } catch (error) {
-      return fail(error)
+      return this.#failed(incoming, series, error, null)
     }
-    return reply instanceof Promise ? reply.then(finish, fail) : finish(reply)
+    if (reply instanceof Promise) {
+      return reply.then(
+        (value) => this.#answered(incoming, series, value, null, 0),
+        (error: unknown) => this.#failed(incoming, series, error, null),
+      )
+    }
+    return this.#answered(incoming, series, reply, null, 0)
+  }
+
+  /** A handler's reply as an answer, with the route's rate-limit headers as they stand at `nowMs`. */
+  #answered(incoming: Incoming, series: RouteSeries, reply: Reply, bucket: RateHeaders | null, nowMs: number): Outgoing {
+    const outgoing = toOutgoing(reply)
+    if (bucket !== null) outgoing.extraHeaders = bucket.headers(nowMs)
+    return this.#observed(incoming, series, outgoing)
+  }
+
+  #failed(incoming: Incoming, series: RouteSeries, error: unknown, bucket: RateHeaders | null): Outgoing {
+    const outgoing = this.#error(error)
+    if (bucket !== null) outgoing.headers = { ...bucket.headers(this.#deps.now()), ...outgoing.headers }
+    return this.#observed(incoming, series, outgoing)
   }
 
   #error(error: unknown): Outgoing {
@@ -277,21 +326,28 @@ export class PricingApp {
   }
 
   #finish(incoming: Incoming, label: string, outgoing: Outgoing): Outgoing {
-    const seconds = Number(process.hrtime.bigint() - incoming.startedAt) / 1e9
-    this.#deps.metrics.observe(label, incoming.method, outgoing.status, seconds)
+    return this.#observed(incoming, this.#deps.metrics.route(label, incoming.method), outgoing)
+  }
+
+  #observed(incoming: Incoming, series: RouteSeries, outgoing: Outgoing): Outgoing {
+    series.observe(outgoing.status, (performance.now() - incoming.startedAt) / 1000)
     if (outgoing.status >= 500) this.#deps.logger.error({ method: incoming.method, path: incoming.path, status: outgoing.status }, 'server error')
     return outgoing
   }
 }
 
+/**
+ * The reply's headers are sent as they are (never modified), unless a content type must be added.
+ * A text body with a content type is sent as it is; anything else as JSON.
+ */
 function toOutgoing(reply: Reply): Outgoing {
-  const headers: Record<string, string> = { ...reply.headers }
-  if (reply.body === undefined) return { status: reply.status, headers }
-  if (typeof reply.body === 'string' && headers['content-type'] !== undefined) {
-    return { status: reply.status, headers, body: reply.body }
-  }
-  headers['content-type'] ??= 'application/json'
-  return { status: reply.status, headers, body: JSON.stringify(reply.body) }
+  const headers = reply.headers
+  const raw = reply.body
+  if (raw === undefined) return { status: reply.status, headers }
+  const typed = headers !== undefined && headers['content-type'] !== undefined
+  if (typed && typeof raw === 'string') return { status: reply.status, headers, body: raw }
+  const body = JSON.stringify(reply.body)
+  return { status: reply.status, headers: typed ? headers : { ...headers, 'content-type': 'application/json' }, body }
 }
 
 function bearerToken(authorization: string): string | null {
@@ -306,10 +362,28 @@ function namedParams(names: readonly string[], values: readonly string[]): Recor
   return params
 }
 
+/**
+ * The query string's parameters (the last of a repeated name wins). Without `%` or `+` nothing
+ * needs decoding, so a split gives exactly what URLSearchParams would; otherwise it decodes.
+ */
 export function queryRecord(query: string): Record<string, string> {
   const record: Record<string, string> = {}
   if (query === '') return record
-  for (const [key, value] of new URLSearchParams(query)) record[key] = value
+  if (query.indexOf('%') >= 0 || query.indexOf('+') >= 0) {
+    for (const [key, value] of new URLSearchParams(query)) record[key] = value
+    return record
+  }
+  let start = query.charCodeAt(0) === 0x3f ? 1 : 0 // a leading '?' is skipped, as URLSearchParams does
+  while (start <= query.length) {
+    let end = query.indexOf('&', start)
+    if (end < 0) end = query.length
+    if (end > start) {
+      const equals = query.indexOf('=', start)
+      if (equals >= 0 && equals < end) record[query.slice(start, equals)] = query.slice(equals + 1, end)
+      else record[query.slice(start, end)] = ''
+    }
+    start = end + 1
+  }
   return record
 }
 

@@ -2,7 +2,8 @@
  * The only code that touches uWebSockets.js request and response objects. It loads the native
  * binary (never the JavaScript fallback), copies what a handler needs from the stack-allocated
  * request before anything asynchronous, reads bodies into a buffer bounded by the body limit,
- * and writes every response inside `cork`.
+ * and writes every response inside `cork` (an answer given before the uWS callback returns is
+ * already corked by uWS, so it is written directly).
  * @module
  */
 import { createRequire } from 'node:module'
@@ -37,12 +38,16 @@ export interface Incoming {
   readonly contentType: string
   readonly ifNoneMatch: string
   readonly body: Buffer | null
-  readonly startedAt: bigint
+  /** `performance.now()` when the request arrived (ms). */
+  readonly startedAt: number
 }
 
 export interface Outgoing {
   status: number
-  headers?: Record<string, string>
+  /** Read-only here: a handler's constant header object may be sent as is. */
+  headers?: Readonly<Record<string, string>>
+  /** Written after `headers` (the rate-limit headers), so neither object needs copying. */
+  extraHeaders?: Readonly<Record<string, string>>
   body?: string | Buffer
 }
 
@@ -76,38 +81,70 @@ export interface HttpOptions {
 /** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
 export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): void {
   app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod().toUpperCase()
+    if (!bodyMethods.has(method)) {
+      runWithoutBody(res, incomingOf(req, method), dispatch, options)
+      return
+    }
     const state = { aborted: false }
     res.onAborted(() => {
       state.aborted = true
     })
-    const method = req.getCaseSensitiveMethod().toUpperCase()
-    const head = {
-      method,
-      path: req.getUrl(),
-      query: req.getQuery() ?? '',
-      host: req.getHeader('host'),
-      authorization: req.getHeader('authorization'),
-      contentType: req.getHeader('content-type'),
-      ifNoneMatch: req.getHeader('if-none-match'),
-      startedAt: process.hrtime.bigint(),
-    }
-    if (!bodyMethods.has(method)) {
-      run(res, state, { ...head, body: null }, dispatch, options)
-      return
-    }
+    const head = incomingOf(req, method)
     const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
-      send(res, state, options.onTooLarge({ ...head, body: null }), true)
+      send(res, state, options.onTooLarge(head), true)
       return
     }
     readBody(res, state, declared, options.bodyBytesMax, (body) => {
       if (body === null) {
-        send(res, state, options.onTooLarge({ ...head, body: null }), true)
+        send(res, state, options.onTooLarge(head), true)
         return
       }
       run(res, state, { ...head, body }, dispatch, options)
     })
   })
+}
+
+/** What a handler needs from the request, without the body (read later, for methods that have one). */
+function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
+  return {
+    method,
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    host: req.getHeader('host'),
+    authorization: req.getHeader('authorization'),
+    contentType: req.getHeader('content-type'),
+    ifNoneMatch: req.getHeader('if-none-match'),
+    body: null,
+    startedAt: performance.now(),
+  }
+}
+
+/**
+ * A request without a body runs inside the uWS callback: a synchronous answer is written at once
+ * (uWS corks the callback itself, and the response cannot have been aborted yet); only an
+ * asynchronous one needs the abort handler, attached before the callback returns.
+ */
+function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dispatch, options: HttpOptions): void {
+  let outgoing: Outgoing | Promise<Outgoing>
+  try {
+    outgoing = dispatch(incoming)
+  } catch (error) {
+    outgoing = options.onError(error, incoming)
+  }
+  if (!(outgoing instanceof Promise)) {
+    write(res, outgoing, false)
+    return
+  }
+  const state = { aborted: false }
+  res.onAborted(() => {
+    state.aborted = true
+  })
+  outgoing.then(
+    (value) => send(res, state, value, false),
+    (error: unknown) => send(res, state, options.onError(error, incoming), false),
+  )
 }
 
 function run(
@@ -177,20 +214,28 @@ function readBody(
 function send(res: Uws.HttpResponse, state: { aborted: boolean }, outgoing: Outgoing, close: boolean): void {
   if (state.aborted) return
   state.aborted = true
-  res.cork(() => {
-    res.writeStatus(statusLine(outgoing.status))
-    const headers = outgoing.headers
-    if (headers !== undefined) {
-      for (const name in headers) res.writeHeader(name, headers[name]!)
-    }
-    if (close) res.writeHeader('connection', 'close')
-    if (outgoing.status === 204 || outgoing.status === 304) {
-      // No Content-Length on 204/304 (RFC 9110). An explicit `undefined` length makes uWS write
-      // `Content-Length: 2^63`, which leaves keep-alive clients waiting for a body.
-      if (close) res.endWithoutBody(0, true)
-      else res.endWithoutBody()
-    } else {
-      res.end(outgoing.body ?? '', close)
-    }
-  })
+  res.cork(() => write(res, outgoing, close))
+}
+
+/** Writes a whole answer; the caller has corked (or is inside the uWS callback). */
+function write(res: Uws.HttpResponse, outgoing: Outgoing, close: boolean): void {
+  // uWS writes `200 OK` itself when no status was written.
+  if (outgoing.status !== 200) res.writeStatus(statusLine(outgoing.status))
+  const headers = outgoing.headers
+  if (headers !== undefined) {
+    for (const name in headers) res.writeHeader(name, headers[name]!)
+  }
+  const extra = outgoing.extraHeaders
+  if (extra !== undefined) {
+    for (const name in extra) res.writeHeader(name, extra[name]!)
+  }
+  if (close) res.writeHeader('connection', 'close')
+  if (outgoing.status === 204 || outgoing.status === 304) {
+    // No Content-Length on 204/304 (RFC 9110). An explicit `undefined` length makes uWS write
+    // `Content-Length: 2^63`, which leaves keep-alive clients waiting for a body.
+    if (close) res.endWithoutBody(0, true)
+    else res.endWithoutBody()
+  } else {
+    res.end(outgoing.body ?? '', close)
+  }
 }

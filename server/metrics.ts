@@ -1,46 +1,147 @@
 /**
- * Prometheus metrics (prom-client): requests and latency by route and status. Label children are
- * cached per (route, status) so the hot path does one map lookup and two increments.
+ * Prometheus metrics: requests and latency by route pattern, method and status, plus prom-client's
+ * default process metrics. The two request metrics are counted here in plain numbers, one series
+ * object per (route, method, status), and turned into prom-client's export shape only when
+ * scraped: prom-client's own `labels(...).observe()` hashes the label object on every call, which
+ * cost about a microsecond per request. The text output is the same as prom-client's.
  * @module
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+
+/** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
+const latencyBoundsS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+/** One (route, method, status) series: its count, latency sum and per-bucket (not cumulative) counts. */
+class Series {
+  count = 0
+  sumS = 0
+  readonly buckets = new Float64Array(latencyBoundsS.length)
+
+  constructor(readonly labels: Readonly<Record<'route' | 'method' | 'status', string>>) {}
+
+  observe(seconds: number): void {
+    this.count += 1
+    this.sumS += seconds
+    for (let index = 0; index < latencyBoundsS.length; index++) {
+      if (seconds <= latencyBoundsS[index]!) {
+        this.buckets[index]! += 1
+        return
+      }
+    }
+  }
+}
+
+/** The series of one route pattern and method, by status; the dispatcher keeps one per route. */
+export class RouteSeries {
+  readonly #byStatus = new Map<number, Series>()
+  /** Every series of the registry, in creation order (the export order). */
+  readonly #all: Series[]
+
+  constructor(
+    readonly route: string,
+    readonly method: string,
+    all: Series[],
+  ) {
+    this.#all = all
+  }
+
+  observe(status: number, seconds: number): void {
+    let series = this.#byStatus.get(status)
+    if (series === undefined) {
+      series = new Series({ route: this.route, method: this.method, status: String(status) })
+      this.#byStatus.set(status, series)
+      this.#all.push(series)
+    }
+    series.observe(seconds)
+  }
+}
+
+interface ExportedValue {
+  readonly labels: Record<string, string | number>
+  readonly sharedLabels?: Record<string, string>
+  readonly value: number
+  readonly metricName?: string
+}
+
+interface ExportedValues {
+  readonly name: string
+  readonly help: string
+  readonly type: string
+  readonly values: ExportedValue[]
+  readonly aggregator: string
+}
+
+/**
+ * A read-only metric as prom-client's Registry reads one: name, help, type, and `get` (JSON) or
+ * `getForPromString` (text, preferred; labels and shared labels kept apart as prom-client's
+ * histogram keeps them, so the `le` label comes first). It is not one of prom-client's classes,
+ * hence the cast when registering it.
+ */
+function exportedMetric(name: string, help: string, type: 'counter' | 'histogram', values: (splay: boolean) => ExportedValue[]): Metric {
+  const result = (splay: boolean): ExportedValues => ({ name, help, type, values: values(splay), aggregator: 'sum' })
+  const metric = {
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => result(true),
+    getForPromString: async () => result(false),
+    reset: () => undefined,
+  }
+  return metric as unknown as Metric
+}
 
 export class Metrics {
   readonly registry = new Registry()
-  readonly #requests: Counter<'route' | 'method' | 'status'>
-  readonly #latency: Histogram<'route' | 'method' | 'status'>
-  readonly #children = new Map<string, { count: Counter.Internal; latency: Histogram.Internal<'route' | 'method' | 'status'> }>()
+  readonly #series: Series[] = []
+  readonly #routes = new Map<string, RouteSeries>()
 
   constructor() {
-    this.#requests = new Counter({
-      name: 'pricing_http_requests_total',
-      help: 'HTTP requests by route pattern, method and status',
-      labelNames: ['route', 'method', 'status'],
-      registers: [this.registry],
-    })
-    this.#latency = new Histogram({
-      name: 'pricing_http_request_duration_seconds',
-      help: 'HTTP request latency by route pattern, method and status',
-      labelNames: ['route', 'method', 'status'],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [this.registry],
-    })
+    this.registry.registerMetric(
+      exportedMetric('pricing_http_requests_total', 'HTTP requests by route pattern, method and status', 'counter', () =>
+        this.#series.map((series) => ({ labels: { ...series.labels }, value: series.count })),
+      ),
+    )
+    this.registry.registerMetric(
+      exportedMetric('pricing_http_request_duration_seconds', 'HTTP request latency by route pattern, method and status', 'histogram', (splay) =>
+        this.#series.flatMap((series) => histogramValues('pricing_http_request_duration_seconds', series, splay)),
+      ),
+    )
     collectDefaultMetrics({ register: this.registry })
   }
 
-  observe(route: string, method: string, status: number, seconds: number): void {
-    const key = `${method} ${route} ${status}`
-    let child = this.#children.get(key)
-    if (child === undefined) {
-      const labels = { route, method, status: String(status) }
-      child = { count: this.#requests.labels(labels), latency: this.#latency.labels(labels) }
-      this.#children.set(key, child)
+  /** The series of a route pattern and method: resolve once, then `observe` per request. */
+  route(route: string, method: string): RouteSeries {
+    const key = `${method} ${route}`
+    let series = this.#routes.get(key)
+    if (series === undefined) {
+      series = new RouteSeries(route, method, this.#series)
+      this.#routes.set(key, series)
     }
-    child.count.inc()
-    child.latency.observe(seconds)
+    return series
+  }
+
+  observe(route: string, method: string, status: number, seconds: number): void {
+    this.route(route, method).observe(status, seconds)
   }
 
   async text(): Promise<string> {
     return this.registry.metrics()
   }
+}
+
+/** Cumulative buckets, +Inf, sum and count, in prom-client's order and label layout. */
+function histogramValues(name: string, series: Series, splay: boolean): ExportedValue[] {
+  const values: ExportedValue[] = []
+  const labelled = (le: Record<string, string | number>, value: number, metricName: string): ExportedValue =>
+    splay ? { labels: { ...le, ...series.labels }, value, metricName } : { labels: le, sharedLabels: { ...series.labels }, value, metricName }
+  let cumulative = 0
+  for (let index = 0; index < latencyBoundsS.length; index++) {
+    cumulative += series.buckets[index]!
+    values.push(labelled({ le: latencyBoundsS[index]! }, cumulative, `${name}_bucket`))
+  }
+  values.push(labelled({ le: '+Inf' }, series.count, `${name}_bucket`))
+  values.push(labelled({}, series.sumS, `${name}_sum`))
+  values.push(labelled({}, series.count, `${name}_count`))
+  return values
 }

@@ -11,12 +11,22 @@ export interface TakeResult {
   readonly allowed: boolean
   /** Seconds to wait before the same request can pass (0 when allowed). */
   readonly retryAfterS: number
-  readonly headers: Record<string, string>
+  readonly headers: Readonly<Record<string, string>>
 }
+
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({})
+const allowedUnlimited: TakeResult = Object.freeze({ allowed: true, retryAfterS: 0, headers: noHeaders })
 
 export class TokenBucket {
   #tokens: number
   #updatedMs: number
+  /** The last headers answered and what they were made of: an unchanged bucket repeats them. */
+  #headers: Readonly<Record<string, string>> = noHeaders
+  #headersRemaining = -1
+  #headersResetS = -1
+  /** Texts that change rarely: the limit never, the reset at most once a second. */
+  readonly #limitText: string
+  #resetText = ''
 
   constructor(
     readonly rate: number | null,
@@ -25,6 +35,7 @@ export class TokenBucket {
   ) {
     this.#tokens = burst ?? Number.POSITIVE_INFINITY
     this.#updatedMs = nowMs
+    this.#limitText = burst === null ? '' : String(burst)
   }
 
   #refill(nowMs: number): void {
@@ -37,9 +48,7 @@ export class TokenBucket {
   /** Takes `cost` items if the bucket holds them. */
   take(cost: number, nowMs: number): TakeResult {
     this.#refill(nowMs)
-    if (this.rate === null || this.burst === null) {
-      return { allowed: true, retryAfterS: 0, headers: {} }
-    }
+    if (this.rate === null || this.burst === null) return allowedUnlimited
     if (this.#tokens >= cost) {
       this.#tokens -= cost
       return { allowed: true, retryAfterS: 0, headers: this.headers(nowMs) }
@@ -48,16 +57,26 @@ export class TokenBucket {
     return { allowed: false, retryAfterS, headers: this.headers(nowMs) }
   }
 
-  /** The X-RateLimit-* headers for the bucket as it stands. */
-  headers(nowMs: number): Record<string, string> {
-    if (this.rate === null || this.burst === null) return {}
+  /**
+   * The X-RateLimit-* headers for the bucket as it stands. Read-only: the same object is answered
+   * again while remaining and reset are unchanged (take() and the answer ask twice per request),
+   * and otherwise only the remaining count is converted to text.
+   */
+  headers(nowMs: number): Readonly<Record<string, string>> {
+    if (this.rate === null || this.burst === null) return noHeaders
     this.#refill(nowMs)
     const missing = this.burst - this.#tokens
     const fullAtS = Math.ceil((nowMs + (this.rate > 0 ? (missing / this.rate) * 1000 : 0)) / 1000)
-    return {
-      'x-ratelimit-limit': String(this.burst),
-      'x-ratelimit-remaining': String(Math.floor(this.#tokens)),
-      'x-ratelimit-reset': String(fullAtS),
-    }
+    const remaining = Math.floor(this.#tokens)
+    if (remaining === this.#headersRemaining && fullAtS === this.#headersResetS) return this.#headers
+    if (fullAtS !== this.#headersResetS) this.#resetText = String(fullAtS)
+    this.#headersRemaining = remaining
+    this.#headersResetS = fullAtS
+    this.#headers = Object.freeze({
+      'x-ratelimit-limit': this.#limitText,
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': this.#resetText,
+    })
+    return this.#headers
   }
 }

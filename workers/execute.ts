@@ -8,7 +8,7 @@ import { PriceContext } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { queryPrices } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
-import { renderItem } from './render.js'
+import { answerJson } from './render.js'
 
 export interface QueryInput {
   readonly at: number
@@ -32,6 +32,5 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
     options: { currency: input.currency, rounding, quantity: input.quantity },
     sortOrder: input.sortOrder,
   })
-  const items = result.items.map((item) => renderItem(item, item.pricelist))
-  return JSON.stringify({ items, unavailable: result.unavailable })
+  return answerJson(result.items, result.unavailable)
 }

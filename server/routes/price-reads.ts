@@ -4,7 +4,7 @@
  * pricelists-for-sku.
  * @module
  */
-import { createHash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { compareCodes, splitKey, type Catalog } from '../../engine/catalog.js'
 import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
@@ -21,7 +21,7 @@ import { page, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, renderPricelist } from './pricelists.js'
 import { renderContent } from './price-writes.js'
 import { executeQuery, type QueryInput } from '../../workers/execute.js'
-import { renderItem } from '../../workers/render.js'
+import { itemJson, renderItem } from '../../workers/render.js'
 import { QueryPoolBusy } from '../../workers/pool.js'
 
 export const PriceQueryBody = Type.Object(
@@ -172,12 +172,25 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   if (typeof priced === 'number') {
     throw new ApiError('not_found', `No price for ${sku} on ${pricelist} in ${taxArea}: ${statusReasons[priced]}`, { reason: statusReasons[priced] })
   }
-  const text = JSON.stringify({ ...renderItem(priced, pricelist), tax_area: taxArea })
+  const body = itemJson(priced, pricelist, taxArea)
   // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
-  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+  const etag = answerTag(body)
   const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json' }
   if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
-  return { status: 200, headers, body: text }
+  return { status: 200, headers, body }
+}
+
+/**
+ * The strong ETag of an answer: SHA-1 of its text (UTF-8), base64url. The one-shot `crypto.hash`
+ * (Node 20.12+) costs about half of createHash().update().digest(), which allocates a Hash object
+ * per call; the tag is the same.
+ */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash
+const sha1: (text: string) => string =
+  oneShot === undefined ? (text) => crypto.createHash('sha1').update(text).digest('base64url') : (text) => oneShot('sha1', text, 'base64url')
+
+function answerTag(text: string): string {
+  return `"${sha1(text)}"`
 }
 
 function ifNoneMatchMatches(header: string, etag: string): boolean {
