@@ -120,15 +120,30 @@ export function outOfRange(scaled: number): boolean {
   return !(Math.abs(scaled) <= scaledAmountMax)
 }
 
+/** VAT rates as exact fractions, parsed once per distinct rate text (there are few). */
+const rateFractions = new Map<string, Fraction | null>()
+const rateFractionsMax = 4096
+
+function rateFraction(text: string): Fraction | null {
+  let fraction = rateFractions.get(text)
+  if (fraction === undefined) {
+    if (rateFractions.size >= rateFractionsMax) rateFractions.clear()
+    fraction = parseFraction(text, 4)
+    rateFractions.set(text, fraction)
+  }
+  return fraction
+}
+
 export class PriceContext {
-  readonly #pricelists = new Map<string, PricelistInfo | null>()
-  readonly #articles = new Map<string, Record<string, unknown>>()
+  // Caches for one request, created on first use: a single read needs few of them.
+  #pricelists: Map<string, PricelistInfo | null> | null = null
+  #articles: Map<string, Record<string, unknown>> | null = null
   /** Bundle SKUs being resolved, outermost first: a component already on it is a cycle. */
   readonly bundleStack: string[] = []
-  readonly #vat = new Map<string, VatInfo | Status>()
-  readonly #vatRates = new Map<string, VatInfo | null>()
-  readonly #fx = new Map<string, FxResolved | null>()
-  readonly #precision = new Map<string, number>()
+  #vat: Map<string, VatInfo | Status> | null = null
+  #vatRates: Map<string, VatInfo | null> | null = null
+  #fx: Map<string, FxResolved | null> | null = null
+  #precision: Map<string, number> | null = null
   readonly #bundleSkus: Set<string>
 
   constructor(
@@ -149,7 +164,7 @@ export class PriceContext {
 
   /** The pricelist live at the context's instant (its activity window is the caller's concern). */
   pricelist(code: string): PricelistInfo | null {
-    let info = this.#pricelists.get(code)
+    let info = (this.#pricelists ??= new Map()).get(code)
     if (info === undefined) {
       const pricelist = this.catalog.get('pricelist', code, this.at)
       info = pricelist === null ? null : {
@@ -161,7 +176,7 @@ export class PriceContext {
         rules: rulesOf(pricelist),
         parent: pricelist.parent_code,
       }
-      this.#pricelists.set(code, info)
+      this.#pricelists!.set(code, info)
     }
     return info
   }
@@ -172,43 +187,43 @@ export class PriceContext {
 
   /** The SKU's VAT class and rate in the context's tax area. */
   vat(sku: string): VatInfo | Status {
-    let vat = this.#vat.get(sku)
+    let vat = (this.#vat ??= new Map()).get(sku)
     if (vat === undefined) {
       const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
       if (mapping === null) vat = Status.noVatClass
       else vat = this.#vatRate(mapping.vat_class_code) ?? Status.noVatRate
-      this.#vat.set(sku, vat)
+      this.#vat!.set(sku, vat)
     }
     return vat
   }
 
   #vatRate(classCode: string): VatInfo | null {
-    let info = this.#vatRates.get(classCode)
+    let info = (this.#vatRates ??= new Map()).get(classCode)
     if (info === undefined) {
       const rate = this.catalog.get('vat_rate', compositeKey(this.taxArea, classCode), this.at)
-      const fraction = rate === null ? null : parseFraction(rate.rate, 4)
+      const fraction = rate === null ? null : rateFraction(rate.rate)
       info = rate === null || fraction === null ? null : { classCode, rateText: rate.rate, rate: fraction }
-      this.#vatRates.set(classCode, info)
+      this.#vatRates!.set(classCode, info)
     }
     return info
   }
 
   fx(base: string, quote: string): FxResolved | null {
     const key = `${base}${quote}`
-    let fx = this.#fx.get(key)
+    let fx = (this.#fx ??= new Map()).get(key)
     if (fx === undefined) {
       fx = resolveFx(this.catalog, base, quote, this.at)
-      this.#fx.set(key, fx)
+      this.#fx!.set(key, fx)
     }
     return fx
   }
 
   /** Decimals of VAT amounts in a currency (registered vat_precision, else 2). */
   vatPrecision(currency: string): number {
-    let precision = this.#precision.get(currency)
+    let precision = (this.#precision ??= new Map()).get(currency)
     if (precision === undefined) {
       precision = this.catalog.get('currency', currency, this.at)?.vat_precision ?? 2
-      this.#precision.set(currency, precision)
+      this.#precision!.set(currency, precision)
     }
     return precision
   }
@@ -219,11 +234,11 @@ export class PriceContext {
 
   /** What rule filters and expressions see as `article`, once per SKU and request. */
   article(sku: string): Record<string, unknown> {
-    let facts = this.#articles.get(sku)
+    let facts = (this.#articles ??= new Map()).get(sku)
     if (facts === undefined) {
       const article: Article | null = this.catalog.get('article', sku, this.at)
       facts = { sku, name: article?.name ?? null, type: article?.type ?? null, metadata: article?.metadata ?? {} }
-      this.#articles.set(sku, facts)
+      this.#articles!.set(sku, facts)
     }
     return facts
   }
