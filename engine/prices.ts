@@ -15,6 +15,7 @@
  * @module
  */
 import { assert } from './assert.js'
+import { sha256Hex128 } from './hash.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
 export interface QuantityBreak {
@@ -48,6 +49,19 @@ const extraTombstone = -2
 const poolInitialCount = 1024
 const extrasInitialCount = 1024
 const indexInitialCount = 1024
+/**
+ * Capacity after a compaction, as a multiple of what is live: 1.5 rather than 2 keeps at most a
+ * third of the pool idle, for one more copy of the live versions per growth (cheap next to a write).
+ */
+const poolGrowth = 1.5
+/**
+ * Spare room a fitted pool keeps (a 64th of what is live, at least the initial size): writes after
+ * a restart, each appending its pair's whole run, then go some thousands of pairs before the first
+ * compaction copies every version, for under 1 byte per version.
+ */
+function fitHeadroom(live: number, initial: number): number {
+  return Math.max(initial, Math.ceil(live / 64))
+}
 
 function sharedFloat64(count: number): Float64Array {
   return new Float64Array(new SharedArrayBuffer(count * Float64Array.BYTES_PER_ELEMENT))
@@ -93,6 +107,8 @@ export class PriceBook {
   #poolLive = 0
   #extras = sharedFloat64(extrasInitialCount)
   #extrasUsed = 0
+  /** Extras slots of live runs (the rest up to #extrasUsed is garbage of replaced runs). */
+  #extrasLive = 0
   #index: (Int32Array | null)[] = []
   /** Main-thread only: who and when, parallel to the pool. */
   #writtenAt = new Float64Array(poolInitialCount)
@@ -249,6 +265,11 @@ export class PriceBook {
     // Read before #ensurePool: a compaction moves the old run, so its offset goes stale.
     const beforeCount = before >= 0 ? this.#runCount[before]! : 0
     const wasLive = before >= 0 && this.#extra[before + beforeCount - 1] !== extraTombstone
+    let beforeExtras = 0
+    for (let position = before; position >= 0 && position < before + beforeCount; position++) {
+      const at = this.#extra[position]!
+      if (at >= 0) beforeExtras += extrasSize(this.#extras, at)
+    }
     this.#ensurePool(versions.length)
     const offset = this.#poolUsed
     for (let index = 0; index < versions.length; index++) {
@@ -269,6 +290,8 @@ export class PriceBook {
     this.#runCount[offset] = versions.length
     this.#poolUsed += versions.length
     this.#poolLive += versions.length - beforeCount
+    // Only now: a compaction above still copied the old run, and counted it live.
+    this.#extrasLive -= beforeExtras
     const index = this.#ensureIndex(pricelistId, skuId)
     Atomics.store(index, skuId, offset + 1)
     const isLive = versions[versions.length - 1]!.content !== null
@@ -285,7 +308,7 @@ export class PriceBook {
     if (fieldNames.length === 0 && breaks.length === 0) return extraNone
     const size = 2 + fieldNames.length * 2 + breaks.length * 3
     if (this.#extrasUsed + size > this.#extras.length) {
-      const grown = sharedFloat64(Math.max(this.#extras.length * 2, this.#extrasUsed + size))
+      const grown = sharedFloat64(Math.max(Math.ceil(this.#extras.length * poolGrowth), this.#extrasUsed + size))
       grown.set(this.#extras.subarray(0, this.#extrasUsed))
       this.#extras = grown
       this.#newGeneration()
@@ -305,24 +328,54 @@ export class PriceBook {
       extras[cursor++] = entry.value
     }
     this.#extrasUsed = cursor
+    this.#extrasLive += cursor - start
     return start
   }
 
   #ensurePool(count: number): void {
     if (this.#poolUsed + count <= this.#from.length) return
-    // Copy live runs into buffers twice their size: garbage goes, and room doubles.
+    // Copy live runs into larger buffers: garbage goes, and room grows by half of what is live.
     const needed = this.#poolLive + count
-    const capacity = Math.max(poolInitialCount, needed * 2)
-    this.#compact(capacity)
+    const extrasCapacity = Math.max(extrasInitialCount, Math.ceil(this.#extrasLive * poolGrowth))
+    this.#compact(Math.max(poolInitialCount, Math.ceil(needed * poolGrowth)), extrasCapacity, false)
+  }
+
+  /**
+   * Room for `versions` more versions and `extrasSlots` more extras slots (plus the fit headroom),
+   * allocated at once: a startup load that measured what it will apply grows nothing, so it leaves
+   * no garbage buffers waiting for a GC (which does not come while the process idles).
+   */
+  reserve(versions: number, extrasSlots: number): void {
+    assert(versions >= 0 && extrasSlots >= 0, 'reserve counts')
+    if (this.#poolUsed + versions <= this.#from.length && this.#extrasUsed + extrasSlots <= this.#extras.length) return
+    const live = this.#poolLive + versions
+    const extrasLive = this.#extrasLive + extrasSlots
+    this.#compact(live + fitHeadroom(live, poolInitialCount), extrasLive + fitHeadroom(extrasLive, extrasInitialCount), false)
+  }
+
+  /**
+   * Drops garbage and spare room beyond the fit headroom, indexes included: after a startup load,
+   * so that the pool holds what it stores and little more. A no-op when a `reserve` was exact.
+   */
+  compactToFit(): void {
+    const live = this.#poolLive
+    const extrasLive = this.#extrasLive
+    const capacity = live + fitHeadroom(live, poolInitialCount)
+    const extrasCapacity = extrasLive + fitHeadroom(extrasLive, extrasInitialCount)
+    const garbage = this.#poolUsed > live || this.#extrasUsed > extrasLive
+    if (!garbage && this.#from.length <= capacity && this.#extras.length <= extrasCapacity) return
+    this.#compact(capacity, extrasCapacity, true)
   }
 
   /**
    * Copies every live run into new buffers of `capacity` versions, and their extras into a new
-   * extras buffer (replaced runs leave garbage in both), as a new generation.
+   * buffer of `extrasCapacity` slots (replaced runs leave garbage in both), as a new generation.
+   * `fitIndexes`: per-pricelist indexes get no spare room either.
    */
-  #compact(capacity: number): void {
-    const oldExtras = this.#extras
-    const extras = sharedFloat64(Math.max(extrasInitialCount, this.#liveExtrasSize() * 2))
+  #compact(capacity: number, extrasCapacity: number, fitIndexes: boolean): void {
+    const liveExtras = this.#extrasLive
+    assert(capacity >= this.#poolLive && extrasCapacity >= liveExtras, 'compaction keeps every live version')
+    const extras = sharedFloat64(extrasCapacity)
     let extrasUsed = 0
     const from = sharedFloat64(capacity)
     const sales = sharedFloat64(capacity)
@@ -331,38 +384,50 @@ export class PriceBook {
     const writtenAt = new Float64Array(capacity)
     const writtenBy = new Int32Array(capacity)
     const indexes: (Int32Array | null)[] = []
+    // Element loops over locals: runs are 1-3 versions, where subarray().set() costs more than the copy.
+    const oldFrom = this.#from
+    const oldSales = this.#sales
+    const oldExtra = this.#extra
+    const oldExtras = this.#extras
+    const oldRunCount = this.#runCount
+    const oldWrittenAt = this.#writtenAt
+    const oldWrittenBy = this.#writtenBy
     let used = 0
     for (const oldIndex of this.#index) {
       if (oldIndex === null) {
         indexes.push(null)
         continue
       }
-      const index = sharedInt32(oldIndex.length)
-      for (let skuId = 0; skuId < oldIndex.length; skuId++) {
+      // Ids at or past the SKU count were never handed out: their slots are all zero.
+      const index = sharedInt32(fitIndexes ? Math.max(1, Math.min(oldIndex.length, this.skuCodes.length)) : oldIndex.length)
+      for (let skuId = 0; skuId < index.length; skuId++) {
         const offset = oldIndex[skuId]! - 1
         if (offset < 0) continue
-        const count = this.#runCount[offset]!
-        from.set(this.#from.subarray(offset, offset + count), used)
-        sales.set(this.#sales.subarray(offset, offset + count), used)
+        const count = oldRunCount[offset]!
         for (let step = 0; step < count; step++) {
-          const at = this.#extra[offset + step]!
+          const source = offset + step
+          const target = used + step
+          from[target] = oldFrom[source]!
+          sales[target] = oldSales[source]!
+          writtenAt[target] = oldWrittenAt[source]!
+          writtenBy[target] = oldWrittenBy[source]!
+          const at = oldExtra[source]!
           if (at < 0) {
-            extra[used + step] = at
+            extra[target] = at
             continue
           }
           const size = extrasSize(oldExtras, at)
-          extras.set(oldExtras.subarray(at, at + size), extrasUsed)
-          extra[used + step] = extrasUsed
+          for (let slot = 0; slot < size; slot++) extras[extrasUsed + slot] = oldExtras[at + slot]!
+          extra[target] = extrasUsed
           extrasUsed += size
         }
-        writtenAt.set(this.#writtenAt.subarray(offset, offset + count), used)
-        writtenBy.set(this.#writtenBy.subarray(offset, offset + count), used)
         runCount[used] = count
         index[skuId] = used + 1
         used += count
       }
       indexes.push(index)
     }
+    assert(used === this.#poolLive && extrasUsed === liveExtras, 'compaction copies exactly the live runs')
     this.#from = from
     this.#sales = sales
     this.#extra = extra
@@ -375,23 +440,6 @@ export class PriceBook {
     this.#poolUsed = used
     this.#poolLive = used
     this.#newGeneration()
-  }
-
-  /** Float64 slots the extras of every live run take. */
-  #liveExtrasSize(): number {
-    let size = 0
-    for (const index of this.#index) {
-      if (index === null) continue
-      for (let skuId = 0; skuId < index.length; skuId++) {
-        const offset = index[skuId]! - 1
-        if (offset < 0) continue
-        for (let position = offset; position < offset + this.#runCount[offset]!; position++) {
-          const at = this.#extra[position]!
-          if (at >= 0) size += extrasSize(this.#extras, at)
-        }
-      }
-    }
-    return size
   }
 
   #ensureIndex(pricelistId: number, skuId: number): Int32Array {
@@ -514,6 +562,24 @@ export function sameContent(left: PriceContent | null, right: PriceContent | nul
     if (a.quantity !== b.quantity || a.kind !== b.kind || a.value !== b.value) return false
   }
   return true
+}
+
+/**
+ * The changelog's content hash of a price: the same text as `canonicalJson({sales, fields, breaks})`
+ * (engine/hash.ts), so the same hashes as ever, built directly from the known shape instead of
+ * through the generic walk (sorted keys: breaks, fields, sales; a break's: kind, quantity, value).
+ */
+export function priceContentHash(content: PriceContent): string {
+  let breaks = 'null'
+  if (content.breaks !== null) {
+    breaks = `[${content.breaks.map((entry) => `{"kind":${entry.kind},"quantity":${entry.quantity},"value":${entry.value}}`).join(',')}]`
+  }
+  let fields = 'null'
+  if (content.fields !== null) {
+    const values = content.fields
+    fields = `{${Object.keys(values).sort().map((name) => `${JSON.stringify(name)}:${values[name]}`).join(',')}}`
+  }
+  return sha256Hex128(`{"breaks":${breaks},"fields":${fields},"sales":${content.sales}}`)
 }
 
 /** A planned price write: the pair's new version list and its change type. */

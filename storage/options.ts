@@ -17,7 +17,9 @@ export function environmentOptions(path: string, mapSizeBytes: number): RootData
     // Never skip syncs: a 202 promises durability.
     noSync: false,
     noMetaSync: false,
-    // Writes queued in one event turn share one transaction (cheap group commit).
+    // Writes queued in one event turn share one transaction, run on lmdb-js's write thread.
+    // TenantStore.commit queues all of a commit's puts synchronously: this is what makes them one
+    // atomic transaction (and commits of neighbouring requests share its fsync).
     eventTurnBatching: true,
     commitDelay: 0,
     // msgpackr with shared record structures stored once per database.

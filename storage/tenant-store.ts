@@ -1,10 +1,16 @@
 /**
  * One tenant's LMDB environment: its own directory, so a backup, restore or deletion touches one
  * tenant only. Sub-databases:
- *   log       sequence -> LogEntry (append-only; the changelog)
- *   log_type  [entity_type, sequence] -> null (changelog reads filtered by type)
- *   entities  [catalog type, key] -> version list (the current tables, loaded at startup)
- *   meta      'sequence' | 'checksum' -> last appended sequence and its checksum
+ *   log         sequence -> LogEntry (append-only; the changelog), binary (storage/log-entry.ts);
+ *               older data dirs hold msgpackr entries, read through a second handle
+ *   log_type    [entity_type, last sequence] -> first sequence of a run of consecutive entries of
+ *               that type (null: a run of one, the form older data dirs hold) — one key per run, so
+ *               a batch of 2,500 prices adds one index key, not 2,500
+ *   entities    [catalog type, key] -> version list (the current tables, loaded at startup)
+ *   price_runs  [pricelist, SKU] -> the pair's versions as a binary record (storage/price-record.ts)
+ *   prices      legacy msgpack form of the same (read at startup, never written)
+ *   meta        'sequence' | 'checksum' -> last appended sequence and its checksum;
+ *               'actors' -> the writer names price records refer to by index
  * A write is one transaction that appends entries and updates tables; it resolves once durable.
  * @module
  */
@@ -14,9 +20,10 @@ import { assert } from '../engine/assert.js'
 import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
 import { splitKey } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
-import type { PriceBook, PriceVersion, QuantityBreak } from '../engine/prices.js'
-import { makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import type { PriceBook, PriceVersion } from '../engine/prices.js'
+import { decodeEntry, encodeEntries, isBinaryEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
 import { environmentOptions } from './options.js'
+import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
 
 const initialMapSizeBytes = 64 * 1024 * 1024
 /** Entities loaded per turn of the event loop at startup (a few milliseconds of work). */
@@ -32,13 +39,38 @@ export class StorageError extends Error {
   }
 }
 
+/** The environment and its databases; replaced as a whole when the environment is reopened. */
+interface Handles {
+  readonly root: RootDatabase
+  /** Legacy entries (msgpackr). */
+  readonly log: Database<LogEntry, number>
+  /** The same database as raw bytes: every entry is written, and first read, through this. */
+  readonly logBytes: Database<Buffer, number>
+  readonly logByType: Database<number | null, [string, number]>
+  readonly entities: Database<Version<unknown>[], [string, string]>
+  readonly meta: Database<unknown, string>
+  readonly priceRuns: Database<Buffer, [string, string]>
+  readonly legacyPrices: Database<LegacyPriceVersion[], [string, string]>
+}
+
+function openHandles(path: string): Handles {
+  const root = open(environmentOptions(path, initialMapSizeBytes))
+  return {
+    root,
+    log: root.openDB<LogEntry, number>({ name: 'log', keyEncoding: 'uint32' }),
+    logBytes: root.openDB<Buffer, number>({ name: 'log', keyEncoding: 'uint32', encoding: 'binary' }),
+    logByType: root.openDB<number | null, [string, number]>({ name: 'log_type' }),
+    entities: root.openDB<Version<unknown>[], [string, string]>({ name: 'entities' }),
+    meta: root.openDB<unknown, string>({ name: 'meta' }),
+    // Raw bytes: the record is its own encoding (no msgpack framing, no shared structures).
+    priceRuns: root.openDB<Buffer, [string, string]>({ name: 'price_runs', encoding: 'binary' }),
+    legacyPrices: root.openDB<LegacyPriceVersion[], [string, string]>({ name: 'prices' }),
+  }
+}
+
 export class TenantStore {
-  readonly #root: RootDatabase
-  readonly #log: Database<LogEntry, number>
-  readonly #logByType: Database<null, [string, number]>
-  readonly #entities: Database<Version<unknown>[], [string, string]>
-  readonly #meta: Database<unknown, string>
-  readonly #prices: Database<StoredPriceVersion[], [string, string]>
+  #db: Handles
+  readonly #actors: ActorTable
   #sequence: number
   #checksum: string
   /** Highest sequence whose transaction is flushed: readers of the log never see past it. */
@@ -46,14 +78,10 @@ export class TenantStore {
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
-    this.#root = open(environmentOptions(path, initialMapSizeBytes))
-    this.#log = this.#root.openDB<LogEntry, number>({ name: 'log', keyEncoding: 'uint32' })
-    this.#logByType = this.#root.openDB<null, [string, number]>({ name: 'log_type' })
-    this.#entities = this.#root.openDB<Version<unknown>[], [string, string]>({ name: 'entities' })
-    this.#meta = this.#root.openDB<unknown, string>({ name: 'meta' })
-    this.#prices = this.#root.openDB<StoredPriceVersion[], [string, string]>({ name: 'prices' })
-    this.#sequence = (this.#meta.get('sequence') as number | undefined) ?? 0
-    this.#checksum = (this.#meta.get('checksum') as string | undefined) ?? ''
+    this.#db = openHandles(path)
+    this.#actors = new ActorTable((this.#db.meta.get('actors') as string[] | undefined) ?? [])
+    this.#sequence = (this.#db.meta.get('sequence') as number | undefined) ?? 0
+    this.#checksum = (this.#db.meta.get('checksum') as string | undefined) ?? ''
     this.#durableSequence = this.#sequence
     this.#verifyTail()
   }
@@ -70,13 +98,13 @@ export class TenantStore {
   /** The tail of the log must be the entry the meta table names, with a valid chained checksum. */
   #verifyTail(): void {
     if (this.#sequence === 0) return
-    const last = this.#log.get(this.#sequence)
+    const last = this.#entry(this.#sequence)
     if (last === undefined) throw new StorageError('corrupt_log', `log entry ${this.#sequence} missing`)
     verifyEntry(last)
     if (last.checksum !== this.#checksum) {
       throw new StorageError('corrupt_log', `log tail checksum differs at ${this.#sequence}`)
     }
-    const previous = this.#log.get(this.#sequence - 1)
+    const previous = this.#entry(this.#sequence - 1)
     if (previous !== undefined && previous.checksum !== last.previousChecksum) {
       throw new StorageError('corrupt_log', `log chain broken at ${this.#sequence}`)
     }
@@ -85,7 +113,7 @@ export class TenantStore {
   /** Startup: loads every table into the engine (no log replay). */
   loadInto(catalog: Catalog): number {
     let count = 0
-    for (const { key, value } of this.#entities.getRange({ snapshot: false })) {
+    for (const { key, value } of this.#db.entities.getRange({ snapshot: false })) {
       catalog.apply(key[0] as CatalogType, key[1], value)
       count++
     }
@@ -99,17 +127,46 @@ export class TenantStore {
    * until it is loaded.
    */
   async loadIntoGradually(catalog: Catalog, chunkEntries = loadChunkEntries, prices?: PriceBook): Promise<number> {
-    let count = await loadRange(this.#entities, chunkEntries, (key, value) => catalog.apply(key[0] as CatalogType, key[1], value))
+    const writers = new Map<string, string>()
+    let count = await loadRange(this.#db.entities, chunkEntries, (key, value) => {
+      for (const version of value) internWriter(version, writers)
+      catalog.apply(key[0] as CatalogType, key[1], value)
+    })
     if (prices !== undefined) {
-      count += await loadRange(this.#prices, chunkEntries, (key, value) => prices.apply(key[0], key[1], value.map(decodePriceVersion)))
+      // Legacy records first: a pair written since is in price_runs too, and the later apply wins.
+      await loadRange(this.#db.legacyPrices, chunkEntries, (key, value) => prices.apply(key[0], key[1], value.map(decodeLegacyPriceVersion)))
+      // Measured first, so that the book is allocated once at its final size.
+      const size: RecordSize = { versions: 0, extrasSlots: 0 }
+      await loadRange(this.#db.priceRuns, chunkEntries, (_key, value) => measurePriceRecord(value, size))
+      prices.reserve(size.versions, size.extrasSlots)
+      count += await loadRange(this.#db.priceRuns, chunkEntries, (key, value) => prices.apply(key[0], key[1], decodePriceRecord(value, this.#actors)))
+      // Loading appends each pair once: give back the growth slack (and a legacy pair's replaced run).
+      prices.compactToFit()
+      await this.#remap()
     }
     return count
+  }
+
+  /**
+   * Reopens the environment, which unmaps it. The load read every table once through the map, and
+   * the pages it touched stay in the process's resident set (RssFile) until unmapped, although
+   * nothing reads most of them again: about 100 bytes per stored price version at 3M versions.
+   * They remain in the kernel's page cache, which reclaims them as it needs. Only at startup,
+   * before the tenant is loaded: no write is in flight and no reader holds a handle.
+   */
+  async #remap(): Promise<void> {
+    await this.#db.root.close()
+    this.#db = openHandles(this.path)
   }
 
   /**
    * Appends entries for `changes` (and extra log-only entries) and writes the tables in one
    * transaction. Sequence numbers are assigned now, synchronously, so the caller's order is the
    * log's order. Resolves with the entries once the transaction is durable.
+   *
+   * The puts are queued synchronously, in one event turn: lmdb-js (`eventTurnBatching`) runs them in
+   * one transaction on its write thread, so the B-tree work is off the main thread (a
+   * `transaction()` callback would run every put on the main thread).
    */
   commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = []): Promise<LogEntry[]> {
     const entries: LogEntry[] = []
@@ -138,23 +195,41 @@ export class TenantStore {
     }
     for (const content of extra) entries.push(this.#append(content))
     const sequence = this.#sequence
-    const checksum = this.#checksum
-    const written = this.#root.transaction(() => {
-      for (const entry of entries) {
-        this.#log.put(entry.sequence, entry)
-        this.#logByType.put([entry.entityType, entry.sequence], null)
-      }
-      for (const change of changes) this.#entities.put([change.type, change.key], change.versions)
-      for (const change of prices) this.#prices.put([change.pricelist, change.sku], change.versions.map(encodePriceVersion))
-      this.#meta.put('sequence', sequence)
-      this.#meta.put('checksum', checksum)
-    })
+    // Encoded before any put: an encoding failure throws with nothing queued. (A put that threw
+    // later, which these keys and plain values do not, would leave a partial batch queued; lmdb-js
+    // commits a batch only when the event turn ends, and TenantRuntime.commit exits before that.)
+    const records = encodePriceRecords(prices.map((change) => change.versions), this.#actors)
+    const actors = this.#actors.takeGrowth()
+    const stored = encodeEntries(entries)
+    for (let index = 0; index < entries.length; index++) this.#db.logBytes.put(entries[index]!.sequence, stored[index]!)
+    this.#putTypeRuns(entries)
+    for (const change of changes) this.#db.entities.put([change.type, change.key], change.versions)
+    for (let index = 0; index < prices.length; index++) {
+      const change = prices[index]!
+      this.#db.priceRuns.put([change.pricelist, change.sku], records[index]!)
+    }
+    if (actors !== null) this.#db.meta.put('actors', actors)
+    this.#db.meta.put('sequence', sequence)
+    const written = this.#db.meta.put('checksum', this.#checksum)
     return written.then(async () => {
-      await this.#root.flushed
+      await this.#db.root.flushed
       // Transactions commit in call order, so every sequence up to this one is durable now.
       if (sequence > this.#durableSequence) this.#durableSequence = sequence
       return entries
     })
+  }
+
+  /** One log_type key per run of consecutive entries of one type: [type, last] -> first. */
+  #putTypeRuns(entries: readonly LogEntry[]): void {
+    let start = 0
+    for (let index = 1; index <= entries.length; index++) {
+      const first = entries[start]!
+      const next = entries[index]
+      if (next !== undefined && next.entityType === first.entityType && next.sequence === entries[index - 1]!.sequence + 1) continue
+      const last = entries[index - 1]!
+      this.#db.logByType.put([first.entityType, last.sequence], last.sequence === first.sequence ? null : first.sequence)
+      start = index
+    }
   }
 
   #append(content: EntryContent): LogEntry {
@@ -166,7 +241,7 @@ export class TenantStore {
 
   /** Oldest sequence still held (1 until eviction exists), or sequence+1 when the log is empty. */
   oldestSequence(): number {
-    for (const key of this.#log.getKeys({ limit: 1 })) return key
+    for (const key of this.#db.log.getKeys({ limit: 1 })) return key
     return this.#sequence + 1
   }
 
@@ -176,26 +251,38 @@ export class TenantStore {
     const entries: LogEntry[] = []
     const end = this.#durableSequence + 1
     if (entityType === null) {
-      for (const entry of this.#log.getRange({ start: from, end, limit, snapshot: false })) {
-        entries.push(entry.value)
+      for (const { key, value } of this.#db.logBytes.getRange({ start: from, end, limit, snapshot: false })) {
+        entries.push(this.#decodeEntry(key, value))
       }
       return entries
     }
-    const keys = this.#logByType.getKeys({
-      start: [entityType, from],
-      end: [entityType, end],
-      limit,
-      snapshot: false,
-    })
-    for (const key of keys) {
-      const entry = this.#log.get(key[1])
-      if (entry !== undefined) entries.push(entry)
+    // Runs are keyed by their last sequence: the first run at or after `from` may start before it.
+    const runs = this.#db.logByType.getRange({ start: [entityType, from], end: [entityType, end], snapshot: false })
+    for (const { key, value } of runs) {
+      const last = Math.min(key[1], end - 1)
+      for (let sequence = Math.max(value ?? key[1], from); sequence <= last; sequence++) {
+        const entry = this.#entry(sequence)
+        if (entry !== undefined) entries.push(entry)
+        if (entries.length === limit) return entries
+      }
     }
     return entries
   }
 
+  #entry(sequence: number): LogEntry | undefined {
+    const bytes = this.#db.logBytes.get(sequence)
+    return bytes === undefined ? undefined : this.#decodeEntry(sequence, bytes)
+  }
+
+  #decodeEntry(sequence: number, bytes: Buffer): LogEntry {
+    if (isBinaryEntry(bytes)) return decodeEntry(bytes)
+    const legacy = this.#db.log.get(sequence)
+    assert(legacy !== undefined, 'legacy log entry')
+    return legacy
+  }
+
   async close(): Promise<void> {
-    await this.#root.close()
+    await this.#db.root.close()
   }
 }
 
@@ -210,21 +297,15 @@ export interface PriceChange {
   readonly by: string
 }
 
-/** Compact stored form: [from, sales | null (deleted), writtenAt, writtenBy, fields, breaks]. */
-type StoredPriceVersion = [number, number | null, number, string, Record<string, number> | null, [number, number, number][] | null]
-
-function encodePriceVersion(version: PriceVersion): StoredPriceVersion {
-  const content = version.content
-  if (content === null) return [version.from, null, version.writtenAt, version.writtenBy, null, null]
-  const breaks = content.breaks === null ? null : content.breaks.map((entry): [number, number, number] => [entry.quantity, entry.kind, entry.value])
-  return [version.from, content.sales, version.writtenAt, version.writtenBy, content.fields === null ? null : { ...content.fields }, breaks]
-}
-
-function decodePriceVersion(stored: StoredPriceVersion): PriceVersion {
-  const [from, sales, writtenAt, writtenBy, fields, breaks] = stored
-  if (sales === null) return { from, content: null, writtenAt, writtenBy }
-  const decodedBreaks = breaks === null ? null : breaks.map(([quantity, kind, value]): QuantityBreak => ({ quantity, kind: kind as 0 | 1, value }))
-  return { from, content: { sales, fields, breaks: decodedBreaks }, writtenAt, writtenBy }
+/**
+ * Decoding gives every version its own copy of the writer's name, although a tenant has a handful
+ * of writers: one string per writer instead (about 40 bytes per loaded version).
+ */
+function internWriter(version: Version<unknown>, writers: Map<string, string>): void {
+  const name = version.writtenBy
+  const interned = writers.get(name)
+  if (interned === undefined) writers.set(name, name)
+  else (version as { writtenBy: string }).writtenBy = interned
 }
 
 /** Loads a database in chunks, yielding to the event loop between them. */
