@@ -261,7 +261,7 @@ export function priceWriteRoutes(): TenantRoute[] {
             acceptedCount++
           } catch (error) {
             if (error instanceof ItemRefused || error instanceof ApiError) failed.push({ sku: body.sku, pricelist: body.pricelist, message: error.message })
-            else throw error
+            else return commitThenThrow(context, changes, error)
           }
         }
         await context.tenant.commit([], [], changes, { applied: true })
@@ -333,7 +333,7 @@ export function priceWriteRoutes(): TenantRoute[] {
             acceptedCount++
           } catch (error) {
             if (error instanceof ApiError && error.status < 500) failed.push({ ...keys, message: error.message })
-            else throw error
+            else return commitThenThrow(context, changes, error)
           }
         }
         await context.tenant.commit([], [], changes, { applied: true })
@@ -341,6 +341,15 @@ export function priceWriteRoutes(): TenantRoute[] {
       },
     }),
   ]
+}
+
+/**
+ * An unexpected failure part-way through a batch: the items before it are in memory already, so
+ * they are stored (memory and disk stay alike) before the failure is answered (500).
+ */
+async function commitThenThrow(context: TenantContext, changes: PriceChange[], error: unknown): Promise<never> {
+  await context.tenant.commit([], [], changes, { applied: true })
+  throw error
 }
 
 function stringField(item: unknown, name: string): string | null {
