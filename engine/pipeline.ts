@@ -120,6 +120,13 @@ export function outOfRange(scaled: number): boolean {
   return !(Math.abs(scaled) <= scaledAmountMax)
 }
 
+/** The `from` of the first version after `at`, or +Infinity. */
+export function nextVersionAfter(versions: readonly { from: number }[] | undefined, at: number): number {
+  if (versions === undefined) return Number.POSITIVE_INFINITY
+  for (const version of versions) if (version.from > at) return version.from
+  return Number.POSITIVE_INFINITY
+}
+
 /** VAT rates as exact fractions, parsed once per distinct rate text (there are few). */
 const rateFractions = new Map<string, Fraction | null>()
 const rateFractionsMax = 4096
@@ -206,6 +213,17 @@ export class PriceContext {
       this.#vatRates!.set(classCode, info)
     }
     return info
+  }
+
+  /** The first instant after the context's at which the SKU's VAT mapping or its rate changes. */
+  vatNextChange(sku: string): number {
+    const mappings = this.catalog.versions('article_taxclass', compositeKey(sku, this.taxArea))
+    let until = nextVersionAfter(mappings, this.at)
+    const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
+    if (mapping !== null) {
+      until = Math.min(until, nextVersionAfter(this.catalog.versions('vat_rate', compositeKey(this.taxArea, mapping.vat_class_code)), this.at))
+    }
+    return until
   }
 
   fx(base: string, quote: string): FxResolved | null {

@@ -4,7 +4,7 @@
  * makes (`PriceReader`), exactly as the PriceBook does.
  * @module
  */
-import { positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+import { nextFromAfter, positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
@@ -15,6 +15,10 @@ export interface PriceReader {
   fromAt(position: number): number
   hasExtras(position: number): boolean
   contentAt(position: number): PriceContent | null
+  /** The tenant's change count (prices and catalogue). */
+  readonly changeCount: number
+  /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
+  nextChangeAfter(pricelistId: number, skuId: number, at: number): number
 }
 
 /** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */
@@ -49,6 +53,17 @@ export class PriceReplica implements PriceReader {
 
   skuId(code: string): number {
     return this.#skuIds.get(code) ?? -1
+  }
+
+  get changeCount(): number {
+    return Atomics.load(this.#columns.changes, 0)
+  }
+
+  nextChangeAfter(pricelistId: number, skuId: number, at: number): number {
+    const columns = this.#columns
+    const index = columns.index[pricelistId]
+    if (index === null || index === undefined || skuId >= index.length) return Number.POSITIVE_INFINITY
+    return nextFromAfter(columns.from, columns.runCount, Atomics.load(index, skuId) - 1, at)
   }
 
   pricelistId(code: string): number {

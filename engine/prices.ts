@@ -80,6 +80,8 @@ export interface SharedColumns {
   readonly extras: Float64Array
   /** Per pricelist id; null where a pricelist has no prices. */
   readonly index: (Int32Array | null)[]
+  /** One cell counting every change of the tenant (prices and catalogue): answer caches compare it. */
+  readonly changes: Int32Array
 }
 
 /** Dictionary growth since a position: what a replica must append to stay in step. */
@@ -99,6 +101,7 @@ export class PriceBook {
   #sortedSkus: string[] | null = null
 
   #generation = 0
+  readonly #changes = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
   #from = sharedFloat64(poolInitialCount)
   #sales = sharedFloat64(poolInitialCount)
   #extra = sharedInt32(poolInitialCount)
@@ -294,6 +297,8 @@ export class PriceBook {
     this.#extrasLive -= beforeExtras
     const index = this.#ensureIndex(pricelistId, skuId)
     Atomics.store(index, skuId, offset + 1)
+    // After the data: a reader that sees the new count sees the new run too.
+    Atomics.add(this.#changes, 0, 1)
     const isLive = versions[versions.length - 1]!.content !== null
     if (wasLive !== isLive) {
       const delta = isLive ? 1 : -1
@@ -468,7 +473,23 @@ export class PriceBook {
       runCount: this.#runCount,
       extras: this.#extras,
       index: [...this.#index],
+      changes: this.#changes,
     }
+  }
+
+  /** The tenant's change count (see SharedColumns.changes). */
+  get changeCount(): number {
+    return Atomics.load(this.#changes, 0)
+  }
+
+  /** Counts a change the price book does not see itself (a catalogue write). */
+  noteChange(): void {
+    Atomics.add(this.#changes, 0, 1)
+  }
+
+  /** The first instant after `at` at which this pair's answer changes by time alone, or +Infinity. */
+  nextChangeAfter(pricelistId: number, skuId: number, at: number): number {
+    return nextFromAfter(this.#from, this.#runCount, this.runOffset(pricelistId, skuId), at)
   }
 
   /** Dictionary entries added since the given lengths. */
@@ -494,6 +515,16 @@ function extrasSize(extras: Float64Array, at: number): number {
   const fieldCount = extras[at]!
   const breakCount = extras[at + 1 + fieldCount * 2]!
   return 2 + fieldCount * 2 + breakCount * 3
+}
+
+/** The `from` of the first version after `at` in the run at `offset` (none, or -1: +Infinity). */
+export function nextFromAfter(from: Float64Array, runCount: Int32Array, offset: number, at: number): number {
+  if (offset < 0) return Number.POSITIVE_INFINITY
+  const end = offset + runCount[offset]!
+  for (let position = offset; position < end; position++) {
+    if (from[position]! > at) return from[position]!
+  }
+  return Number.POSITIVE_INFINITY
 }
 
 /** Binary search in one run: the last position with from <= at, or -1. */

@@ -31,7 +31,7 @@ export interface QueryResult {
 }
 
 /** Per-query facts of one selected pricelist. */
-interface Candidate {
+export interface Candidate {
   readonly code: string
   readonly info: PricelistInfo | null
   /** Own prices may take the fast path: a live pricelist with a VAT mode and no rules. */
@@ -69,12 +69,29 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   return { items, unavailable }
 }
 
+/**
+ * Until when an answer stays right by time alone (writes are counted separately): the first
+ * scheduled change among what it was computed from. NaN: not cached (it depended on inheritance,
+ * rules or bundles, whose inputs are not tracked).
+ */
+export interface Validity {
+  until: number
+}
+
 /** The best price of one SKU over the candidates (used by queries; see the module comment). */
-function bestOf(context: PriceContext, sku: string, selected: readonly Candidate[], options: AnswerOptions, precision: number): PricedItem | Status {
+function bestOf(
+  context: PriceContext,
+  sku: string,
+  selected: readonly Candidate[],
+  options: AnswerOptions,
+  precision: number,
+  validity: Validity | null = null,
+): PricedItem | Status {
   const prices = context.prices
   const at = context.at
   const skuId = prices.skuId(sku)
   const vat = skuId >= 0 ? context.vat(sku) : Status.noVatClass
+  if (validity !== null) trackValidity(context, sku, skuId, selected, validity)
   const rounding = options.rounding
   let status: Status = Status.noPrice
   let bestGross = Number.POSITIVE_INFINITY
@@ -131,6 +148,37 @@ function bestOf(context: PriceContext, sku: string, selected: readonly Candidate
   const priced = priceItem(context, resolved, sku, options, code)
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
+}
+
+/** Fills `validity` for one SKU: the runs of every candidate and the SKU's VAT mapping and rate. */
+function trackValidity(context: PriceContext, sku: string, skuId: number, selected: readonly Candidate[], validity: Validity): void {
+  if (context.hasBundleRule(sku)) {
+    validity.until = Number.NaN
+    return
+  }
+  let until = context.vatNextChange(sku)
+  for (const candidate of selected) {
+    const info = candidate.info
+    if (info === null) continue
+    if (info.rules.length > 0 || info.parent !== null) {
+      validity.until = Number.NaN
+      return
+    }
+    if (skuId >= 0 && info.id >= 0) until = Math.min(until, context.prices.nextChangeAfter(info.id, skuId, context.at))
+  }
+  validity.until = until
+}
+
+/**
+ * The best price of one SKU and how long that answer holds (see Validity), for answer caches.
+ * `selected` comes from `selectCandidates`.
+ */
+export function bestWithValidity(context: PriceContext, sku: string, selected: readonly Candidate[], options: AnswerOptions, validity: Validity): PricedItem | Status {
+  return bestOf(context, sku, selected, options, context.vatPrecision(options.currency), validity)
+}
+
+export function selectCandidates(context: PriceContext, pricelists: readonly string[], currency: string): readonly Candidate[] {
+  return candidates(context, pricelists, currency)
 }
 
 /** The best price of one SKU over pricelist codes (single reads and tests). */

@@ -98,6 +98,8 @@ export class TenantRuntime {
       for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
       for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
     }
+    // Answer caches compare this count; price writes count themselves in the price book.
+    if (changes.length > 0 || extra.length > 0) this.prices.noteChange()
     // Workers see the change before the caller is answered, so no later query of theirs misses it.
     this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
     try {

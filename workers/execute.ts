@@ -1,17 +1,29 @@
 /**
  * Runs a price query against a tenant state and serialises the answer. The same code runs on the
  * main thread (small queries) and in the workers (large ones), so both answer identically.
+ *
+ * Answer cache (per thread): each SKU's rendered item is kept under the query's settings (tax
+ * area, currency, rounding, quantity, selected pricelists) with
+ *  - the tenant's change count (shared memory: every price or catalogue write moves it) and the
+ *    replica sequence (a worker's catalogue may trail the count until its messages arrive), and
+ *  - the instant until which it holds by time alone (the next scheduled version of anything it
+ *    was computed from: the candidates' price runs, the SKU's VAT mapping and rate, FX rates).
+ * A cached item is used only when all three still hold, so an answer never differs from a fresh
+ * computation. Queries with an explicit `as_of` and SKUs resolved through inheritance, rules or
+ * bundles are computed every time.
  * @module
  */
-import type { Catalog } from '../engine/catalog.js'
-import { PriceContext } from '../engine/pipeline.js'
+import { compositeKey, type Catalog } from '../engine/catalog.js'
+import { nextVersionAfter, PriceContext, Status, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
-import { queryPrices } from '../engine/query.js'
+import { bestWithValidity, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
-import { answerJson } from './render.js'
+import { answerJson, itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
   readonly at: number
+  /** False when the request named `as_of`: historical answers are not cached. */
+  readonly cacheable: boolean
   readonly taxArea: string
   readonly skus: readonly string[]
   readonly pricelists: readonly string[]
@@ -21,16 +33,102 @@ export interface QueryInput {
   readonly quantity: number
 }
 
-/** The answer as JSON text; a rounding profile that is absent here answers without rounding. */
-export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput): string {
+interface CachedItem {
+  /** The rendered item, or null when unavailable. */
+  readonly json: string | null
+  readonly reason: string
+  readonly gross: number
+  /** The instant it was computed for: a cached item serves later instants only. */
+  readonly at: number
+  readonly changeCount: number
+  readonly sequence: number
+  readonly until: number
+}
+
+/** Cached items per thread and tenant; beyond this a tenant's cache starts again empty. */
+const cachedItemsMax = 200_000
+
+const caches = new Map<string, { size: number; byQuery: Map<string, Map<string, CachedItem>> }>()
+
+function cacheFor(tenant: string): { size: number; byQuery: Map<string, Map<string, CachedItem>> } {
+  let cache = caches.get(tenant)
+  if (cache === undefined || cache.size > cachedItemsMax) {
+    cache = { size: 0, byQuery: new Map() }
+    caches.set(tenant, cache)
+  }
+  return cache
+}
+
+/** The answer as JSON text. `sequence` is the catalogue state's replication sequence (0 on the main thread). */
+export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0): string {
   const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const result = queryPrices(context, {
-    skus: input.skus,
-    pricelists: input.pricelists,
-    options: { currency: input.currency, rounding, quantity: input.quantity },
-    sortOrder: input.sortOrder,
-  })
-  return answerJson(result.items, result.unavailable)
+  const options: AnswerOptions = { currency: input.currency, rounding, quantity: input.quantity }
+  if (!input.cacheable || tenant === '') {
+    const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
+    return answerJson(result.items, result.unavailable)
+  }
+  return cachedQuery(context, input, options, tenant, sequence)
+}
+
+function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number): string {
+  const changeCount = context.prices.changeCount
+  const cache = cacheFor(tenant)
+  const queryKey = `${input.taxArea}\u0001${input.currency}\u0001${input.rounding ?? ''}\u0001${input.quantity}\u0001${input.pricelists.join('\u0002')}`
+  let items = cache.byQuery.get(queryKey)
+  if (items === undefined) {
+    items = new Map()
+    cache.byQuery.set(queryKey, items)
+  }
+  const selected = selectCandidates(context, input.pricelists, input.currency)
+  const fxUntil = fxValidity(context.catalog, selected.map((candidate) => candidate.info?.currency ?? input.currency), input.currency, input.at)
+  const found: CachedItem[] = []
+  const seen = new Set<string>()
+  const validity: Validity = { until: 0 }
+  for (const sku of input.skus) {
+    if (seen.has(sku)) continue
+    seen.add(sku)
+    let item = items.get(sku)
+    if (item === undefined || item.changeCount !== changeCount || item.sequence !== sequence || !(input.at < item.until) || input.at < item.at) {
+      const best = bestWithValidity(context, sku, selected, options, validity)
+      item = renderCached(sku, best, input.at, changeCount, sequence, Math.min(validity.until, fxUntil))
+      // NaN (not cacheable) fails `at < until` above, so such an item is recomputed every time.
+      if (!Number.isNaN(item.until)) {
+        if (!items.has(sku)) cache.size++
+        items.set(sku, item)
+      }
+    }
+    found.push(item)
+  }
+  return assemble(found, input.sortOrder)
+}
+
+function renderCached(sku: string, best: PricedItem | Status, at: number, changeCount: number, sequence: number, until: number): CachedItem {
+  if (typeof best === 'number') {
+    const reason = statusReasons[best]
+    return { json: null, reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}', gross: 0, at, changeCount, sequence, until }
+  }
+  return { json: itemJson(best, best.pricelist), reason: '', gross: best.gross, at, changeCount, sequence, until }
+}
+
+/** The next publication date after `at` of any rate a conversion into `currency` may use. */
+function fxValidity(catalog: Catalog, currencies: readonly string[], currency: string, at: number): number {
+  let until = Number.POSITIVE_INFINITY
+  const involved = new Set(currencies)
+  if (involved.size === 1 && involved.has(currency)) return until
+  involved.add(currency)
+  for (const code of involved) until = Math.min(until, nextVersionAfter(catalog.versions('fx_rate', compositeKey('EUR', code)), at))
+  return until
+}
+
+/** The answer text from cached items, in request order or sorted by gross (stable). */
+function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null): string {
+  const available = found.filter((item) => item.json !== null)
+  if (sortOrder !== null) {
+    const direction = sortOrder === 'ASC' ? 1 : -1
+    available.sort((left, right) => direction * (left.gross - right.gross))
+  }
+  const missing = found.filter((item) => item.json === null)
+  return '{"items":[' + available.map((item) => item.json).join(',') + '],"unavailable":[' + missing.map((item) => item.reason).join(',') + ']}'
 }

@@ -30,5 +30,5 @@ export default function run(task: QueryTask): QueryTaskResult {
     if (current === undefined) return { kind: 'need_snapshot' }
     replica = current
   }
-  return { kind: 'answer', json: executeQuery(replica.catalog, replica.prices, task) }
+  return { kind: 'answer', json: executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence) }
 }

@@ -40,6 +40,8 @@ export interface QueryTask {
   readonly sequence: number
   readonly snapshot: Snapshot | null
   readonly at: number
+  /** False when the request named `as_of` (historical answers are not cached). */
+  readonly cacheable: boolean
   readonly taxArea: string
   readonly skus: readonly string[]
   readonly pricelists: readonly string[]

@@ -119,6 +119,7 @@ async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json
   roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at)
   const input: QueryInput = {
     at,
+    cacheable: body.as_of === undefined,
     taxArea: body.tax_area,
     skus: body.skus,
     pricelists,
@@ -135,7 +136,7 @@ async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json
       if (!(error instanceof QueryPoolBusy)) throw error
     }
   }
-  return { json: executeQuery(tenant.catalog, tenant.prices, input), engine: 'main' }
+  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), engine: 'main' }
 }
 
 const TaxedQuery = Type.Object(

@@ -1,0 +1,65 @@
+/**
+ * Price query answers are cached per SKU and query settings. A cached answer must never differ from
+ * a fresh computation: every write invalidates it at once, and a scheduled change (a price or VAT
+ * rate with a future start) ends it at that instant. Run on the main thread and on the workers.
+ */
+import t from 'tap'
+import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
+import { expectStatus, mapSkus, putPricelist, setupReference } from './helpers/price-fixtures.js'
+
+for (const engine of ['main', 'worker'] as const) {
+  t.test(`answer cache on the ${engine} thread`, async (t) => {
+    const server: TestServer = await startServer({ env: { PRICING_WORKER_THRESHOLD_SKUS: engine === 'worker' ? '1' : '100000' } })
+    t.teardown(() => server.dispose())
+    const client: TenantClient = await server.tenant('cache', { tier: 'enterprise' })
+    await setupReference(client)
+    await putPricelist(client, 'net', { currency_code: 'SEK', vat_mode: 'NET' })
+    await putPricelist(client, 'gross', { currency_code: 'SEK', vat_mode: 'GROSS' })
+    await mapSkus(client, 'standard', ['A', 'B', 'C'], ['SE'])
+    await expectStatus(client.call('POST', '/price/batch', [
+      { sku: 'A', pricelist: 'net', price: 100 },
+      { sku: 'A', pricelist: 'gross', price: 130 },
+      { sku: 'B', pricelist: 'net', price: 10 },
+    ]), 202, 'prices')
+    const query = (extra: Record<string, unknown> = {}) =>
+      client.call('POST', '/price/query', { currency_code: 'SEK', pricelist_filter: {}, skus: ['A', 'B', 'C'], tax_area: 'SE', ...extra })
+    const gross = async (sku: string, extra: Record<string, unknown> = {}) => {
+      const answer = await query(extra)
+      t.equal(answer.headers.get('x-price-engine'), engine)
+      return answer.body.items.find((item: { sku: string }) => item.sku === sku)?.gross ?? null
+    }
+
+    const first = await query()
+    const again = await query()
+    t.equal(again.text, first.text, 'a repeated query answers the same bytes')
+    t.equal(await gross('A'), 125, 'NET 100 + 25% beats GROSS 130')
+
+    await expectStatus(client.call('PUT', '/price/A/net', { price: 120 }), 202, 'price write')
+    t.equal(await gross('A'), 130, 'a price write shows at once (GROSS 130 now beats NET 150)')
+
+    await expectStatus(client.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 5 }), 202, 'VAT rate')
+    t.equal(await gross('A'), 126, 'a VAT rate change shows at once (NET 120 + 5%)')
+    t.equal(await gross('B'), 10.5)
+
+    const beforeSchedule = new Date().toISOString()
+    const soon = new Date(Date.now() + 1500).toISOString()
+    await expectStatus(client.call('PUT', '/price/B/net', { price: 20, start_date: soon }), 202, 'scheduled price')
+    t.equal(await gross('B'), 10.5, 'a scheduled price is not in force yet')
+    t.equal(await gross('B'), 10.5, 'and still not from the cache')
+    await new Promise((resolve) => setTimeout(resolve, 1800))
+    t.equal(await gross('B'), 21, 'the cached answer ends when the scheduled price takes effect')
+
+    const later = new Date(Date.now() + 1500).toISOString()
+    await expectStatus(client.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 10, start_date: later }), 202, 'scheduled rate')
+    t.equal(await gross('B'), 21)
+    t.equal(await gross('B'), 21, 'cached before the scheduled rate')
+    await new Promise((resolve) => setTimeout(resolve, 1800))
+    t.equal(await gross('B'), 22, 'the cached answer ends when the scheduled VAT rate takes effect')
+
+    const past = await query({ as_of: beforeSchedule })
+    t.equal(past.body.items.find((item: { sku: string }) => item.sku === 'B').gross, 10.5, 'an as_of read answers as of then (not from the cache)')
+    t.same((await query()).body.unavailable, [{ sku: 'C', reason: 'no_price' }])
+    await expectStatus(client.call('PUT', '/price/C/gross', { price: 7 }), 202, 'new price for C')
+    t.same((await query()).body.unavailable, [], 'an unavailable SKU becomes available at once')
+  })
+}
