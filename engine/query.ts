@@ -16,6 +16,7 @@ import {
   type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo,
 } from './pipeline.js'
 import { applyRounding } from './rounding.js'
+import { pricelistDepthMax } from './limits.js'
 
 export interface QueryRequest {
   readonly skus: readonly string[]
@@ -158,15 +159,31 @@ function trackValidity(context: PriceContext, sku: string, skuId: number, select
   }
   let until = context.vatNextChange(sku)
   for (const candidate of selected) {
-    const info = candidate.info
-    if (info === null) continue
-    if (info.rules.length > 0 || info.parent !== null) {
-      validity.until = Number.NaN
-      return
+    // The pricelist and its ancestors: an inherited price depends on theirs.
+    let info = candidate.info
+    for (let depth = 0; info !== null && depth <= pricelistDepthMax; depth++) {
+      if (info.rules.length > 0) {
+        validity.until = Number.NaN
+        return
+      }
+      if (skuId >= 0 && info.id >= 0) until = Math.min(until, context.prices.nextChangeAfter(info.id, skuId, context.at))
+      info = info.parent === null ? null : context.pricelist(info.parent)
     }
-    if (skuId >= 0 && info.id >= 0) until = Math.min(until, context.prices.nextChangeAfter(info.id, skuId, context.at))
   }
   validity.until = until
+}
+
+/** Currencies of the selected pricelists and their ancestors (what FX conversions may use). */
+export function chainCurrencies(context: PriceContext, selected: readonly Candidate[]): string[] {
+  const currencies = new Set<string>()
+  for (const candidate of selected) {
+    let info = candidate.info
+    for (let depth = 0; info !== null && depth <= pricelistDepthMax; depth++) {
+      currencies.add(info.currency)
+      info = info.parent === null ? null : context.pricelist(info.parent)
+    }
+  }
+  return [...currencies]
 }
 
 /**

@@ -58,6 +58,18 @@ for (const engine of ['main', 'worker'] as const) {
 
     const past = await query({ as_of: beforeSchedule })
     t.equal(past.body.items.find((item: { sku: string }) => item.sku === 'B').gross, 10.5, 'an as_of read answers as of then (not from the cache)')
+    // An inherited price: the child's cached answer follows the parent's writes and schedule.
+    await putPricelist(client, 'child', { currency_code: 'SEK', parent_code: 'net' })
+    const childGross = () => gross('B', { pricelist_filter: { pricelists: ['child'] } })
+    t.equal(await childGross(), 22, 'the child inherits 20 NET + 10%')
+    t.equal(await childGross(), 22)
+    await expectStatus(client.call('PUT', '/price/B/net', { price: 30 }), 202, 'parent price write')
+    t.equal(await childGross(), 33, 'a parent price write shows in the child at once')
+    const parentSoon = new Date(Date.now() + 1500).toISOString()
+    await expectStatus(client.call('PUT', '/price/B/net', { price: 40, start_date: parentSoon }), 202, 'scheduled parent price')
+    t.equal(await childGross(), 33)
+    await new Promise((resolve) => setTimeout(resolve, 1800))
+    t.equal(await childGross(), 44, 'the child follows the parent when its scheduled price takes effect')
     t.same((await query()).body.unavailable, [{ sku: 'C', reason: 'no_price' }])
     await expectStatus(client.call('PUT', '/price/C/gross', { price: 7 }), 202, 'new price for C')
     t.same((await query()).body.unavailable, [], 'an unavailable SKU becomes available at once')

@@ -16,7 +16,7 @@
 import { compositeKey, type Catalog } from '../engine/catalog.js'
 import { nextVersionAfter, PriceContext, Status, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
-import { bestWithValidity, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
+import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import { answerJson, itemJson, jsonString } from './render.js'
 
@@ -82,7 +82,7 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
     cache.byQuery.set(queryKey, items)
   }
   const selected = selectCandidates(context, input.pricelists, input.currency)
-  const fxUntil = fxValidity(context.catalog, selected.map((candidate) => candidate.info?.currency ?? input.currency), input.currency, input.at)
+  const fxUntil = fxValidity(context.catalog, chainCurrencies(context, selected), input.currency, input.at)
   const found: CachedItem[] = []
   const seen = new Set<string>()
   const validity: Validity = { until: 0 }
