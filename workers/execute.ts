@@ -34,8 +34,8 @@ export interface QueryInput {
 }
 
 interface CachedItem {
-  /** The rendered item, or null when unavailable. */
-  readonly json: string | null
+  /** The rendered item as UTF-8, or null when unavailable. */
+  readonly json: Buffer | null
   readonly reason: string
   readonly gross: number
   /** The instant it was computed for: a cached item serves later instants only. */
@@ -60,7 +60,7 @@ function cacheFor(tenant: string): { size: number; byQuery: Map<string, Map<stri
 }
 
 /** The answer as JSON text. `sequence` is the catalogue state's replication sequence (0 on the main thread). */
-export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0): string {
+export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0): string | Buffer {
   const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
@@ -72,7 +72,7 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   return cachedQuery(context, input, options, tenant, sequence)
 }
 
-function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number): string {
+function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number): Buffer {
   const changeCount = context.prices.changeCount
   const cache = cacheFor(tenant)
   const queryKey = `${input.taxArea}\u0001${input.currency}\u0001${input.rounding ?? ''}\u0001${input.quantity}\u0001${input.pricelists.join('\u0002')}`
@@ -109,7 +109,8 @@ function renderCached(sku: string, best: PricedItem | Status, at: number, change
     const reason = statusReasons[best]
     return { json: null, reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}', gross: 0, at, changeCount, sequence, until }
   }
-  return { json: itemJson(best, best.pricelist), reason: '', gross: best.gross, at, changeCount, sequence, until }
+  // Bytes once: answers are concatenated from these without encoding the text again.
+  return { json: Buffer.from(itemJson(best, best.pricelist), 'utf8'), reason: '', gross: best.gross, at, changeCount, sequence, until }
 }
 
 /** The next publication date after `at` of any rate a conversion into `currency` may use. */
@@ -122,13 +123,28 @@ function fxValidity(catalog: Catalog, currencies: readonly string[], currency: s
   return until
 }
 
-/** The answer text from cached items, in request order or sorted by gross (stable). */
-function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null): string {
-  const available = found.filter((item) => item.json !== null)
+const itemsOpen = Buffer.from('{"items":[')
+const unavailableOpen = Buffer.from('],"unavailable":[')
+const answerClose = Buffer.from(']}')
+const comma = Buffer.from(',')
+
+/** The answer bytes from cached items, in request order or sorted by gross (stable). */
+function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null): Buffer {
+  const available: CachedItem[] = []
+  const missing: string[] = []
+  for (const item of found) {
+    if (item.json !== null) available.push(item)
+    else missing.push(item.reason)
+  }
   if (sortOrder !== null) {
     const direction = sortOrder === 'ASC' ? 1 : -1
     available.sort((left, right) => direction * (left.gross - right.gross))
   }
-  const missing = found.filter((item) => item.json === null)
-  return '{"items":[' + available.map((item) => item.json).join(',') + '],"unavailable":[' + missing.map((item) => item.reason).join(',') + ']}'
+  const parts: Buffer[] = [itemsOpen]
+  for (let index = 0; index < available.length; index++) {
+    if (index > 0) parts.push(comma)
+    parts.push(available[index]!.json!)
+  }
+  parts.push(unavailableOpen, Buffer.from(missing.join(','), 'utf8'), answerClose)
+  return Buffer.concat(parts)
 }

@@ -91,7 +91,7 @@ export class QueryPool {
   }
 
   /** Runs a query on a worker; the answer reflects every change published before this call. */
-  async run(tenant: ReplicatedTenant, input: QueryInput): Promise<string> {
+  async run(tenant: ReplicatedTenant, input: QueryInput): Promise<string | Buffer> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
     const task: QueryTask = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...input }
@@ -100,7 +100,9 @@ export class QueryPool {
       result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
     }
     if (result.kind !== 'answer') throw new Error('worker could not build a replica from a snapshot')
-    return result.json
+    const json = result.json
+    // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
+    return typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)
   }
 
   get threads(): number {

@@ -53,5 +53,5 @@ export interface QueryTask {
 }
 
 export type QueryTaskResult =
-  | { readonly kind: 'answer'; readonly json: string }
+  | { readonly kind: 'answer'; readonly json: string | Uint8Array }
   | { readonly kind: 'need_snapshot' }

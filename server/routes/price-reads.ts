@@ -106,7 +106,7 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
  * Validates and selects on the main thread (cheap), then resolves: inline below the worker
  * threshold, on a worker thread above it (or inline when the pool's queue is full).
  */
-async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string; engine: 'worker' | 'main' }> {
+async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; engine: 'worker' | 'main' }> {
   const { tenant, body } = context
   if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
