@@ -29,7 +29,7 @@ export const DEFAULTS = {
   /** Worker threads for large price queries; 0 picks from the core count. */
   workers: 0,
   /** Price queries with at least this many SKUs run on a worker thread (measured: bench/README.md). */
-  workerThresholdSkus: 250,
+  workerThresholdSkus: 500,
   logLevel: 'info',
   /** Provision the demo tenant on first start (an empty data directory). */
   demo: true,
