@@ -43,7 +43,11 @@ interface CachedItem {
   readonly changeCount: number
   readonly sequence: number
   readonly until: number
+  /** The last query that answered it (duplicate SKUs in one query are answered once). */
+  stamp: number
 }
+
+let queryStamp = 0
 
 /** Cached items per thread and tenant; beyond this a tenant's cache starts again empty. */
 const cachedItemsMax = 200_000
@@ -84,21 +88,27 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
   const selected = selectCandidates(context, input.pricelists, input.currency)
   const fxUntil = fxValidity(context.catalog, chainCurrencies(context, selected), input.currency, input.at)
   const found: CachedItem[] = []
-  const seen = new Set<string>()
+  // Duplicates are answered once. A cached item carries the stamp of the last query that used it,
+  // so the common case needs no Set; SKUs that are not cached go through a small Set instead.
+  const stamp = ++queryStamp
+  const uncached = new Set<string>()
   const validity: Validity = { until: 0 }
   for (const sku of input.skus) {
-    if (seen.has(sku)) continue
-    seen.add(sku)
     let item = items.get(sku)
+    if (item !== undefined && item.stamp === stamp) continue
     if (item === undefined || item.changeCount !== changeCount || item.sequence !== sequence || !(input.at < item.until) || input.at < item.at) {
+      if (uncached.has(sku)) continue
       const best = bestWithValidity(context, sku, selected, options, validity)
       item = renderCached(sku, best, input.at, changeCount, sequence, Math.min(validity.until, fxUntil))
       // NaN (not cacheable) fails `at < until` above, so such an item is recomputed every time.
-      if (!Number.isNaN(item.until)) {
+      if (Number.isNaN(item.until)) {
+        uncached.add(sku)
+      } else {
         if (!items.has(sku)) cache.size++
         items.set(sku, item)
       }
     }
+    item.stamp = stamp
     found.push(item)
   }
   return assemble(found, input.sortOrder)
@@ -107,10 +117,10 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
 function renderCached(sku: string, best: PricedItem | Status, at: number, changeCount: number, sequence: number, until: number): CachedItem {
   if (typeof best === 'number') {
     const reason = statusReasons[best]
-    return { json: null, reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}', gross: 0, at, changeCount, sequence, until }
+    return { json: null, reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}', gross: 0, at, changeCount, sequence, until, stamp: 0 }
   }
   // Bytes once: answers are concatenated from these without encoding the text again.
-  return { json: Buffer.from(itemJson(best, best.pricelist), 'utf8'), reason: '', gross: best.gross, at, changeCount, sequence, until }
+  return { json: Buffer.from(itemJson(best, best.pricelist), 'utf8'), reason: '', gross: best.gross, at, changeCount, sequence, until, stamp: 0 }
 }
 
 /** The next publication date after `at` of any rate a conversion into `currency` may use. */
