@@ -3,6 +3,7 @@
  * caller's sequence. The first task for a tenant (or after a gap) asks for a snapshot.
  * @module
  */
+import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { executeQuery } from './execute.js'
 import { protocolVersion, type QueryTask, type QueryTaskResult } from './protocol.js'
 import { ReplicaSet } from './replica.js'
@@ -30,5 +31,20 @@ export default function run(task: QueryTask): QueryTaskResult {
     if (current === undefined) return { kind: 'need_snapshot' }
     replica = current
   }
-  return { kind: 'answer', json: executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence) }
+  return answer(executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence))
+}
+
+/** Answer bytes in a buffer of their own are moved to the main thread, not copied. */
+function answer(json: string | Buffer): QueryTaskResult {
+  if (typeof json === 'string' || json.byteOffset !== 0 || json.byteLength !== json.buffer.byteLength) return { kind: 'answer', json }
+  const bytes = new Uint8Array(json.buffer, 0, json.byteLength)
+  const result: QueryTaskResult = { kind: 'answer', json: bytes }
+  return move({
+    get [transferableSymbol]() {
+      return [bytes.buffer]
+    },
+    get [valueSymbol]() {
+      return result
+    },
+  }) as unknown as QueryTaskResult
 }
