@@ -14,6 +14,7 @@
 import type { CatalogType } from '../engine/catalog.js'
 import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
+import type { QueryInput } from './execute.js'
 
 export const protocolVersion = 1
 export const replicationChannelName = 'pricing-service/replication/v1'
@@ -33,23 +34,13 @@ export interface Snapshot {
   readonly columns: SharedColumns
 }
 
-export interface QueryTask {
+/** A query for a worker: what the main thread validated and selected (see QueryInput). */
+export interface QueryTask extends QueryInput {
   readonly version: number
   readonly tenant: string
   /** The replication sequence the answer must reflect at least. */
   readonly sequence: number
   readonly snapshot: Snapshot | null
-  readonly at: number
-  /** False when the request named `as_of` (historical answers are not cached). */
-  readonly cacheable: boolean
-  readonly taxArea: string
-  readonly skus: readonly string[]
-  readonly pricelists: readonly string[]
-  readonly currency: string
-  /** Rounding profile name as requested (resolved in the worker against the same state). */
-  readonly rounding: string | null
-  readonly sortOrder: 'ASC' | 'DESC' | null
-  readonly quantity: number
 }
 
 export type QueryTaskResult =
