@@ -21,7 +21,7 @@ import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
 import { splitKey } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
-import { decodeEntry, encodeEntries, isBinaryEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import { decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
 import { environmentOptions } from './options.js'
 import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
 
@@ -275,7 +275,7 @@ export class TenantStore {
   }
 
   #decodeEntry(sequence: number, bytes: Buffer): LogEntry {
-    if (isBinaryEntry(bytes)) return decodeEntry(bytes)
+    if (isRawEntry(bytes)) return decodeStoredEntry(bytes)
     const legacy = this.#db.log.get(sequence)
     assert(legacy !== undefined, 'legacy log entry')
     return legacy

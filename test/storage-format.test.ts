@@ -11,7 +11,7 @@ import { open } from 'lmdb'
 import t, { type Test } from 'tap'
 import { Catalog } from '../engine/catalog.js'
 import { PriceBook, type PriceVersion } from '../engine/prices.js'
-import { decodeEntry, encodeEntries, isBinaryEntry, makeEntry, type LogEntry } from '../storage/log-entry.js'
+import { decodeEntry, decodeStoredEntry, encodeBinaryEntries as encodeEntries, encodeEntries as encodeArrayEntries, isBinaryEntry, isRawEntry, makeEntry, type LogEntry } from '../storage/log-entry.js'
 import { environmentOptions } from '../storage/options.js'
 import { ActorTable, decodePriceRecord, encodePriceRecords, measurePriceRecord } from '../storage/price-record.js'
 import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
@@ -67,6 +67,10 @@ t.test('a binary log entry reads back exactly, whatever its hashes and composite
   const lower = makeEntry(4, { ...upper, contentHash: upper.contentHash.toLowerCase() }, odd.checksum)
   // Tag + 16 bytes for lowercase hex; tag + u16 length + 32 bytes for the same digits in upper case.
   t.equal(stored[3]!.length - encodeEntries([lower])[0]!.length, 18, 'only lowercase hex is packed into bytes')
+  const arrays = encodeArrayEntries([first, second, odd, upper])
+  t.ok(arrays.every((bytes) => isRawEntry(bytes) && !isBinaryEntry(bytes)), 'entries are written as msgpackr arrays')
+  t.same(arrays.map(decodeStoredEntry), [first, second, odd, upper], 'a msgpackr entry reads back exactly')
+  t.same(stored.map(decodeStoredEntry), [first, second, odd, upper], 'and the binary form of earlier builds still reads')
 })
 
 function priceChange(sku: string, pricelist: string, versions: PriceVersion[], changeType: PriceChange['changeType']): PriceChange {
