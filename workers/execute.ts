@@ -49,8 +49,8 @@ interface CachedItem {
 
 let queryStamp = 0
 
-/** Cached items per thread and tenant; beyond this a tenant's cache starts again empty. */
-const cachedItemsMax = 200_000
+/** Cached items per thread and tenant (about 350 B each: ~17 MiB); beyond this the tenant's cache starts again empty. */
+const cachedItemsMax = 50_000
 
 const caches = new Map<string, { size: number; byQuery: Map<string, Map<string, CachedItem>> }>()
 
