@@ -11,7 +11,7 @@ import type { Catalog, CatalogType } from '../engine/catalog.js'
 import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import type { QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type QueryTask, type QueryTaskResult, type Snapshot, type SyncMessage } from './protocol.js'
+import { protocolVersion, replicationChannelName, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
 /** What the pool needs to know of a tenant. */
 export interface ReplicatedTenant {
@@ -22,6 +22,8 @@ export interface ReplicatedTenant {
 
 interface FeedState {
   sequence: number
+  /** The sequence of the last snapshot broadcast (-1: none yet). */
+  snapshotSequence: number
   skus: number
   pricelists: number
   fields: number
@@ -57,7 +59,7 @@ export class QueryPool {
     let feed = this.#feeds.get(tenant.slug)
     if (feed === undefined) {
       const sizes = tenant.prices
-      feed = { sequence: 0, skus: sizes.skuCodes.length, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
+      feed = { sequence: 0, snapshotSequence: -1, skus: sizes.skuCodes.length, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
       this.#feeds.set(tenant.slug, feed)
     }
     return feed
@@ -79,7 +81,13 @@ export class QueryPool {
     this.#channel.postMessage(message)
   }
 
-  /** A full snapshot at the current sequence (sent once per worker and tenant). */
+  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState): void {
+    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant) }
+    this.#channel.postMessage(message)
+    feed.snapshotSequence = feed.sequence
+  }
+
+  /** A full snapshot at the current sequence. */
   #snapshot(tenant: ReplicatedTenant): Snapshot {
     const feed = this.#feed(tenant)
     return {
@@ -94,10 +102,18 @@ export class QueryPool {
   async run(tenant: ReplicatedTenant, input: QueryInput): Promise<string | Buffer> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
+    // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
+    // per-task snapshots would be built and cloned for every queued task at once.
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)
     const task: QueryTask = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...input }
     let result = (await this.#pool.run(task)) as QueryTaskResult
     if (result.kind === 'need_snapshot') {
-      result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
+      // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.
+      if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed)
+      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as QueryTaskResult
+      if (result.kind === 'need_snapshot') {
+        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
+      }
     }
     if (result.kind !== 'answer') throw new Error('worker could not build a replica from a snapshot')
     const json = result.json

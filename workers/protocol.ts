@@ -27,6 +27,13 @@ export interface SyncMessage {
   readonly columns: SharedColumns | null
 }
 
+/** A full snapshot broadcast to every worker (once per tenant, and again after a gap). */
+export interface SnapshotMessage {
+  readonly kind: 'snapshot'
+  readonly tenant: string
+  readonly snapshot: Snapshot
+}
+
 export interface Snapshot {
   readonly sequence: number
   readonly entries: readonly [CatalogType, string, Version<unknown>[]][]

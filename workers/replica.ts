@@ -8,7 +8,7 @@
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
-import { replicationChannelName, type Snapshot, type SyncMessage } from './protocol.js'
+import { replicationChannelName, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
 /** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
 const bufferedMessagesMax = 10_000
@@ -40,9 +40,11 @@ export class ReplicaSet {
   /** Applies every queued sync message (synchronously: they were posted before the task). */
   drain(): void {
     for (;;) {
-      const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage } | undefined
+      const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage | SnapshotMessage } | undefined
       if (received === undefined) return
-      this.#receive(received.message)
+      const message = received.message
+      if ('kind' in message) this.install(message.tenant, message.snapshot)
+      else this.#receive(message)
     }
   }
 
