@@ -15,7 +15,7 @@ import { Decimal } from 'decimal.js'
 import { assert } from './assert.js'
 import { compositeKey, type Catalog, type Change, type FxRate } from './catalog.js'
 import { contentHash } from './hash.js'
-import { mulDivRound } from './money.js'
+import { decimalText, mulDivRound } from './money.js'
 import { indexAt, type ChangeType, type Version } from './temporal.js'
 
 /** The currency every stored rate starts from. */
@@ -28,7 +28,6 @@ export const fxRateMax = 1_000_000_000
 export const fxDisplayDigits = 10
 
 const decimal = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_HALF_UP })
-const numericText = /^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
 /** The catalogue key of the EUR -> `quote` rate. */
 export function fxKey(quote: string): string {
@@ -42,16 +41,8 @@ export function fxKey(quote: string): string {
  * decimal the client wrote.
  */
 export function canonicalFxRate(input: unknown): string | null {
-  let text: string
-  if (typeof input === 'number') {
-    if (!Number.isFinite(input)) return null
-    text = String(input)
-  } else if (typeof input === 'string') {
-    text = input.trim()
-  } else {
-    return null
-  }
-  if (!numericText.test(text)) return null
+  const text = decimalText(input)
+  if (text === null) return null
   const value = new decimal(text)
   if (value.lte(0) || value.gt(fxRateMax) || value.decimalPlaces() > fxRateDecimalsMax) return null
   return value.toFixed()

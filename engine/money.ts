@@ -16,22 +16,26 @@ export const amountUnit = 10_000
 
 const decimal = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP })
 
+const decimalPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+/**
+ * The decimal text of a JSON number or numeric string, or null. A number gives its shortest
+ * round-trip text, which is the decimal the client wrote.
+ */
+export function decimalText(input: unknown): string | null {
+  if (typeof input === 'number') return Number.isFinite(input) ? String(input) : null
+  if (typeof input !== 'string') return null
+  const text = input.trim()
+  return decimalPattern.test(text) ? text : null
+}
+
 /**
  * Parses a JSON number or numeric string to scaled units, rounding half-up to 4 decimals.
  * Null when it is not a finite decimal number or lies outside ±amountAbsMax.
  */
 export function parseAmount(input: unknown): number | null {
-  let text: string
-  if (typeof input === 'number') {
-    if (!Number.isFinite(input)) return null
-    // The shortest round-trip text of a double is the decimal the client wrote.
-    text = String(input)
-  } else if (typeof input === 'string') {
-    text = input.trim()
-    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null
-  } else {
-    return null
-  }
+  const text = decimalText(input)
+  if (text === null) return null
   // Fast path: at most 4 decimals, so text × 10^4 is an integer the double product rounds onto.
   if (/^[+-]?\d{1,11}(\.\d{1,4})?$/.test(text)) {
     const scaled = Math.round(Number(text) * amountUnit)

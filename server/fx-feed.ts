@@ -10,11 +10,11 @@
  */
 import type { Logger } from 'pino'
 import { assert } from '../engine/assert.js'
-import { compareCodes, splitKey, type Change } from '../engine/catalog.js'
+import { compareCodes, type Change } from '../engine/catalog.js'
 import { canonicalFxRate, fxBaseCurrency, planFxRates, type FxChange, type FxEntry } from '../engine/fx.js'
 import { settingEnabled } from '../engine/settings.js'
 import { instantMax, instantMin, parseInstant } from '../engine/time.js'
-import type { EntryContent } from '../storage/log-entry.js'
+import { changeContent, type EntryContent } from '../storage/log-entry.js'
 import type { FxFeedRecord, SystemStore } from '../storage/system-store.js'
 import type { Config } from './config.js'
 import type { TenantRegistry, TenantRuntime } from './tenants.js'
@@ -220,16 +220,7 @@ export async function commitFxChanges(tenant: TenantRuntime, changes: readonly C
       continue
     }
     assert(stored.versions === change.versions, 'changes of one currency share their version list')
-    const [entityCode, compositeKey] = splitKey(change.key)
-    extra.push({
-      entityType: change.type,
-      changeType: change.changeType,
-      entityCode,
-      compositeKey,
-      changedAt: change.at,
-      changedBy: change.by,
-      contentHash: change.hash,
-    })
+    extra.push(changeContent(change))
   }
   await tenant.commit([...first.values()], extra)
 }

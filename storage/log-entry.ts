@@ -16,7 +16,7 @@
  */
 import { Packr } from 'msgpackr'
 import { assert } from '../engine/assert.js'
-import type { EntityType } from '../engine/catalog.js'
+import { splitKey, type Change, type EntityType } from '../engine/catalog.js'
 import { sha256Hex128 } from '../engine/hash.js'
 import type { ChangeType } from '../engine/temporal.js'
 
@@ -271,4 +271,18 @@ function readHash(buffer: Buffer, view: DataView, reader: { cursor: number }): s
   }
   assert(tag === hashText, 'log entry hash tag')
   return readText(buffer, view, reader) ?? ''
+}
+
+/** What the log records for a catalogue change (entity code and composite key from its key). */
+export function changeContent(change: Change): EntryContent {
+  const [entityCode, compositeKey] = splitKey(change.key)
+  return {
+    entityType: change.type,
+    changeType: change.changeType,
+    entityCode,
+    compositeKey,
+    changedAt: change.at,
+    changedBy: change.by,
+    contentHash: change.hash,
+  }
 }

@@ -18,10 +18,9 @@ import { mkdirSync } from 'node:fs'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { assert } from '../engine/assert.js'
 import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
-import { splitKey } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
-import { decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
 import { environmentOptions } from './options.js'
 import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
 
@@ -170,18 +169,7 @@ export class TenantStore {
    */
   commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = []): Promise<LogEntry[]> {
     const entries: LogEntry[] = []
-    for (const change of changes) {
-      const [entityCode, compositeKey] = splitKey(change.key)
-      entries.push(this.#append({
-        entityType: change.type,
-        changeType: change.changeType,
-        entityCode,
-        compositeKey,
-        changedAt: change.at,
-        changedBy: change.by,
-        contentHash: change.hash,
-      }))
-    }
+    for (const change of changes) entries.push(this.#append(changeContent(change)))
     for (const change of prices) {
       entries.push(this.#append({
         entityType: 'price',
