@@ -37,6 +37,12 @@ export const DEFAULTS = {
   publicUrl: '',
   /** Accept webhook URLs on loopback/private addresses (tests, on-premises receivers). */
   webhookAllowPrivate: false,
+  /** Milliseconds a webhook's first pending event waits for others to share its POST (spec: about 500). */
+  webhookBatchMs: 500,
+  /** Milliseconds a receiver has for a complete answer (spec: 10 s). */
+  webhookTimeoutMs: 10_000,
+  /** Multiplies the retry delays 1, 2, 4 ... 300 s (tests: 0.001-0.01). */
+  webhookRetryScale: 1,
 }
 
 const ConfigSchema = Type.Object({
@@ -58,6 +64,9 @@ const ConfigSchema = Type.Object({
   demo: Type.Boolean(),
   publicUrl: Type.String(),
   webhookAllowPrivate: Type.Boolean(),
+  webhookBatchMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
+  webhookTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
+  webhookRetryScale: Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
 })
 export type Config = Readonly<Static<typeof ConfigSchema>>
 export type Options = Partial<Config>

@@ -33,6 +33,7 @@ export const errorCodes = {
   rule_invalid: 400,
   pricelist_cycle: 400,
   setting_unknown: 400,
+  webhook_url_forbidden: 400,
   unauthorized: 401,
   forbidden: 403,
   plan_forbidden: 403,

@@ -15,6 +15,7 @@ import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
 import { TenantRegistry } from './tenants.js'
+import { WebhookEnvironment } from './webhooks.js'
 import { QueryPool } from '../workers/pool.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
@@ -32,8 +33,12 @@ export async function start(config: Config): Promise<RunningServer> {
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
   const queryPool = new QueryPool(config.workers)
-  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus)
   const metrics = new Metrics()
+  const webhookEnvironment = new WebhookEnvironment(
+    { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
+    metrics,
+  )
+  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment)
   const provisionalUrl = config.publicUrl || `http://${config.host}:${config.port}`
   const deps = {
     config,

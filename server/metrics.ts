@@ -6,7 +6,7 @@
  * cost about a microsecond per request. The text output is the same as prom-client's.
  * @module
  */
-import { Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 
 /** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
 const latencyBoundsS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
@@ -95,8 +95,18 @@ export class Metrics {
   readonly registry = new Registry()
   readonly #series: Series[] = []
   readonly #routes = new Map<string, RouteSeries>()
+  /** Webhook delivery attempts by outcome: delivered, retry (failed, retried later), dropped. */
+  readonly webhookDeliveries: Counter<'outcome'>
+  readonly webhookEvents: Counter
 
   constructor() {
+    this.webhookDeliveries = new Counter({
+      name: 'pricing_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, dropped)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    })
+    this.webhookEvents = new Counter({ name: 'pricing_webhook_events_total', help: 'Events delivered to webhooks', registers: [this.registry] })
     this.registry.registerMetric(
       exportedMetric('pricing_http_requests_total', 'HTTP requests by route pattern, method and status', 'counter', () =>
         this.#series.map((series) => ({ labels: { ...series.labels }, value: series.count })),

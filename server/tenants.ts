@@ -14,6 +14,7 @@ import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryPool } from '../workers/pool.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
+import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
 export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -27,6 +28,8 @@ export class TenantRuntime {
   loaded = false
   buckets: Record<Dimension, TokenBucket>
   readonly log: Logger
+  /** Webhook registrations and their dispatcher (null where no environment was given: tools). */
+  readonly webhooks: TenantWebhooks | null
 
   constructor(
     record: TenantRecord,
@@ -36,13 +39,16 @@ export class TenantRuntime {
     /** Worker threads for large price queries (null: every query runs on the main thread). */
     readonly queryPool: QueryPool | null = null,
     readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
+    webhookEnvironment: WebhookEnvironment | null = null,
   ) {
     this.record = record
     this.slug = record.slug
     this.limits = effectiveLimits(record.tier, record.limits)
     this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
+    this.store.capacity = this.limits.changelog_capacity
     this.buckets = this.#makeBuckets(nowMs)
     this.log = logger.child({ tenant: record.slug })
+    this.webhooks = webhookEnvironment === null ? null : new TenantWebhooks(this, webhookEnvironment)
   }
 
   #makeBuckets(nowMs: number): Record<Dimension, TokenBucket> {
@@ -60,6 +66,7 @@ export class TenantRuntime {
   update(record: TenantRecord, nowMs: number): void {
     this.record = record
     this.limits = effectiveLimits(record.tier, record.limits)
+    this.store.capacity = this.limits.changelog_capacity
     const fresh = this.#makeBuckets(nowMs)
     for (const dimension of ['query', 'ingest'] as const) {
       const old = this.buckets[dimension]
@@ -71,6 +78,7 @@ export class TenantRuntime {
   load(): void {
     const keys = this.store.loadInto(this.catalog)
     this.loaded = true
+    this.webhooks?.start()
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
 
@@ -78,6 +86,7 @@ export class TenantRuntime {
   async loadGradually(): Promise<void> {
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
     this.loaded = true
+    this.webhooks?.start()
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
 
@@ -102,12 +111,15 @@ export class TenantRuntime {
     if (changes.length > 0 || extra.length > 0) this.prices.noteChange()
     // Workers see the change before the caller is answered, so no later query of theirs misses it.
     this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+    let entries: LogEntry[]
     try {
-      return await this.store.commit(changes, extra, prices)
+      entries = await this.store.commit(changes, extra, prices)
     } catch (error) {
       this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
+    this.webhooks?.notify(entries)
+    return entries
   }
 }
 
@@ -120,6 +132,7 @@ export class TenantRegistry {
     readonly logger: Logger,
     readonly queryPool: QueryPool | null = null,
     readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
+    readonly webhookEnvironment: WebhookEnvironment | null = null,
   ) {}
 
   get(slug: string): TenantRuntime | undefined {
@@ -137,7 +150,7 @@ export class TenantRegistry {
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus)
+    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment)
     this.#tenants.set(record.slug, runtime)
     return runtime
   }
@@ -149,6 +162,8 @@ export class TenantRegistry {
   }
 
   async close(): Promise<void> {
+    for (const tenant of this.#tenants.values()) await tenant.webhooks?.stop()
+    this.webhookEnvironment?.close()
     for (const tenant of this.#tenants.values()) await tenant.store.close()
   }
 }

@@ -11,7 +11,10 @@
  *   prices      legacy msgpack form of the same (read at startup, never written)
  *   meta        'sequence' | 'checksum' -> last appended sequence and its checksum;
  *               'actors' -> the writer names price records refer to by index
+ *   webhooks    id -> the webhook's registration and delivery state (server/webhooks.ts)
  * A write is one transaction that appends entries and updates tables; it resolves once durable.
+ * The log holds at most `capacity` entries: the commit that passes it evicts the oldest ones (and
+ * their type-index runs) in the same transaction.
  * @module
  */
 import { mkdirSync } from 'node:fs'
@@ -27,6 +30,17 @@ import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRec
 const initialMapSizeBytes = 64 * 1024 * 1024
 /** Entities loaded per turn of the event loop at startup (a few milliseconds of work). */
 const loadChunkEntries = 5_000
+/**
+ * Entries one commit evicts at most. In steady state a commit evicts as many as it appends; only a
+ * lowered capacity leaves more, which then shrink over the following commits rather than in one
+ * transaction of millions of deletes.
+ */
+export const evictPerCommitMax = 100_000
+/** Every entity type the log may hold (the type index is cleaned per type). */
+const logEntityTypes = [
+  'article', 'pricelist', 'price', 'currency', 'vat_rate', 'vat_class', 'tax_area', 'fx_rate',
+  'rounding_profile', 'settings', 'bundle_rule', 'article_taxclass',
+] as const
 
 export class StorageError extends Error {
   override name = 'StorageError'
@@ -50,6 +64,13 @@ interface Handles {
   readonly meta: Database<unknown, string>
   readonly priceRuns: Database<Buffer, [string, string]>
   readonly legacyPrices: Database<LegacyPriceVersion[], [string, string]>
+  readonly webhooks: Database<StoredWebhook, number>
+}
+
+/** A webhook as stored: registration and delivery state; server/webhooks.ts owns its meaning. */
+export interface StoredWebhook {
+  readonly id: number
+  readonly [field: string]: unknown
 }
 
 function openHandles(path: string): Handles {
@@ -64,6 +85,7 @@ function openHandles(path: string): Handles {
     // Raw bytes: the record is its own encoding (no msgpack framing, no shared structures).
     priceRuns: root.openDB<Buffer, [string, string]>({ name: 'price_runs', encoding: 'binary' }),
     legacyPrices: root.openDB<LegacyPriceVersion[], [string, string]>({ name: 'prices' }),
+    webhooks: root.openDB<StoredWebhook, number>({ name: 'webhooks', keyEncoding: 'uint32' }),
   }
 }
 
@@ -74,6 +96,10 @@ export class TenantStore {
   #checksum: string
   /** Highest sequence whose transaction is flushed: readers of the log never see past it. */
   #durableSequence: number
+  /** Oldest sequence held (sequence + 1 when the log is empty). */
+  #oldest: number
+  /** Entries the log holds at most (null: unlimited); the plan's `changelog_capacity`. */
+  capacity: number | null = null
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -82,7 +108,13 @@ export class TenantStore {
     this.#sequence = (this.#db.meta.get('sequence') as number | undefined) ?? 0
     this.#checksum = (this.#db.meta.get('checksum') as string | undefined) ?? ''
     this.#durableSequence = this.#sequence
+    this.#oldest = this.#firstHeld()
     this.#verifyTail()
+  }
+
+  #firstHeld(): number {
+    for (const key of this.#db.log.getKeys({ limit: 1 })) return key
+    return this.#sequence + 1
   }
 
   get sequence(): number {
@@ -189,8 +221,12 @@ export class TenantStore {
     const records = encodePriceRecords(prices.map((change) => change.versions), this.#actors)
     const actors = this.#actors.takeGrowth()
     const stored = encodeEntries(entries)
-    for (let index = 0; index < entries.length; index++) this.#db.logBytes.put(entries[index]!.sequence, stored[index]!)
-    this.#putTypeRuns(entries)
+    const oldest = this.#evict(entries[0]?.sequence ?? this.#sequence + 1)
+    for (let index = 0; index < entries.length; index++) {
+      // An entry evicted by its own commit (a batch larger than the capacity) is never written.
+      if (entries[index]!.sequence >= oldest) this.#db.logBytes.put(entries[index]!.sequence, stored[index]!)
+    }
+    this.#putTypeRuns(entries, oldest)
     for (const change of changes) this.#db.entities.put([change.type, change.key], change.versions)
     for (let index = 0; index < prices.length; index++) {
       const change = prices[index]!
@@ -207,15 +243,35 @@ export class TenantStore {
     })
   }
 
+  /**
+   * Queues the removal of the entries beyond the capacity, oldest first (at most
+   * `evictPerCommitMax`), and of the type-index runs that end before the new oldest entry. A run
+   * that straddles it stays: reads skip its evicted part. Answers the new oldest sequence.
+   */
+  #evict(firstNew: number): number {
+    const capacity = this.capacity
+    if (capacity === null || this.#sequence - this.#oldest + 1 <= capacity) return this.#oldest
+    const target = Math.min(this.#sequence - capacity + 1, this.#oldest + evictPerCommitMax)
+    // Earlier commits queued their puts before this one (transactions commit in call order), so
+    // every key below this commit's first exists by the time this transaction runs.
+    const storedEnd = Math.min(target, firstNew)
+    for (let sequence = this.#oldest; sequence < storedEnd; sequence++) this.#db.logBytes.remove(sequence)
+    for (const type of logEntityTypes) {
+      for (const key of this.#db.logByType.getKeys({ start: [type, 0], end: [type, target], snapshot: false })) this.#db.logByType.remove(key)
+    }
+    this.#oldest = target
+    return target
+  }
+
   /** One log_type key per run of consecutive entries of one type: [type, last] -> first. */
-  #putTypeRuns(entries: readonly LogEntry[]): void {
+  #putTypeRuns(entries: readonly LogEntry[], oldest: number): void {
     let start = 0
     for (let index = 1; index <= entries.length; index++) {
       const first = entries[start]!
       const next = entries[index]
       if (next !== undefined && next.entityType === first.entityType && next.sequence === entries[index - 1]!.sequence + 1) continue
       const last = entries[index - 1]!
-      this.#db.logByType.put([first.entityType, last.sequence], last.sequence === first.sequence ? null : first.sequence)
+      if (last.sequence >= oldest) this.#db.logByType.put([first.entityType, last.sequence], last.sequence === first.sequence ? null : first.sequence)
       start = index
     }
   }
@@ -227,10 +283,9 @@ export class TenantStore {
     return entry
   }
 
-  /** Oldest sequence still held (1 until eviction exists), or sequence+1 when the log is empty. */
+  /** Oldest sequence still held, or sequence + 1 when the log is empty. */
   oldestSequence(): number {
-    for (const key of this.#db.log.getKeys({ limit: 1 })) return key
-    return this.#sequence + 1
+    return this.#oldest
   }
 
   /** Up to `limit` entries with sequence >= `from`, optionally of one entity type. */
@@ -267,6 +322,20 @@ export class TenantStore {
     const legacy = this.#db.log.get(sequence)
     assert(legacy !== undefined, 'legacy log entry')
     return legacy
+  }
+
+  /** Every stored webhook, by id. */
+  webhooks(): StoredWebhook[] {
+    return [...this.#db.webhooks.getRange({ snapshot: false }).map(({ value }) => value)]
+  }
+
+  /** Stores webhooks (registration or delivery state); resolves once durable. */
+  async putWebhooks(records: readonly StoredWebhook[]): Promise<void> {
+    let written: Promise<boolean> | undefined
+    for (const record of records) written = this.#db.webhooks.put(record.id, record)
+    if (written === undefined) return
+    await written
+    await this.#db.root.flushed
   }
 
   async close(): Promise<void> {

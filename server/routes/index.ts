@@ -13,7 +13,8 @@ import { priceWriteRoutes } from './price-writes.js'
 import { referenceRoutes } from './reference.js'
 import { roundingRoutes } from './rounding.js'
 import { settingsRoutes } from './settings.js'
+import { webhookRoutes } from './webhooks.js'
 
 export function tenantRoutes(): TenantRoute[] {
-  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes()]
+  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes(), ...webhookRoutes()]
 }
