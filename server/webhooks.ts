@@ -256,6 +256,8 @@ export class TenantWebhooks {
         continue
       }
       if (hook.timer !== null || hook.record.retry !== null) continue
+      // Registered (or reactivated) after these entries were recorded: none of them is its.
+      if (hook.record.cursor > last) continue
       if (hook.record.cursor < first) {
         this.#schedule(hook, this.env.settings.batchMs)
         continue
@@ -480,7 +482,9 @@ export class TenantWebhooks {
       hook.inFlight = null
       if (hook.timer !== null) clearTimeout(hook.timer)
       hook.timer = null
+      hook.dirty = false
     }
-    await this.#flushPositions()
+    // Every position, awaited: the store closes next.
+    if (this.#hooks.size > 0) await this.tenant.store.putWebhooks([...this.#hooks.values()].map((hook) => hook.record))
   }
 }
