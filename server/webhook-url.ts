@@ -24,8 +24,9 @@ const forbiddenRanges: readonly (readonly [string, number, 'ipv4' | 'ipv6'])[] =
   ['240.0.0.0', 4, 'ipv4'],
   ['::', 128, 'ipv6'],
   ['::1', 128, 'ipv6'],
-  // IPv4-mapped and NAT64 forms could name any of the IPv4 ranges above.
-  ['::ffff:0:0', 96, 'ipv6'],
+  // NAT64 addresses could name any of the IPv4 ranges above. (IPv4-mapped addresses are checked
+  // as the IPv4 address they carry: a ::ffff:0:0/96 rule would match every IPv4 address, since
+  // BlockList compares IPv4 addresses with IPv6 rules in their mapped form.)
   ['64:ff9b::', 96, 'ipv6'],
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],
@@ -35,10 +36,26 @@ const forbiddenRanges: readonly (readonly [string, number, 'ipv4' | 'ipv6'])[] =
 const forbidden = new BlockList()
 for (const [network, prefix, family] of forbiddenRanges) forbidden.addSubnet(network, prefix, family)
 
+const mappedDotted = /^::ffff:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/i
+const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i
+
+/** The IPv4 address an IPv4-mapped IPv6 address carries, or null. */
+function mappedIpv4(address: string): string | null {
+  const dotted = mappedDotted.exec(address)
+  if (dotted !== null) return dotted[1]!
+  const hex = mappedHex.exec(address)
+  if (hex === null) return null
+  const high = Number.parseInt(hex[1]!, 16)
+  const low = Number.parseInt(hex[2]!, 16)
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+}
+
 export function isForbiddenAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return true
-  return forbidden.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  if (family === 4) return forbidden.check(address, 'ipv4')
+  const mapped = mappedIpv4(address)
+  return mapped === null ? forbidden.check(address, 'ipv6') : forbidden.check(mapped, 'ipv4')
 }
 
 /** Why a URL cannot be a webhook's (the message of a 400), or null when it can, address aside. */

@@ -17,7 +17,8 @@ const urlLengthMax = 2_048
 const secretLengthMax = 256
 const idText = /^[1-9][0-9]{0,9}$/
 
-const EntityTypeFilter = Type.Union([Type.String({ enum: [...entityTypes] }), Type.Null()], {
+// Literals, not `enum` on a string: TypeBox's compiled checker does not enforce `enum` there.
+const EntityTypeFilter = Type.Union([...entityTypes.map((type) => Type.Literal(type)), Type.Null()], {
   description: 'only events of this entity type; null for all',
 })
 const writableFields = {
