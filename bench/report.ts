@@ -4,10 +4,12 @@
  * terminal and the generated results markdown. Non-goal: comparing runs (compare the JSON files).
  * @module
  */
+import { changelogP99MaxMs, writeBatchItems, writeLanes, type ChangelogResult } from './changelog.js'
 import type { EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { Memory } from './proc.js'
 import type { LoadResult, ScenarioDefinition } from './scenarios.js'
+import { webhookRatioMin, type WebhookResult } from './webhooks.js'
 
 export interface RestartResult {
   /** SIGTERM until the process exited. */
@@ -56,6 +58,10 @@ export interface BenchResults {
   readonly restartEmpty: RestartResult
   readonly restart: RestartResult
   readonly scenarios: ScenarioResult[]
+  /** Changelog reads from the middle of a large log during ingest (changelog.ts). */
+  readonly changelog: ChangelogResult
+  /** Query and ingest throughput with webhooks and a slow receiver vs none (webhooks.ts). */
+  readonly webhooks: WebhookResult
   readonly checks: Check[]
 }
 
@@ -124,6 +130,32 @@ export function globalChecks(results: Omit<BenchResults, 'checks'>, restartMsMax
   ]
 }
 
+export function changelogChecks(changelog: ChangelogResult): Check[] {
+  const checks: Check[] = changelog.reads.map((read) => ({
+    figure: `${read.name}: p99 latency, ${formatInteger(changelog.log.entryCount)}-entry log, during ingest`,
+    measured: `${read.load.latencyP99Ms} ms`,
+    target: `< ${changelogP99MaxMs} ms`,
+    pass: read.load.latencyP99Ms < changelogP99MaxMs,
+  }))
+  const failures = changelog.reads.reduce((sum, read) => sum + read.load.non2xx + read.load.errors + read.writes.refused, 0)
+  checks.push({ figure: 'changelog: non-2xx reads, errors and refused write batches', measured: formatInteger(failures), target: '0', pass: failures === 0 })
+  return checks
+}
+
+export function webhookChecks(webhooks: WebhookResult): Check[] {
+  const ratio = (figure: string, value: number): Check => ({
+    figure: `webhooks: ${figure} with ${webhooks.webhookCount} webhooks vs none (mean of before and after)`,
+    measured: `${Math.round(value * 100)}%`,
+    target: `>= ${Math.round(webhookRatioMin * 100)}%`,
+    pass: value >= webhookRatioMin,
+  })
+  return [
+    ratio(`${webhooks.queryScenario} req/s`, webhooks.queryRatio),
+    ratio('ingest price versions/s', webhooks.ingestRatio),
+    { figure: 'webhooks: events the receiver got (delivery ran)', measured: formatInteger(webhooks.receivedEvents), target: '> 0', pass: webhooks.receivedEvents > 0 },
+  ]
+}
+
 type Table = { header: string[]; rows: string[][]; rightAligned: boolean[] }
 
 function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
@@ -175,6 +207,65 @@ function engineTable(engine: EngineResult): Table {
   }
 }
 
+function changelogTable(changelog: ChangelogResult): Table {
+  const { log } = changelog
+  const types = Object.entries(log.typeCounts).sort((a, b) => b[1] - a[1]).map(([type, count]) => `${type} ${formatInteger(count)}`).join(', ')
+  const source = log.fromCache ? `, cached run; copied in ${formatSeconds(log.copyMs)}` : ''
+  return {
+    header: ['figure', 'value'],
+    rightAligned: [false, false],
+    rows: [
+      ['log entries (TenantStore.commit, log only)', `${formatInteger(log.entryCount)} (${types})`],
+      ['log generation', `${formatSeconds(log.generationMs)} (${formatInteger(log.entriesPerSecond)} entries/s${source})`],
+      ['log on disk', `${formatMiB(log.diskBytes)} (${oneDecimal.format(log.diskBytes / log.entryCount)} B per entry)`],
+      ['server start to ready on the log', formatSeconds(changelog.startToReadyMs)],
+    ],
+  }
+}
+
+function changelogReadTable(changelog: ChangelogResult): Table {
+  return {
+    header: ['read', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'page KiB', 'server cores', 'ingest items/s', 'batch p50 ms', 'batch p99 ms'],
+    rightAligned: [false, true, true, true, true, true, true, true, true, true],
+    rows: changelog.reads.map((read) => [
+      read.name,
+      formatInteger(read.load.requestsPerSecond),
+      String(read.load.latencyP50Ms),
+      String(read.load.latencyP99Ms),
+      String(read.load.latencyMaxMs),
+      oneDecimal.format(read.responseBytes / 1024),
+      twoDecimals.format(read.load.cpuCores),
+      formatInteger(read.writes.itemsPerSecond),
+      oneDecimal.format(read.writes.batchP50Ms),
+      oneDecimal.format(read.writes.batchP99Ms),
+    ]),
+  }
+}
+
+function webhookTable(webhooks: WebhookResult): Table {
+  const row = (label: string, phase: WebhookResult['with']) => [
+    label,
+    formatInteger(phase.ingest.itemsPerSecond),
+    oneDecimal.format(phase.ingest.serverCpuMicrosPerItem),
+    formatInteger(phase.query.requestsPerSecond),
+    String(phase.query.latencyP50Ms),
+    String(phase.query.latencyP99Ms),
+    oneDecimal.format(phase.query.cpuMicrosPerRequest),
+  ]
+  const percent = (value: number) => `${Math.round(value * 100)}%`
+  return {
+    header: ['webhooks', 'ingest versions/s', 'ingest CPU us/version', `${webhooks.queryScenario} req/s`, 'p50 ms', 'p99 ms', 'CPU us/req'],
+    rightAligned: [false, true, true, true, true, true, true],
+    rows: [
+      row('none (before)', webhooks.withoutBefore),
+      row(`${webhooks.webhookCount} active, receiver answers after ${formatSeconds(webhooks.receiverDelayMs)}`, webhooks.with),
+      row('none (after, deactivated)', webhooks.withoutAfter),
+      ['with / mean without', percent(webhooks.ingestRatio), percent(webhooks.ingestCpuRatio), percent(webhooks.queryRatio), '', '', percent(webhooks.queryCpuRatio)],
+      ['receiver got', `${formatInteger(webhooks.receivedEvents)} events in ${formatInteger(webhooks.receivedPosts)} POSTs`, '', '', '', '', ''],
+    ],
+  }
+}
+
 function checkTable(checks: readonly Check[]): Table {
   return {
     header: ['target', 'measured', 'target value', 'result'],
@@ -201,6 +292,12 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
     { title: 'HTTP scenarios (server vs bare uWS endpoint, same requests)', table: scenarioTable(results.scenarios) },
     { title: 'Ingest, memory, restart', table: figureTable(results) },
     { title: 'Engine only (no HTTP)', table: engineTable(results.engine) },
+    { title: 'Changelog: the log', table: changelogTable(results.changelog) },
+    {
+      title: `Changelog reads from the middle (${results.changelog.readConnections} connections) during ingest (${writeLanes} x ${writeBatchItems}-item price batches in flight)`,
+      table: changelogReadTable(results.changelog),
+    },
+    { title: 'Webhook impact (same server and data, change.events.enabled on in every phase)', table: webhookTable(results.webhooks) },
     { title: 'Targets', table: checkTable(results.checks) },
   ]
 }

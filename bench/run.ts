@@ -3,8 +3,9 @@
  * data directory: the generated workload through the public API (ingest rate), memory and restart
  * time, and the HTTP scenarios against the server and the bare uWS endpoint. Prints the tables,
  * writes bench/results/<timestamp>.json and regenerates bench/results/latest.md (quick runs:
- * <timestamp>-quick.json and latest-quick.md). Flags: --quick, --skus N, --duration S,
- * --connections N, --seed N.
+ * <timestamp>-quick.json and latest-quick.md). Then webhook impact on the same server
+ * (webhooks.ts), and changelog reads from a large log on a server of their own (changelog.ts).
+ * Flags: --quick, --skus N, --duration S, --connections N, --seed N, --changelog-entries N.
  * @module
  */
 import { execFileSync } from 'node:child_process'
@@ -14,18 +15,22 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BareAnswers, CapturedAnswer } from './bare-server.js'
+import { runChangelogBench } from './changelog.js'
 import { runEngineBench } from './engine.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult } from './report.js'
+import { changelogChecks, globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
+import { runWebhookBench, webhookServerEnv } from './webhooks.js'
 import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
 
 /** The compiled tree this file runs from (dist/ or PRICING_BUILD_DIR); its server is measured. */
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const repositoryRoot = path.resolve(buildRoot, '..')
 const resultsDir = path.join(repositoryRoot, 'bench', 'results')
+/** Synthetic changelogs of full runs are kept here between runs (gitignored), one folder per size. */
+const changelogCacheRoot = path.join(repositoryRoot, 'bench', '.cache')
 const tenantSlug = 'bench'
 /** The issue's bound on a restart with the full workload. */
 const restartMsMax = 15_000
@@ -37,6 +42,7 @@ interface RunOptions {
   readonly shape: WorkloadShape
   readonly load: LoadParameters
   readonly engineCaseMs: number
+  readonly changelogEntries: number
 }
 
 function parseOptions(argv: readonly string[]): RunOptions {
@@ -58,6 +64,7 @@ function parseOptions(argv: readonly string[]): RunOptions {
       clockTicks: clockTicksPerSecond(),
     },
     engineCaseMs: quick ? 1_000 : 3_000,
+    changelogEntries: numberFlag('changelog-entries', quick ? 200_000 : 10_000_000),
   }
 }
 
@@ -123,6 +130,11 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
   }
 }
 
+/** 10000000 -> '10m' (the cache folder's name). */
+function sizeLabel(count: number): string {
+  return count % 1_000_000 === 0 ? `${count / 1_000_000}m` : String(count)
+}
+
 function gitCommit(): string {
   try {
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repositoryRoot, encoding: 'utf8' }).trim()
@@ -159,14 +171,16 @@ function parameters(options: RunOptions): Record<string, string | number> {
     ingestBatch: batchItemCount,
     ingestConcurrency,
     engineCaseMs: options.engineCaseMs,
+    changelogEntries: options.changelogEntries,
   }
 }
 
-type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'checks'>
+type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'changelog' | 'checks'>
 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex') })
+  const env = await webhookServerEnv()
+  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env })
   try {
     await server.start()
     await server.waitReady()
@@ -185,6 +199,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     const afterRestart = memory(server.pid)
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
+    const webhooks = await runWebhookBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
     return {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,
@@ -199,6 +214,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       restartEmpty,
       restart: restarted,
       scenarios,
+      webhooks,
     }
   } finally {
     await server.stop()
@@ -223,9 +239,23 @@ async function main(): Promise<void> {
   progress(`engine-only benchmark (${options.shape.skuCount.toLocaleString('en-US')} SKUs)`)
   const engine = runEngineBench(options.shape, options.engineCaseMs)
   const phase = await serverPhase(options)
+  const changelog = await runChangelogBench({
+    buildRoot,
+    entryCount: options.changelogEntries,
+    seed: options.shape.seed,
+    // Quick runs write their small log in about a second; the full one takes minutes.
+    cacheDir: options.quick ? null : path.join(changelogCacheRoot, `changelog-${sizeLabel(options.changelogEntries)}`),
+    load: options.load,
+    progress,
+  })
   machine['loadAverageAtEnd'] = os.loadavg()[0]!.toFixed(2)
-  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase }
-  const checks = [...globalChecks(partial, restartMsMax), ...phase.scenarios.flatMap(scenarioChecks)]
+  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog }
+  const checks = [
+    ...globalChecks(partial, restartMsMax),
+    ...phase.scenarios.flatMap(scenarioChecks),
+    ...changelogChecks(changelog),
+    ...webhookChecks(phase.webhooks),
+  ]
   const results: BenchResults = { ...partial, checks }
   process.stdout.write(`\n${renderTerminal(results)}\n`)
   progress(`wrote ${path.relative(repositoryRoot, writeResults(results))}`)

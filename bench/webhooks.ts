@@ -1,0 +1,199 @@
+/**
+ * Webhook impact: price query and ingest throughput of the bench tenant with no webhook, then with
+ * three active webhooks (no filter, price, article) whose HTTPS receiver answers each POST after
+ * 2 s, then with none again, on the same server and data. The mean of the two phases without is
+ * the reference, so a drift over the run cancels. `change.events.enabled` is on in every phase: the
+ * difference is the dispatcher's work (noting each commit, reading the log, rendering and sending
+ * batches) while its backlog grows, since a slow receiver takes 1,000 events per webhook per 2 s.
+ * The check: with webhooks, both throughputs stay at 90% or more of the figures without; the
+ * receiver must have got events, else delivery did not run and the comparison proves nothing.
+ * The receiver is the test suite's (test/helpers/https-receiver.ts); the server trusts its
+ * certificate through NODE_EXTRA_CA_CERTS, which `webhookServerEnv` gives.
+ * @module
+ */
+import { startHttpsReceiver, testCertificate, type HttpsReceiver } from '../test/helpers/https-receiver.js'
+import { batchItemCount, ingestConcurrency } from './generate.js'
+import { cpuTicks } from './proc.js'
+import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
+import type { PricingServer, TenantClient } from './server-process.js'
+import { priceOf, pricelists, skuCode, versionStartMs, type WorkloadShape } from './workload.js'
+
+/** The slow receiver's delay before answering each POST. */
+export const receiverDelayMs = 2_000
+/** With webhooks, throughput must stay at this share of the figure without or more. */
+export const webhookRatioMin = 0.9
+const webhookFilters: readonly (string | null)[] = [null, 'price', 'article']
+/** The query scenario measured in both phases (scenarios.ts). */
+const queryScenario = 'query-100'
+
+export interface IngestWindow {
+  readonly itemCount: number
+  readonly requestCount: number
+  readonly elapsedMs: number
+  readonly itemsPerSecond: number
+  readonly serverCpuMicrosPerItem: number
+}
+
+export interface WebhookPhase {
+  readonly ingest: IngestWindow
+  readonly query: LoadResult
+}
+
+export interface WebhookResult {
+  readonly receiverDelayMs: number
+  readonly webhookCount: number
+  readonly queryScenario: string
+  /** Without webhooks, before and after the phase with them (their mean cancels a drift). */
+  readonly withoutBefore: WebhookPhase
+  readonly withoutAfter: WebhookPhase
+  readonly with: WebhookPhase
+  /** With webhooks / the mean without: req/s of the query, items/s of the ingest. */
+  readonly queryRatio: number
+  readonly ingestRatio: number
+  /** The same for server CPU per request and per item (steadier on a busy machine). */
+  readonly queryCpuRatio: number
+  readonly ingestCpuRatio: number
+  /** What the receiver got while the phase with webhooks ran: POSTs and events in them. */
+  readonly receivedPosts: number
+  readonly receivedEvents: number
+}
+
+export interface WebhookOptions {
+  readonly shape: WorkloadShape
+  readonly load: LoadParameters
+  readonly slug: string
+  readonly progress: (message: string) => void
+}
+
+/** Environment the server needs to deliver to the local receiver (set when it is spawned). */
+export async function webhookServerEnv(): Promise<Record<string, string>> {
+  const { caPath } = await testCertificate()
+  return { NODE_EXTRA_CA_CERTS: caPath, PRICING_WEBHOOK_ALLOW_PRIVATE: 'true' }
+}
+
+/** Pairs the ingest rewrites, over and over: both phases do the same work on the same data. */
+const rewrittenPairsMax = 100_000
+
+/**
+ * Price batches (the ingest phase's size and concurrency) for a fixed time. Every item replaces
+ * the price of one pair at one start instant after the workload's versions, so a pair holds one
+ * version more than the workload's, however often it is written: `prime` adds that version once,
+ * then every pass over the pairs changes its price. Both phases thus write the same kind of change
+ * to pairs of the same size, and the data does not grow between them.
+ */
+class PriceWriter {
+  #next = 0
+  readonly #pairCount: number
+  readonly #startDate: string
+
+  constructor(
+    readonly client: TenantClient,
+    readonly shape: WorkloadShape,
+  ) {
+    this.#pairCount = Math.min(rewrittenPairsMax, shape.skuCount * pricelists.length)
+    this.#startDate = new Date(versionStartMs(shape, shape.versionCount, Date.now())).toISOString()
+  }
+
+  #items(): unknown[] {
+    return Array.from({ length: batchItemCount }, () => {
+      const item = this.#next++
+      const pair = item % this.#pairCount
+      const skuIndex = Math.floor(pair / pricelists.length)
+      const pricelistIndex = pair % pricelists.length
+      // Each pass over the pairs writes the next version's price (the workload's are 0 to versionCount - 1).
+      const price = priceOf(this.shape, skuIndex, pricelistIndex, this.shape.versionCount + Math.floor(item / this.#pairCount)).sales
+      return { sku: skuCode(skuIndex), pricelist: pricelists[pricelistIndex]!.code, price, start_date: this.#startDate }
+    })
+  }
+
+  /** One pass over the pairs, unmeasured: adds the version later passes replace. */
+  async prime(): Promise<void> {
+    await this.#send(() => this.#next < this.#pairCount)
+  }
+
+  async run(durationS: number, serverPid: number, clockTicks: number): Promise<IngestWindow> {
+    const ticksBefore = cpuTicks(serverPid)
+    const started = performance.now()
+    const deadline = started + durationS * 1000
+    const { itemCount, requestCount } = await this.#send(() => performance.now() < deadline)
+    const elapsedMs = performance.now() - started
+    const cpuS = (cpuTicks(serverPid) - ticksBefore) / clockTicks
+    return { itemCount, requestCount, elapsedMs, itemsPerSecond: (itemCount * 1000) / elapsedMs, serverCpuMicrosPerItem: (cpuS * 1e6) / itemCount }
+  }
+
+  async #send(more: () => boolean): Promise<{ itemCount: number; requestCount: number }> {
+    let itemCount = 0
+    let requestCount = 0
+    const lane = async (): Promise<void> => {
+      while (more()) {
+        const items = this.#items()
+        const answer = await this.client.expect(202, 'POST', '/price/batch', items)
+        const result = JSON.parse(answer.text) as { accepted: number; failed: unknown[] }
+        if (result.accepted !== items.length) throw new Error(`/price/batch refused ${result.failed.length} items: ${JSON.stringify(result.failed[0])}`)
+        itemCount += result.accepted
+        requestCount++
+      }
+    }
+    await Promise.all(Array.from({ length: ingestConcurrency }, lane))
+    return { itemCount, requestCount }
+  }
+}
+
+async function measurePhase(server: PricingServer, client: TenantClient, writer: PriceWriter, options: WebhookOptions, label: string): Promise<WebhookPhase> {
+  options.progress(`webhooks ${label}: ingest`)
+  const ingest = await writer.run(options.load.durationS, server.pid, options.load.clockTicks)
+  options.progress(`webhooks ${label}: ${queryScenario}`)
+  const scenario = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === queryScenario)!
+  const headers = { authorization: `Bearer ${await client.refreshToken()}` }
+  const query = await measureLoad(server.url, server.pid, scenario.requests, headers, options.load)
+  return { ingest, query }
+}
+
+async function register(client: TenantClient, receiver: HttpsReceiver): Promise<number[]> {
+  const ids: number[] = []
+  for (const [index, filter] of webhookFilters.entries()) {
+    const answer = await client.expect(201, 'POST', '/webhooks', { url: `${receiver.url}/hook-${index}`, secret: `bench-secret-${index}`, entity_type_filter: filter })
+    ids.push((JSON.parse(answer.text) as { id: number }).id)
+  }
+  return ids
+}
+
+/**
+ * Runs on the bench server after the HTTP scenarios (the workload is stored; the server was
+ * spawned with `webhookServerEnv`). Leaves the webhooks deactivated and the receiver closed.
+ */
+export async function runWebhookBench(server: PricingServer, client: TenantClient, options: WebhookOptions): Promise<WebhookResult> {
+  await client.expect(202, 'PUT', '/settings/change.events.enabled', { value: 'true' })
+  const writer = new PriceWriter(client, options.shape)
+  options.progress('webhooks: writing the version the ingest phases rewrite')
+  await writer.prime()
+  const withoutBefore = await measurePhase(server, client, writer, options, 'none (before)')
+  const receiver = await startHttpsReceiver()
+  receiver.respondWith(() => ({ status: 200, delayMs: receiverDelayMs }))
+  try {
+    const ids = await register(client, receiver)
+    const withHooks = await measurePhase(server, client, writer, options, `${ids.length} webhooks, receiver answering after ${receiverDelayMs} ms`)
+    const received = receiver.requests.filter((request) => request.method === 'POST')
+    const receivedEvents = received.reduce((sum, request) => sum + ((request.body as { events?: unknown[] } | null)?.events?.length ?? 0), 0)
+    // Deactivated, they stop their deliveries and are skipped: the same as none.
+    for (const id of ids) await client.expect(200, 'DELETE', `/webhooks/${id}`)
+    const withoutAfter = await measurePhase(server, client, writer, options, 'none (after)')
+    const mean = (figure: (phase: WebhookPhase) => number) => (figure(withoutBefore) + figure(withoutAfter)) / 2
+    return {
+      receiverDelayMs,
+      webhookCount: ids.length,
+      queryScenario,
+      withoutBefore,
+      withoutAfter,
+      with: withHooks,
+      queryRatio: withHooks.query.requestsPerSecond / mean((phase) => phase.query.requestsPerSecond),
+      ingestRatio: withHooks.ingest.itemsPerSecond / mean((phase) => phase.ingest.itemsPerSecond),
+      queryCpuRatio: withHooks.query.cpuMicrosPerRequest / mean((phase) => phase.query.cpuMicrosPerRequest),
+      ingestCpuRatio: withHooks.ingest.serverCpuMicrosPerItem / mean((phase) => phase.ingest.serverCpuMicrosPerItem),
+      receivedPosts: received.length,
+      receivedEvents,
+    }
+  } finally {
+    await receiver.close()
+  }
+}
