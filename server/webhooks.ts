@@ -210,13 +210,18 @@ export class TenantWebhooks {
     return record
   }
 
-  /** Stops a delivery in progress (it is dropped) and any scheduled attempt. */
-  #halt(hook: Hook): void {
+  /** Stops a send in flight (its outcome is ignored) and any scheduled step; the state stays. */
+  #pause(hook: Hook): void {
     hook.generation++
     hook.inFlight?.abort()
     hook.inFlight = null
     if (hook.timer !== null) clearTimeout(hook.timer)
     hook.timer = null
+  }
+
+  /** Stops a delivery in progress (it is dropped) and any scheduled attempt. */
+  #halt(hook: Hook): void {
+    this.#pause(hook)
     hook.delivery = null
     hook.waitingSince = null
     hook.record.retry = null
@@ -477,11 +482,8 @@ export class TenantWebhooks {
     this.#stopped = true
     if (this.#flushTimer !== null) clearInterval(this.#flushTimer)
     for (const hook of this.#hooks.values()) {
-      hook.generation++
-      hook.inFlight?.abort()
-      hook.inFlight = null
-      if (hook.timer !== null) clearTimeout(hook.timer)
-      hook.timer = null
+      // The retry state stays: it is stored below and resumes after the restart.
+      this.#pause(hook)
       hook.dirty = false
     }
     // Every position, awaited: the store closes next.
