@@ -10,15 +10,8 @@
  */
 import t, { type Test } from 'tap'
 import { effectiveLimits } from '../server/plans.js'
+import { expectStatus, walkChangelog, type ChangelogEntry, type ChangelogWalk } from './helpers/changelog.js'
 import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
-
-interface Entry {
-  sequence: number
-  entity_type: string
-  change_type: string
-  entity_code: string
-  composite_key: string | null
-}
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
@@ -31,41 +24,25 @@ t.teardown(async () => server.dispose())
 
 const cursorAt = (sequence: number): string => Buffer.from(`v1:${sequence}`, 'utf8').toString('base64url')
 
-async function must(answer: Promise<Answer>, status: number, what: string): Promise<Answer> {
-  const done = await answer
-  if (done.status !== status) throw new Error(`${what}: ${done.status} ${done.text}`)
-  return done
-}
-
 /** One PUT per article, so each is its own commit and its own entry. */
 async function writeArticles(client: TenantClient, prefix: string, first: number, count: number): Promise<void> {
   for (let index = first; index < first + count; index++) {
-    await must(client.call('PUT', `/article/${prefix}-${String(index).padStart(3, '0')}`, { name: `n${index}` }), 202, `article ${index}`)
+    await expectStatus(client.call('PUT', `/article/${prefix}-${String(index).padStart(3, '0')}`, { name: `n${index}` }), 202, `article ${index}`)
   }
 }
 
 /** Every entry from `cursor` (or from the start), walking pages of `limit`. */
-async function walk(client: TenantClient, options: { limit?: number; cursor?: string; entityType?: string } = {}): Promise<{ entries: Entry[]; pages: number }> {
-  const entries: Entry[] = []
-  let cursor = options.cursor
-  for (let pages = 1; pages <= 1000; pages++) {
-    const query = new URLSearchParams({ limit: String(options.limit ?? 1000) })
-    if (cursor !== undefined) query.set('cursor', cursor)
-    if (options.entityType !== undefined) query.set('entity_type', options.entityType)
-    const answer = await client.get(`/changelog?${query}`)
-    if (answer.status !== 200) throw new Error(`changelog read failed: ${answer.status} ${answer.text}`)
-    entries.push(...(answer.body.items as Entry[]))
-    if (!answer.body.has_more) return { entries, pages }
-    cursor = answer.body.next_cursor
-  }
-  throw new Error('changelog did not end')
+async function walk(client: TenantClient, options: { limit?: number; cursor?: string; entityType?: string } = {}): Promise<ChangelogWalk> {
+  const query = new URLSearchParams({ limit: String(options.limit ?? 1000) })
+  if (options.entityType !== undefined) query.set('entity_type', options.entityType)
+  return walkChangelog(client, query.toString(), options.cursor)
 }
 
-const sequences = (entries: readonly Entry[]): number[] => entries.map((entry) => entry.sequence)
+const sequences = (entries: readonly ChangelogEntry[]): number[] => entries.map((entry) => entry.sequence)
 const range = (first: number, last: number): number[] => Array.from({ length: last - first + 1 }, (_, index) => first + index)
 
 /** The log holds exactly sequences first..last: no-cursor read, paged walk, and the 410 below first. */
-async function expectHeld(t: Test, client: TenantClient, first: number, last: number, what: string): Promise<Entry[]> {
+async function expectHeld(t: Test, client: TenantClient, first: number, last: number, what: string): Promise<ChangelogEntry[]> {
   const read = await client.get('/changelog?limit=1000')
   t.equal(read.status, 200, `${what}: read`)
   t.same(sequences(read.body.items), range(first, last), `${what}: a read without a cursor answers ${first}..${last}`)
@@ -123,20 +100,20 @@ t.test('sequences are never reused: new entries continue the sequence and push t
   await writeArticles(client, 'B', 1, 1)
   const items = await expectHeld(t, client, 7, 16, 'one more write')
   t.equal(items[items.length - 1]?.entity_code, 'B-001', 'the newest entry is the last write')
-  await must(client.call('DELETE', '/article/A-015'), 202, 'delete')
+  await expectStatus(client.call('DELETE', '/article/A-015'), 202, 'delete')
   const after = await expectHeld(t, client, 8, 17, 'a delete too')
   t.same([after[9]?.change_type, after[9]?.entity_code], ['deleted', 'A-015'])
 })
 
 t.test('an entity_type read after eviction starts at the oldest held entry of that type', async (t) => {
   const client = await server.tenant('mix', { limits: { changelog_capacity: 10 } })
-  await must(client.call('PUT', '/settings/default.tax.area', { value: 'AA' }), 202, 'setting 1') // 1
-  await must(client.call('PUT', '/settings/default.tax.area', { value: 'BB' }), 202, 'setting 2') // 2
+  await expectStatus(client.call('PUT', '/settings/default.tax.area', { value: 'AA' }), 202, 'setting 1') // 1
+  await expectStatus(client.call('PUT', '/settings/default.tax.area', { value: 'BB' }), 202, 'setting 2') // 2
   const firstBatch = [1, 2, 3, 4, 5].map((index) => ({ sku: `M-${index}` }))
-  await must(client.call('POST', '/article/batch', firstBatch), 202, 'batch 1') // 3..7, one run
-  await must(client.call('PUT', '/settings/default.tax.area', { value: 'CC' }), 202, 'setting 3') // 8
+  await expectStatus(client.call('POST', '/article/batch', firstBatch), 202, 'batch 1') // 3..7, one run
+  await expectStatus(client.call('PUT', '/settings/default.tax.area', { value: 'CC' }), 202, 'setting 3') // 8
   const secondBatch = [6, 7, 8, 9, 10, 11, 12].map((index) => ({ sku: `M-${index}` }))
-  await must(client.call('POST', '/article/batch', secondBatch), 202, 'batch 2') // 9..15
+  await expectStatus(client.call('POST', '/article/batch', secondBatch), 202, 'batch 2') // 9..15
 
   await expectHeld(t, client, 6, 15, 'mixed types')
   const articles = await walk(client, { entityType: 'article' })
@@ -193,7 +170,7 @@ t.test('concurrent writes past the capacity leave exactly the newest entries, al
 t.test('one batch larger than the capacity leaves exactly its newest entries', async (t) => {
   const client = await server.tenant('big', { limits: { changelog_capacity: 10 } })
   const batch = range(1, 25).map((index) => ({ sku: `G-${String(index).padStart(2, '0')}` }))
-  const answer = await must(client.call('POST', '/article/batch', batch), 202, 'batch of 25')
+  const answer = await expectStatus(client.call('POST', '/article/batch', batch), 202, 'batch of 25')
   t.same(answer.body, { accepted: 25, failed: [] })
   const items = await expectHeld(t, client, 16, 25, 'a batch of 25')
   t.same(items.map((entry) => entry.entity_code), range(16, 25).map((index) => `G-${index}`), 'the batch\'s last ten items')

@@ -13,21 +13,11 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { expectStatus, walkChangelog, type ChangelogEntry } from './helpers/changelog.js'
+import { sharedFixturesDir } from './helpers/fixtures.js'
 import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
-
-interface Entry {
-  sequence: number
-  entity_type: string
-  change_type: string
-  entity_code: string
-  composite_key: string | null
-  changed_at: string
-  changed_by: string
-  content_hash: string
-}
 
 /** SPEC.md "Entity types", then the two types the spec leaves unnamed (API.md / docs/api.md). */
 const entityTypes = [
@@ -41,16 +31,7 @@ const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 // ---------------------------------------------------------------------------------------------
 // The FX feed: the ECB daily fixture served by a local HTTP server (as in fx.test.ts)
 
-function repoRoot(): string {
-  let folder = path.dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(path.join(folder, 'package.json'))) {
-    const parent = path.dirname(folder)
-    if (parent === folder) throw new Error('repository root not found')
-    folder = parent
-  }
-  return folder
-}
-const dailyFile = path.resolve(repoRoot(), '../shared/fixtures/ecb/eurofxref-daily.xml')
+const dailyFile = path.join(sharedFixturesDir, 'ecb/eurofxref-daily.xml')
 const dailyDate = '2025-05-09'
 /** code -> rate text of the daily fixture, read with a plain regex (not the parser under test). */
 const dailyRates = new Map<string, string>(
@@ -81,22 +62,10 @@ t.teardown(async () => {
 })
 
 /** Every entry recorded since the last call (walks pages; moves `position` to the end). */
-async function recorded(): Promise<Entry[]> {
-  const entries: Entry[] = []
-  for (let pageIndex = 0; pageIndex < 100; pageIndex++) {
-    const answer = await shop.get(`/changelog?limit=1000&cursor=${position}`)
-    if (answer.status !== 200) throw new Error(`changelog read failed: ${answer.status} ${answer.text}`)
-    entries.push(...(answer.body.items as Entry[]))
-    position = answer.body.next_cursor
-    if (!answer.body.has_more) return entries
-  }
-  throw new Error('changelog did not end')
-}
-
-const must = async (answer: Promise<Answer>, status: number, what: string): Promise<Answer> => {
-  const done = await answer
-  if (done.status !== status) throw new Error(`${what}: ${done.status} ${done.text}`)
-  return done
+async function recorded(): Promise<ChangelogEntry[]> {
+  const walk = await walkChangelog(shop, 'limit=1000', position)
+  position = walk.nextCursor
+  return walk.entries
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,7 +196,7 @@ const rows: Row[] = [
   { entity: 'tax_area', route: 'PUT /tax-area/{code}', kind: 'single write', what: 'a changed tax area', act: call('PUT', '/tax-area/NO', { name: 'Norge' }), records: [['updated', 'NO', null]] },
   {
     entity: 'tax_area', route: 'DELETE /tax-area/{code}', kind: 'single delete', what: 'a live tax area',
-    setup: async () => void (await must(shop.call('PUT', '/tax-area/XX', { name: 'gone soon' }), 202, 'tax area XX')),
+    setup: async () => void (await expectStatus(shop.call('PUT', '/tax-area/XX', { name: 'gone soon' }), 202, 'tax area XX')),
     act: call('DELETE', '/tax-area/XX'), records: [['deleted', 'XX', null]], repeat: 404,
   },
 
@@ -236,7 +205,7 @@ const rows: Row[] = [
   { entity: 'vat_class', route: 'PUT /vat/class/{code}', kind: 'single write', what: 'a changed VAT class', act: call('PUT', '/vat/class/STD', { name: 'Standard', description: 'most goods' }), records: [['updated', 'STD', null]] },
   {
     entity: 'vat_class', route: 'DELETE /vat/class/{code}', kind: 'single delete', what: 'a live VAT class',
-    setup: async () => void (await must(shop.call('PUT', '/vat/class/OLD', { name: 'gone soon' }), 202, 'VAT class OLD')),
+    setup: async () => void (await expectStatus(shop.call('PUT', '/vat/class/OLD', { name: 'gone soon' }), 202, 'VAT class OLD')),
     act: call('DELETE', '/vat/class/OLD'), records: [['deleted', 'OLD', null]], repeat: 404,
   },
 
@@ -254,7 +223,7 @@ const rows: Row[] = [
   },
   {
     entity: 'article_taxclass', route: 'POST /article-taxclass', kind: 'single write', what: 'a changed VAT class',
-    setup: async () => void (await must(shop.call('PUT', '/vat/class/RED', { name: 'Reduced' }), 202, 'VAT class RED')),
+    setup: async () => void (await expectStatus(shop.call('PUT', '/vat/class/RED', { name: 'Reduced' }), 202, 'VAT class RED')),
     act: call('POST', '/article-taxclass', { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'RED' }), records: [['updated', 'A-1', 'NO']],
   },
   {
@@ -302,7 +271,7 @@ const rows: Row[] = [
   { entity: 'rounding_profile', route: 'POST /rounding-profile', kind: 'single write', what: 'a replacement', act: call('POST', '/rounding-profile', { code: 'R-1', tier_rules: tier(1) }), records: [['updated', 'R-1', null]] },
   {
     entity: 'rounding_profile', route: 'POST /rounding-profile', kind: 'single write', what: 'a default claim, which clears the previous holder',
-    setup: async () => void (await must(shop.call('POST', '/rounding-profile', { code: 'R-2', default_global: true, tier_rules: tier(1) }), 202, 'profile R-2')),
+    setup: async () => void (await expectStatus(shop.call('POST', '/rounding-profile', { code: 'R-2', default_global: true, tier_rules: tier(1) }), 202, 'profile R-2')),
     act: call('POST', '/rounding-profile', { code: 'R-3', default_global: true, tier_rules: tier(5) }),
     records: [['created', 'R-3', null], ['updated', 'R-2', null]],
   },
@@ -331,7 +300,7 @@ function sortedEntries(entries: readonly Expected[]): Expected[] {
 }
 
 /** The fields every entry must carry, whatever wrote it. */
-function checkEntryFields(t: Test, entry: Entry, window: { from: number; to: number }): void {
+function checkEntryFields(t: Test, entry: ChangelogEntry, window: { from: number; to: number }): void {
   t.equal(entry.changed_by, shop.clientId, 'changed_by is the client id')
   t.match(entry.changed_at, rfc3339, 'changed_at is UTC RFC 3339')
   const changedAt = Date.parse(entry.changed_at)
@@ -428,7 +397,7 @@ const hashRows: HashRow[] = [
 ]
 
 /** Writes and answers the one entry the write recorded (or none). */
-async function hashOf(t: Test, row: HashRow, write: () => Promise<Answer>, expected: 'one' | 'none', what: string): Promise<Entry | null> {
+async function hashOf(t: Test, row: HashRow, write: () => Promise<Answer>, expected: 'one' | 'none', what: string): Promise<ChangelogEntry | null> {
   const answer = await write()
   t.equal(answer.status, row.status ?? 202, `${what}: answer status (${answer.text})`)
   const entries = await recorded()
@@ -467,12 +436,12 @@ t.test('content_hash: a new value gives a new hash, the earlier value its earlie
 t.test('the FX feed and POST /fx/daily give one rate the same hash', async (t) => {
   // The feed's USD rate of its date, written by /fx/daily on another date, hashes as the feed's did.
   const usdFeedRate = dailyRates.get('USD')!
-  await must(shop.call('POST', '/fx/daily', { date: dailyDate, rates: { USD: 2 } }), 202, 'USD 2')
+  await expectStatus(shop.call('POST', '/fx/daily', { date: dailyDate, rates: { USD: 2 } }), 202, 'USD 2')
   await recorded()
-  await must(shop.call('POST', '/fx/fetch'), 200, 'fetch')
+  await expectStatus(shop.call('POST', '/fx/fetch'), 200, 'fetch')
   const fetched = await recorded()
   t.same(fetched.map((entry) => [entry.change_type, entry.composite_key]), [['updated', 'USD']], 'the fetch restores the feed rate')
-  await must(shop.call('POST', '/fx/daily', { date: '2025-05-20', rates: { USD: Number(usdFeedRate) } }), 202, 'USD feed rate by hand')
+  await expectStatus(shop.call('POST', '/fx/daily', { date: '2025-05-20', rates: { USD: Number(usdFeedRate) } }), 202, 'USD feed rate by hand')
   const manual = await recorded()
   t.equal(manual.length, 1)
   t.equal(manual[0]?.content_hash, fetched[0]?.content_hash, 'same rate, same hash')
@@ -483,7 +452,7 @@ t.test('a tenant created after a fetch starts with the stored feed, recorded as 
   const later = await server.tenant('seeded')
   const answer = await later.get('/changelog?limit=1000')
   t.equal(answer.status, 200)
-  const entries = answer.body.items as Entry[]
+  const entries = answer.body.items as ChangelogEntry[]
   t.same(
     sortedEntries(entries.map((entry): Expected => [entry.change_type, entry.entity_code, entry.composite_key])),
     sortedEntries(feedCodes().map((code): Expected => ['created', 'EUR', code])),
@@ -496,29 +465,29 @@ t.test('a tenant created after a fetch starts with the stored feed, recorded as 
 // ingest.skip.dedup
 
 t.test('with ingest.skip.dedup an identical price records an entry with the same content_hash; without it, nothing', async (t) => {
-  await must(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'price D-1')
+  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'price D-1')
   const [created] = await recorded()
   t.equal(created?.change_type, 'created')
-  await must(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'true' }), 202, 'skip.dedup on')
+  await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'true' }), 202, 'skip.dedup on')
   t.same((await recorded()).map((entry) => [entry.entity_type, entry.entity_code]), [['settings', 'ingest.skip.dedup']])
 
-  await must(shop.call('PUT', '/price/D-1/PL-1', { price: '3.0' }), 202, 'identical single write')
+  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: '3.0' }), 202, 'identical single write')
   const single = await recorded()
   t.same(single.map((entry) => [entry.entity_type, entry.change_type, entry.entity_code, entry.composite_key]), [['price', 'updated', 'D-1', 'PL-1']], 'the single write records')
   t.equal(single[0]?.content_hash, created?.content_hash, 'with the same content_hash')
   t.equal(single[0]?.changed_by, shop.clientId)
 
-  const batch = await must(shop.call('POST', '/price/batch', [{ sku: 'D-1', pricelist: 'PL-1', price: 3 }, { sku: 'D-1', pricelist: 'PL-1', price: 3 }]), 202, 'identical batch')
+  const batch = await expectStatus(shop.call('POST', '/price/batch', [{ sku: 'D-1', pricelist: 'PL-1', price: 3 }, { sku: 'D-1', pricelist: 'PL-1', price: 3 }]), 202, 'identical batch')
   t.same(batch.body, { accepted: 2, failed: [] })
   const batched = await recorded()
   t.same(batched.map((entry) => [entry.change_type, entry.content_hash]), [['updated', created?.content_hash], ['updated', created?.content_hash]], 'each batch item records, same hash')
 
-  await must(shop.call('PUT', '/article/A-1', { name: 'eins' }), 202, 'identical article')
+  await expectStatus(shop.call('PUT', '/article/A-1', { name: 'eins' }), 202, 'identical article')
   t.same(await recorded(), [], 'articles are still deduplicated (the setting is about prices)')
 
-  await must(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'false' }), 202, 'skip.dedup off')
+  await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'false' }), 202, 'skip.dedup off')
   await recorded()
-  await must(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'identical write after')
+  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'identical write after')
   t.same(await recorded(), [], 'off again: an identical price records nothing')
 })
 

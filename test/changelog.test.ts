@@ -1,19 +1,9 @@
 import t from 'tap'
+import { readChangelog, type ChangelogEntry } from './helpers/changelog.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
 let shop: TenantClient
-
-interface Entry {
-  sequence: number
-  entity_type: string
-  change_type: string
-  entity_code: string
-  composite_key: string | null
-  changed_at: string
-  changed_by: string
-  content_hash: string
-}
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
@@ -23,23 +13,7 @@ t.before(async () => {
 })
 t.teardown(async () => server.dispose())
 
-/** Every entry from the start, walking pages of `limit`. */
-async function readAll(client: TenantClient, query = ''): Promise<Entry[]> {
-  const entries: Entry[] = []
-  let cursor: string | null = null
-  for (let pageIndex = 0; pageIndex < 100; pageIndex++) {
-    const separator: string = query === '' ? '' : '&'
-    const path: string = cursor === null ? `/changelog?${query}` : `/changelog?${query}${separator}cursor=${cursor}`
-    const answer = await client.get(path)
-    if (answer.status !== 200) throw new Error(`changelog read failed: ${answer.status} ${answer.text}`)
-    entries.push(...answer.body.items)
-    if (!answer.body.has_more) return entries
-    cursor = answer.body.next_cursor
-  }
-  throw new Error('changelog did not end')
-}
-
-function summary(entries: Entry[]): string[] {
+function summary(entries: ChangelogEntry[]): string[] {
   return entries.map((entry) => `${entry.entity_type} ${entry.change_type} ${entry.entity_code}`)
 }
 
@@ -62,7 +36,7 @@ t.test('writes of articles and settings appear in order with created, updated an
   t.equal((await shop.call('PUT', '/settings/default.tax.area', { value: 'NO' })).status, 202)
   t.equal((await shop.call('PUT', '/article/A1', { name: 'first' })).status, 202, 'back to the first content')
 
-  const entries = await readAll(shop)
+  const entries = await readChangelog(shop)
   t.same(summary(entries), [
     'article created A1',
     'article updated A1',
@@ -87,16 +61,16 @@ t.test('writes of articles and settings appear in order with created, updated an
 })
 
 t.test('an identical rewrite records nothing', async (t) => {
-  const before = (await readAll(shop)).length
+  const before = (await readChangelog(shop)).length
   t.equal((await shop.call('PUT', '/article/A3', { name: 'three' })).status, 202)
   t.equal((await shop.call('PUT', '/settings/default.tax.area', { value: 'NO' })).status, 202)
-  t.equal((await readAll(shop)).length, before)
+  t.equal((await readChangelog(shop)).length, before)
 })
 
 t.test('pages of limit 2 walk every entry via next_cursor, has_more false at the end', async (t) => {
-  const all = await readAll(shop)
+  const all = await readChangelog(shop)
   t.ok(all.length >= 5)
-  const walked: Entry[] = []
+  const walked: ChangelogEntry[] = []
   let answer = await shop.get('/changelog?limit=2')
   let pages = 1
   while (answer.body.has_more) {
@@ -130,7 +104,7 @@ t.test('entity_type filters the entries, and its cursor continues the filtered f
   const settings = await shop.get('/changelog?entity_type=settings')
   t.equal(settings.status, 200)
   t.same(summary(settings.body.items), ['settings created default.tax.area'])
-  const articles = await readAll(shop, 'entity_type=article')
+  const articles = await readChangelog(shop, 'entity_type=article')
   t.ok(articles.length >= 6)
   t.ok(articles.every((entry) => entry.entity_type === 'article'))
   t.equal((await shop.get('/changelog?entity_type=pricelist')).body.items.length, 0)
@@ -193,18 +167,18 @@ t.test('a cursor older than the oldest held entry answers 410 cursor_expired', a
 })
 
 t.test('a refused write records nothing', async (t) => {
-  const before = (await readAll(shop)).length
+  const before = (await readChangelog(shop)).length
   t.equal((await shop.call('PUT', '/settings/strict.article.validation', { value: 'maybe' })).status, 400)
   t.equal((await shop.call('PUT', '/article/A9', { name: 'x', colour: 'red' })).status, 400)
-  t.equal((await readAll(shop)).length, before)
+  t.equal((await readChangelog(shop)).length, before)
 })
 
 t.test('entries and cursors survive a restart', async (t) => {
-  const before = await readAll(shop)
+  const before = await readChangelog(shop)
   const last = await shop.get('/changelog?limit=1000')
   await server.restart()
   await shop.refreshToken()
-  t.same(await readAll(shop), before)
+  t.same(await readChangelog(shop), before)
   const afterCursor = await shop.get(`/changelog?cursor=${last.body.next_cursor}`)
   t.equal(afterCursor.status, 200)
   t.same(afterCursor.body.items, [])

@@ -7,24 +7,15 @@
 import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Decimal } from 'decimal.js'
 import { FxFeedError, parseEcbXml } from '../server/fx-feed.js'
+import { readChangelog, type ChangelogEntry } from './helpers/changelog.js'
+import { sharedFixturesDir } from './helpers/fixtures.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
-/** The repository root: the first folder above the compiled test that holds package.json. */
-function repoRoot(): string {
-  let folder = path.dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(path.join(folder, 'package.json'))) {
-    const parent = path.dirname(folder)
-    if (parent === folder) throw new Error('repository root not found')
-    folder = parent
-  }
-  return folder
-}
-const fixtures = path.resolve(repoRoot(), '../shared/fixtures/ecb')
+const fixtures = path.join(sharedFixturesDir, 'ecb')
 const fixture = (name: string): string => readFileSync(path.join(fixtures, name), 'utf8')
 const daily = 'eurofxref-daily.xml'
 const ninetyDays = 'eurofxref-hist-90d.xml'
@@ -74,16 +65,8 @@ async function rate(client: TenantClient, base: string, quote: string, asOf?: st
   return client.get(`/fx/rate?${query}`)
 }
 
-async function fxChangelog(client: TenantClient): Promise<any[]> {
-  const items: any[] = []
-  let cursor = ''
-  for (;;) {
-    const page = await client.get(`/changelog?entity_type=fx_rate&limit=1000${cursor === '' ? '' : `&cursor=${cursor}`}`)
-    if (page.status !== 200) throw new Error(`changelog: ${page.status} ${page.text}`)
-    items.push(...page.body.items)
-    if (!page.body.has_more) return items
-    cursor = page.body.next_cursor
-  }
+async function fxChangelog(client: TenantClient): Promise<ChangelogEntry[]> {
+  return readChangelog(client, 'entity_type=fx_rate&limit=1000')
 }
 
 t.before(async () => {
@@ -261,7 +244,7 @@ t.test('fetch, daily rates and reads', async (t) => {
     t.equal(entries.length, before + 1, 'the same rate on a new date is a new version')
     t.same((await rate(acme, 'EUR', 'USD', '2025-03-05')).body.as_of, midnight('2025-03-04'), 'as_of names the new date')
     await acme.call('POST', '/fx/daily', { date: '2025-03-03', rates: { USD: 1.09 } })
-    const latest = (await fxChangelog(acme)).at(-1)
+    const latest = (await fxChangelog(acme)).at(-1)!
     t.same([latest.change_type, latest.composite_key], ['updated', 'USD'], 'a new rate for a held date replaces it')
     t.equal((await rate(acme, 'EUR', 'USD', '2025-03-03')).body.rate, 1.09)
   })

@@ -5,19 +5,9 @@
  * acknowledged before a clean restart is not sent again. Real server, real HTTPS receiver.
  */
 import t from 'tap'
+import { entriesAfter, eventsOf, expectStatus, lastSequence, sequencesOf, waitForSequences, type ChangelogEntry } from './helpers/changelog.js'
 import { startHttpsReceiver, testCertificate, type HttpsReceiver, type ReceivedRequest } from './helpers/https-receiver.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
-
-interface Entry {
-  sequence: number
-  entity_type: string
-  change_type: string
-  entity_code: string
-  composite_key: string | null
-  changed_at: string
-  changed_by: string
-  content_hash: string
-}
+import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 const batchMs = 500
 const retryScale = 0.01
@@ -52,13 +42,6 @@ async function receiver(port?: number): Promise<HttpsReceiver> {
   return started
 }
 
-async function expectStatus(pending: Promise<Answer>, status: number, what: string): Promise<Answer> {
-  const answer = await pending
-  if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text}`)
-  return answer
-}
-
-/** A fresh standard tenant with change events on, a currency and a pricelist to write prices to. */
 async function priceTenant(): Promise<TenantClient> {
   const client = await server.tenant(`durable-${++tenantCount}`, { tier: 'standard' })
   await expectStatus(client.call('PUT', '/settings/change.events.enabled', { value: 'true' }), 202, 'change.events.enabled')
@@ -83,49 +66,13 @@ async function writePrices(client: TenantClient, prefix: string, count: number):
   if (batch.body.failed.length > 0) throw new Error(`price batch failed: ${batch.text}`)
 }
 
-async function changelog(client: TenantClient): Promise<Entry[]> {
-  const entries: Entry[] = []
-  let cursor = ''
-  for (let pageIndex = 0; pageIndex < 100; pageIndex++) {
-    const answer = await expectStatus(client.get(`/changelog?limit=1000${cursor === '' ? '' : `&cursor=${cursor}`}`), 200, 'changelog')
-    entries.push(...answer.body.items)
-    if (!answer.body.has_more) return entries
-    cursor = answer.body.next_cursor
-  }
-  throw new Error('changelog did not end')
-}
-
-async function lastSequence(client: TenantClient): Promise<number> {
-  const entries = await changelog(client)
-  return entries.length === 0 ? 0 : entries[entries.length - 1]!.sequence
-}
-
-async function entriesAfter(client: TenantClient, sequence: number): Promise<Entry[]> {
-  return (await changelog(client)).filter((entry) => entry.sequence > sequence)
-}
-
-function eventsOf(requests: readonly ReceivedRequest[]): Entry[] {
-  return requests.flatMap((request) => (Array.isArray(request.body?.events) ? (request.body.events as Entry[]) : []))
-}
-
-function sequencesOf(requests: readonly ReceivedRequest[]): number[] {
-  return eventsOf(requests).map((event) => event.sequence)
-}
-
 function attemptOf(request: ReceivedRequest): number {
   return Number(request.headers['x-delivery-attempt'])
 }
 
-function waitForSequences(rx: HttpsReceiver, sequences: readonly number[], timeoutMs = deliveryTimeoutMs): Promise<ReceivedRequest[]> {
-  return rx.waitFor((requests) => {
-    const seen = new Set(sequencesOf(requests))
-    return sequences.every((sequence) => seen.has(sequence))
-  }, timeoutMs)
-}
-
 /** Each distinct event received, by sequence (a redelivery after a crash is allowed: at-least-once). */
-function distinctEvents(requests: readonly ReceivedRequest[]): Entry[] {
-  const bySequence = new Map<number, Entry>()
+function distinctEvents(requests: readonly ReceivedRequest[]): ChangelogEntry[] {
+  const bySequence = new Map<number, ChangelogEntry>()
   for (const event of eventsOf(requests)) bySequence.set(event.sequence, event)
   return [...bySequence.values()].sort((a, b) => a.sequence - b.sequence)
 }
@@ -187,7 +134,7 @@ t.test('changes acknowledged inside the batch window survive a SIGKILL right aft
   await client.refreshToken()
   const expected = await entriesAfter(client, registeredAt)
   t.equal(expected.length, 25, 'every acknowledged write is in the changelog')
-  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence))
+  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence), deliveryTimeoutMs)
   t.same(distinctEvents(requests), expected, 'the pending batch was delivered after the restart')
   t.ok(requests.every((request) => request.body?.webhook_id === id), 'each POST names the webhook')
 })
@@ -226,7 +173,7 @@ for (const kind of ['clean restart', 'SIGKILL'] as const) {
     const before2 = await lastSequence(client)
     await writePrices(client, 'NEXT', 1)
     const [next] = await entriesAfter(client, before2)
-    const final = await waitForSequences(rx, [next!.sequence])
+    const final = await waitForSequences(rx, [next!.sequence], deliveryTimeoutMs)
     const attempts = final.filter((request) => sequencesOf([request]).includes(entry!.sequence)).map(attemptOf)
     t.equal(Math.max(...attempts), 11, 'the last attempt is the 11th (first + 10 retries), none after')
     t.equal(attemptOf(final[final.length - 1]!), 1, 'the next delivery starts at attempt 1')
@@ -240,7 +187,7 @@ t.test('events acknowledged by the receiver before a clean restart are not deliv
   const registeredAt = await lastSequence(client)
   await writePrices(client, 'ONCE', 5)
   const delivered = await entriesAfter(client, registeredAt)
-  await waitForSequences(rx, delivered.map((entry) => entry.sequence))
+  await waitForSequences(rx, delivered.map((entry) => entry.sequence), deliveryTimeoutMs)
   // The receiver's 200 is recorded once last_delivery shows it.
   const deadline = Date.now() + deliveryTimeoutMs
   while ((await client.get(`/webhooks/${id}`)).body?.last_delivery?.status !== 200) {
@@ -254,7 +201,7 @@ t.test('events acknowledged by the receiver before a clean restart are not deliv
   const marker = await lastSequence(client)
   await writePrices(client, 'AFTER', 1)
   const [after] = await entriesAfter(client, marker)
-  const requests = await waitForSequences(rx, [after!.sequence])
+  const requests = await waitForSequences(rx, [after!.sequence], deliveryTimeoutMs)
   const resent = requests.slice(beforeRestart)
   t.same(sequencesOf(resent), [after!.sequence], 'after the restart only the new change is sent')
   for (const entry of delivered) {

@@ -7,19 +7,9 @@
  * of private receiver addresses (SSRF). The contract is docs/api.md "Webhooks" and "Delivery".
  */
 import t from 'tap'
+import { entriesAfter, eventsOf, expectStatus, lastSequence, sequencesOf, waitForSequences, type ChangelogEntry } from './helpers/changelog.js'
 import { signatureOf, startHttpsReceiver, testCertificate, type HttpsReceiver, type ReceivedRequest } from './helpers/https-receiver.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
-
-interface Entry {
-  sequence: number
-  entity_type: string
-  change_type: string
-  entity_code: string
-  composite_key: string | null
-  changed_at: string
-  changed_by: string
-  content_hash: string
-}
+import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 interface Webhook {
   id: number
@@ -81,12 +71,6 @@ async function hookTenant(on: TestServer = server, options: { tier?: string; eve
   return client
 }
 
-async function expectStatus(pending: Promise<Answer>, status: number, what: string): Promise<Answer> {
-  const answer = await pending
-  if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${answer.text}`)
-  return answer
-}
-
 async function setEvents(client: TenantClient, on: boolean): Promise<void> {
   await expectStatus(client.call('PUT', '/settings/change.events.enabled', { value: String(on) }), 202, 'change.events.enabled')
 }
@@ -99,44 +83,14 @@ async function putArticle(client: TenantClient, sku: string, name = `article ${s
   await expectStatus(client.call('PUT', `/article/${encodeURIComponent(sku)}`, { name }), 202, `article ${sku}`)
 }
 
-/** Every changelog entry, oldest first. */
-async function changelog(client: TenantClient): Promise<Entry[]> {
-  const entries: Entry[] = []
-  let cursor = ''
-  for (let pageIndex = 0; pageIndex < 100; pageIndex++) {
-    const answer = await expectStatus(client.get(`/changelog?limit=1000${cursor === '' ? '' : `&cursor=${cursor}`}`), 200, 'changelog')
-    entries.push(...answer.body.items)
-    if (!answer.body.has_more) return entries
-    cursor = answer.body.next_cursor
-  }
-  throw new Error('changelog did not end')
-}
-
-async function lastSequence(client: TenantClient): Promise<number> {
-  const entries = await changelog(client)
-  return entries.length === 0 ? 0 : entries[entries.length - 1]!.sequence
-}
-
-async function entriesAfter(client: TenantClient, sequence: number): Promise<Entry[]> {
-  return (await changelog(client)).filter((entry) => entry.sequence > sequence)
-}
-
 /** Writes an article and answers its changelog entry. */
-async function writeArticle(client: TenantClient, sku: string, name?: string): Promise<Entry> {
+async function writeArticle(client: TenantClient, sku: string, name?: string): Promise<ChangelogEntry> {
   const before = await lastSequence(client)
   await putArticle(client, sku, name)
   const added = await entriesAfter(client, before)
   const mine = added.filter((entry) => entry.entity_type === 'article' && entry.entity_code === sku)
   if (mine.length !== 1) throw new Error(`expected one changelog entry for ${sku}, got ${JSON.stringify(added)}`)
   return mine[0]!
-}
-
-function eventsOf(requests: readonly ReceivedRequest[]): Entry[] {
-  return requests.flatMap((request) => (Array.isArray(request.body?.events) ? (request.body.events as Entry[]) : []))
-}
-
-function sequencesOf(requests: readonly ReceivedRequest[]): number[] {
-  return eventsOf(requests).map((event) => event.sequence)
 }
 
 function header(request: ReceivedRequest, name: string): string | undefined {
@@ -146,14 +100,6 @@ function header(request: ReceivedRequest, name: string): string | undefined {
 
 function attemptOf(request: ReceivedRequest): number {
   return Number(header(request, 'x-delivery-attempt'))
-}
-
-/** Waits until every sequence has been received (in any POST). */
-function waitForSequences(rx: HttpsReceiver, sequences: readonly number[], timeoutMs = deliveryTimeoutMs): Promise<ReceivedRequest[]> {
-  return rx.waitFor((requests) => {
-    const seen = new Set(sequencesOf(requests))
-    return sequences.every((sequence) => seen.has(sequence))
-  }, timeoutMs)
 }
 
 /** Polls GET /webhooks/{id} until `predicate` holds. */
@@ -339,7 +285,7 @@ t.test('a tenant moved to a plan without webhooks can read its webhooks but not 
 
   await expectStatus(server.admin('PATCH', `/admin/tenants/${client.slug}`, { tier: 'standard' }), 200, 'upgrade')
   const later = await writeArticle(client, 'LATER')
-  const requests = await waitForSequences(rx, [later.sequence])
+  const requests = await waitForSequences(rx, [later.sequence], deliveryTimeoutMs)
   t.notOk(sequencesOf(requests).includes(skipped.sequence), 'the event recorded while the plan lacked webhooks is skipped')
   t.notOk(eventsOf(requests).some((event) => event.entity_type === 'test'), 'the refused test sent nothing')
 })
@@ -372,7 +318,7 @@ t.test('a delivery is one signed POST of {webhook_id, delivered_at, events} with
   await Promise.all(['B-1', 'B-2', 'B-3'].map((sku) => putArticle(client, sku)))
   const expected = await entriesAfter(client, before)
   t.equal(expected.length, 3, 'three changelog entries')
-  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence))
+  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence), deliveryTimeoutMs)
   t.equal(requests.length, 1, 'one POST')
   const request = requests[0]!
   t.equal(request.method, 'POST')
@@ -401,17 +347,17 @@ t.test('without a secret there is no X-Signature-256; a new secret signs the nex
   const rx = await receiver()
   const hook = await register(client, { url: `${rx.url}/sig` })
   const first = await writeArticle(client, 'S-1')
-  const [unsigned] = await waitForSequences(rx, [first.sequence])
+  const [unsigned] = await waitForSequences(rx, [first.sequence], deliveryTimeoutMs)
   t.equal(header(unsigned!, 'x-signature-256'), undefined, 'no signature without a secret')
 
   await expectStatus(client.call('PUT', `/webhooks/${hook.id}`, { secret: 'rotated' }), 200, 'set secret')
   const second = await writeArticle(client, 'S-2')
-  const signed = (await waitForSequences(rx, [second.sequence])).find((request) => sequencesOf([request]).includes(second.sequence))!
+  const signed = (await waitForSequences(rx, [second.sequence], deliveryTimeoutMs)).find((request) => sequencesOf([request]).includes(second.sequence))!
   t.equal(header(signed, 'x-signature-256'), signatureOf('rotated', signed.raw), 'signed with the new secret')
 
   await expectStatus(client.call('PUT', `/webhooks/${hook.id}`, { secret: null }), 200, 'remove secret')
   const third = await writeArticle(client, 'S-3')
-  const plain = (await waitForSequences(rx, [third.sequence])).find((request) => sequencesOf([request]).includes(third.sequence))!
+  const plain = (await waitForSequences(rx, [third.sequence], deliveryTimeoutMs)).find((request) => sequencesOf([request]).includes(third.sequence))!
   t.equal(header(plain, 'x-signature-256'), undefined, 'no signature after secret: null')
 })
 
@@ -421,11 +367,11 @@ t.test('writes further apart than the batch window arrive in separate POSTs', as
   await register(client, { url: `${rx.url}/apart` })
   const first = await writeArticle(client, 'W-1')
   const firstWritten = Date.now()
-  await waitForSequences(rx, [first.sequence])
+  await waitForSequences(rx, [first.sequence], deliveryTimeoutMs)
   const gap = batchMs + 200 - (Date.now() - firstWritten)
   if (gap > 0) await pause(gap)
   const second = await writeArticle(client, 'W-2')
-  const requests = await waitForSequences(rx, [second.sequence])
+  const requests = await waitForSequences(rx, [second.sequence], deliveryTimeoutMs)
   t.equal(requests.length, 2, 'two POSTs')
   t.same(requests.map((request) => sequencesOf([request])), [[first.sequence], [second.sequence]], 'each POST carries its own write')
 })
@@ -440,7 +386,7 @@ t.test('a backlog of more than 1,000 events goes out in POSTs of at most 1,000, 
   t.same(batch.body.failed, [], 'all written')
   const expected = (await entriesAfter(client, before)).map((entry) => entry.sequence)
   t.equal(expected.length, 1500)
-  const requests = await waitForSequences(rx, expected)
+  const requests = await waitForSequences(rx, expected, deliveryTimeoutMs)
   t.equal(requests.length, 2, 'two POSTs')
   t.same(requests.map((request) => request.body.events.length), [1000, 500], 'the first carries 1,000 events, the second the rest')
   t.same(sequencesOf(requests), expected, 'every event once, in sequence order')
@@ -462,7 +408,7 @@ t.test('each webhook gets only the entity type of its filter; a null filter gets
   t.same(entries.map((entry) => entry.entity_type), ['article', 'tax_area', 'vat_class', 'article', 'tax_area'], 'the writes as recorded')
   const ofType = (type: string): number[] => entries.filter((entry) => entry.entity_type === type).map((entry) => entry.sequence)
   // Deliveries go out in sequence order, so once a webhook's last matching entry arrived, every earlier one was considered.
-  const requests = await waitForSequences(rx, entries.map((entry) => entry.sequence))
+  const requests = await waitForSequences(rx, entries.map((entry) => entry.sequence), deliveryTimeoutMs)
   const at = (path: string): ReceivedRequest[] => requests.filter((request) => request.path === path)
   await rx.waitFor((all) => {
     const seen = (path: string): number[] => sequencesOf(all.filter((request) => request.path === path))
@@ -483,14 +429,14 @@ t.test('nothing is delivered while change.events.enabled is off, nor afterwards 
 
   await setEvents(client, true)
   const whileOn = await writeArticle(client, 'ON-1')
-  let requests = await waitForSequences(rx, [whileOn.sequence])
+  let requests = await waitForSequences(rx, [whileOn.sequence], deliveryTimeoutMs)
   t.notOk(sequencesOf(requests).includes(whileOff.sequence), 'the change recorded while off is never sent')
 
   await setEvents(client, false)
   const offAgain = await writeArticle(client, 'OFF-2')
   await setEvents(client, true)
   const onAgain = await writeArticle(client, 'ON-2')
-  requests = await waitForSequences(rx, [onAgain.sequence])
+  requests = await waitForSequences(rx, [onAgain.sequence], deliveryTimeoutMs)
   t.same(sequencesOf(requests), [whileOn.sequence, onAgain.sequence], 'only the changes recorded while on')
   t.notOk(sequencesOf(requests).includes(offAgain.sequence))
 })
@@ -501,7 +447,7 @@ t.test('a webhook receives only the changes recorded after its registration', as
   const earlier = await writeArticle(client, 'EARLY')
   await register(client, { url: `${rx.url}/late` })
   const after = await writeArticle(client, 'AFTER')
-  const requests = await waitForSequences(rx, [after.sequence])
+  const requests = await waitForSequences(rx, [after.sequence], deliveryTimeoutMs)
   t.same(sequencesOf(requests), [after.sequence], 'only the change after registration')
   t.notOk(sequencesOf(requests).includes(earlier.sequence))
 })
@@ -513,7 +459,7 @@ t.test('DELETE deactivates (200, active false, still listed, nothing more delive
   // A second webhook shows when the deactivated one would have received the change.
   await register(client, { url: `${rx.url}/control` })
   const first = await writeArticle(client, 'D-1')
-  await waitForSequences(rx, [first.sequence])
+  await waitForSequences(rx, [first.sequence], deliveryTimeoutMs)
   await rx.waitFor((requests) => requests.filter((request) => request.path === '/gone').length === 1, deliveryTimeoutMs)
 
   const deleted = await expectStatus(client.call('DELETE', `/webhooks/${hook.id}`), 200, 'delete')
@@ -566,7 +512,7 @@ t.test('a receiver failing 3 times then answering 200 gets 4 attempts numbered 1
     t.ok(gap >= minimum * 0.9 - 2, `retry ${index} came ${gap} ms after the previous attempt (at least ${minimum} ms)`)
   }
   const next = await writeArticle(client, 'R-2')
-  const all = await waitForSequences(rx, [next.sequence])
+  const all = await waitForSequences(rx, [next.sequence], deliveryTimeoutMs)
   t.equal(all.length, 5, 'the succeeded delivery is not sent again')
   t.same(sequencesOf([all[4]!]), [next.sequence], 'the next POST carries only the next change')
   t.equal(attemptOf(all[4]!), 1, 'a new delivery starts at attempt 1')
@@ -587,7 +533,7 @@ t.test('a delivery being retried holds back later events until it succeeds', asy
   // One more failed attempt after the second write was recorded, then the receiver recovers.
   await rx.waitFor((requests) => requests.some((request) => request.at > secondDone), deliveryTimeoutMs)
   healthy = true
-  const requests = await waitForSequences(rx, [second.sequence])
+  const requests = await waitForSequences(rx, [second.sequence], deliveryTimeoutMs)
   const firstAttempts = requests.filter((request) => sequencesOf([request]).includes(first.sequence))
   t.ok(firstAttempts.length >= 2, 'the first delivery was retried')
   for (const request of firstAttempts) t.same(sequencesOf([request]), [first.sequence], 'a retry carries only its own events')
@@ -622,7 +568,7 @@ t.test('a receiver that always fails gets exactly 11 attempts (first + 10 retrie
   // Delivery is in order and one at a time, so the next change is only sent once the first is dropped.
   healthy = true
   const next = await writeArticle(client, 'X-2')
-  const all = await waitForSequences(rx, [next.sequence])
+  const all = await waitForSequences(rx, [next.sequence], deliveryTimeoutMs)
   t.equal(all.filter((request) => sequencesOf([request]).includes(dropped.sequence)).length, 11, 'no 12th attempt: the delivery was dropped')
   const last = all[all.length - 1]!
   t.same(sequencesOf([last]), [next.sequence], 'later events are delivered, without the dropped one')
