@@ -320,14 +320,12 @@ export class TenantWebhooks {
       this.#persist(hook)
       return
     }
+    // A delivery in progress keeps its events in memory; only what must be read again can be gone.
     const oldest = store.oldestSequence()
-    if (record.cursor < oldest) {
+    if (hook.delivery === null && record.cursor < oldest) {
       this.tenant.log.warn({ webhook: record.id, skipped: oldest - record.cursor }, 'webhook position evicted from the changelog; continuing at the oldest entry')
       record.cursor = oldest
-      if (record.retry !== null && record.retry.to < oldest) {
-        hook.delivery = null
-        record.retry = null
-      }
+      if (record.retry !== null && record.retry.to < oldest) record.retry = null
     }
     if (hook.delivery === null) {
       // A retry after a restart reads its delivery again (the same range, unless the filter changed).

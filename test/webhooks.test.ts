@@ -4,7 +4,8 @@
  * the delivery body, signature and headers, batching, entity-type filters, the change.events.enabled
  * setting, registration and reactivation as the starting point, retries with the scaled backoff,
  * the drop after 10 retries, time-outs and redirects as failures, the test event, and the refusal
- * of private receiver addresses (SSRF). The contract is docs/api.md "Webhooks" and "Delivery".
+ * of private receiver addresses (SSRF), and a position that falls behind the changelog capacity.
+ * The contract is docs/api.md "Webhooks" and "Delivery".
  */
 import t from 'tap'
 import { entriesAfter, eventsOf, expectStatus, lastSequence, sequencesOf, waitForSequences, type ChangelogEntry } from './helpers/changelog.js'
@@ -580,6 +581,38 @@ t.test('a receiver that always fails gets exactly 11 attempts (first + 10 retrie
   // The metric's name is not part of the contract: any webhook series that names the drop (in its name or a label).
   const line = metrics.text.split('\n').find((text) => /^[a-z_]*webhook[a-z_]*(\{[^}]*\})? [1-9]/.test(text) && /drop/.test(text))
   t.ok(line !== undefined, 'the drop is counted in /metrics')
+})
+
+t.test('a webhook whose position falls behind the changelog capacity goes on at the oldest held entry', async (t) => {
+  const client = await server.tenant(`hooks-${++tenantCount}`, { tier: 'standard', limits: { changelog_capacity: 10 } })
+  await setEvents(client, true)
+  const rx = await receiver()
+  let healthy = false
+  const accepted: ReceivedRequest[] = []
+  rx.respondWith((request) => {
+    if (healthy) accepted.push(request)
+    return { status: healthy ? 200 : 500 }
+  })
+  await register(client, { url: `${rx.url}/behind` })
+  const first = await writeArticle(client, 'B-0')
+  await rx.waitFor((all) => all.length >= 1, deliveryTimeoutMs)
+  // While the first delivery is being retried, one batch of 30 pushes everything before it out.
+  const batch = Array.from({ length: 30 }, (_, index) => ({ sku: `B-${index + 1}`, name: `behind ${index + 1}` }))
+  t.same((await expectStatus(client.call('POST', '/article/batch', batch), 202, 'article batch')).body, { accepted: 30, failed: [] })
+  const held = (await expectStatus(client.get('/changelog?limit=1000'), 200, 'changelog')).body.items as ChangelogEntry[]
+  t.equal(held.length, 10, 'the log holds its capacity')
+  const newest = held.map((entry) => entry.sequence)
+  healthy = true
+  const requests = await waitForSequences(rx, newest, deliveryTimeoutMs)
+  const sent = new Set(sequencesOf(requests))
+  const delivered = new Set(sequencesOf(accepted))
+  // The retries of the first delivery (about 8 s at this scale) outlast the batch: it succeeds.
+  t.ok(delivered.has(first.sequence), 'the delivery in progress is still sent, although its entry was evicted')
+  const skipped = Array.from({ length: newest[0]! - first.sequence - 1 }, (_, index) => first.sequence + 1 + index)
+  t.equal(skipped.length, 20, 'twenty entries were evicted before they were delivered')
+  t.same(skipped.filter((sequence) => sent.has(sequence)), [], 'evicted entries are never sent')
+  t.same(newest.filter((sequence) => !delivered.has(sequence)), [], 'every held entry after the gap is delivered')
+  t.same(sequencesOf(accepted), [first.sequence, ...newest], 'in order: the delivery in progress, then the held entries')
 })
 
 t.test('a redirect answer fails the attempt and is not followed', async (t) => {
