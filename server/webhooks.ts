@@ -24,7 +24,7 @@ import { formatInstant } from '../engine/time.js'
 import type { LogEntry } from '../storage/log-entry.js'
 import type { StoredWebhook, TenantStore } from '../storage/tenant-store.js'
 import type { Metrics } from './metrics.js'
-import { renderEntry } from './routes/changelog.js'
+import { renderEntries } from './routes/changelog.js'
 import { guardedLookup, hostOf, isForbiddenAddress } from './webhook-url.js'
 
 /** Seconds before retry 1 to 10 (SPEC.md "Webhook delivery" 5); the failure after the last drops. */
@@ -338,7 +338,7 @@ export class TenantWebhooks {
         if (record.cursor <= store.durableSequence) this.#schedule(hook, 0)
         return
       }
-      const eventsJson = JSON.stringify(batch.events.map(renderEntry))
+      const eventsJson = JSON.stringify(renderEntries(batch.events))
       hook.delivery = { eventsJson, count: batch.events.length, to, full: batch.full }
     }
     const delivery = hook.delivery
