@@ -1,8 +1,10 @@
 /**
- * Webhook impact: price query and ingest throughput of the bench tenant with no webhook, then with
- * three active webhooks (no filter, price, article) whose HTTPS receiver answers each POST after
- * 2 s, then with none again, on the same server and data. The mean of the two phases without is
- * the reference, so a drift over the run cancels. `change.events.enabled` is on in every phase: the
+ * Webhook impact: price query and ingest throughput of the bench tenant, on the same server and
+ * data, in five alternating phases: none, three active webhooks (no filter, price, article) whose
+ * HTTPS receiver answers each POST after 2 s, none, the three again, none. The mean of the phases
+ * with is compared with the mean of the phases without; with the phases placed symmetrically, a
+ * drift over the run (the rewritten data's LMDB pages, machine load) cancels, and two samples of
+ * each side halve the noise that one phase of each showed (about ±8% on a shared 2-core machine). `change.events.enabled` is on in every phase: the
  * difference is the dispatcher's work (noting each commit, reading the log, rendering and sending
  * batches) while its backlog grows, since a slow receiver takes 1,000 events per webhook per 2 s.
  * The check: with webhooks, both throughputs stay at 90% or more of the figures without; the
@@ -35,25 +37,28 @@ export interface IngestWindow {
 }
 
 export interface WebhookPhase {
+  /** Whether the webhooks were active in this phase. */
+  readonly webhooks: boolean
   readonly ingest: IngestWindow
   readonly query: LoadResult
 }
+
+/** Active webhooks in the phases at odd positions: none, with, none, with, none. */
+const phasePlan: readonly boolean[] = [false, true, false, true, false]
 
 export interface WebhookResult {
   readonly receiverDelayMs: number
   readonly webhookCount: number
   readonly queryScenario: string
-  /** Without webhooks, before and after the phase with them (their mean cancels a drift). */
-  readonly withoutBefore: WebhookPhase
-  readonly withoutAfter: WebhookPhase
-  readonly with: WebhookPhase
-  /** With webhooks / the mean without: req/s of the query, items/s of the ingest. */
+  /** In the order run (phasePlan). */
+  readonly phases: readonly WebhookPhase[]
+  /** Mean with webhooks / mean without: req/s of the query, items/s of the ingest. */
   readonly queryRatio: number
   readonly ingestRatio: number
   /** The same for server CPU per request and per item (steadier on a busy machine). */
   readonly queryCpuRatio: number
   readonly ingestCpuRatio: number
-  /** What the receiver got while the phase with webhooks ran: POSTs and events in them. */
+  /** What the receiver got while the phases with webhooks ran: POSTs and events in them. */
   readonly receivedPosts: number
   readonly receivedEvents: number
 }
@@ -139,14 +144,15 @@ class PriceWriter {
   }
 }
 
-async function measurePhase(server: PricingServer, client: TenantClient, writer: PriceWriter, options: WebhookOptions, label: string): Promise<WebhookPhase> {
+async function measurePhase(server: PricingServer, client: TenantClient, writer: PriceWriter, options: WebhookOptions, webhooks: boolean): Promise<WebhookPhase> {
+  const label = webhooks ? `${webhookFilters.length} webhooks, receiver answering after ${receiverDelayMs} ms` : 'none'
   options.progress(`webhooks ${label}: ingest`)
   const ingest = await writer.run(options.load.durationS, server.pid, options.load.clockTicks)
   options.progress(`webhooks ${label}: ${queryScenario}`)
   const scenario = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === queryScenario)!
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   const query = await measureLoad(server.url, server.pid, scenario.requests, headers, options.load)
-  return { ingest, query }
+  return { webhooks, ingest, query }
 }
 
 async function register(client: TenantClient, receiver: HttpsReceiver): Promise<number[]> {
@@ -167,30 +173,45 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
   const writer = new PriceWriter(client, options.shape)
   options.progress('webhooks: writing the version the ingest phases rewrite')
   await writer.prime()
-  const withoutBefore = await measurePhase(server, client, writer, options, 'none (before)')
   const receiver = await startHttpsReceiver()
   receiver.respondWith(() => ({ status: 200, delayMs: receiverDelayMs }))
   try {
     const ids = await register(client, receiver)
-    const withHooks = await measurePhase(server, client, writer, options, `${ids.length} webhooks, receiver answering after ${receiverDelayMs} ms`)
-    const received = receiver.requests.filter((request) => request.method === 'POST')
-    const receivedEvents = received.reduce((sum, request) => sum + ((request.body as { events?: unknown[] } | null)?.events?.length ?? 0), 0)
-    // Deactivated, they stop their deliveries and are skipped: the same as none.
-    for (const id of ids) await client.expect(200, 'DELETE', `/webhooks/${id}`)
-    const withoutAfter = await measurePhase(server, client, writer, options, 'none (after)')
-    const mean = (figure: (phase: WebhookPhase) => number) => (figure(withoutBefore) + figure(withoutAfter)) / 2
+    // Registered active; deactivated (DELETE) they stop their deliveries and are skipped: the same as none.
+    let active = true
+    const setActive = async (on: boolean): Promise<void> => {
+      if (on === active) return
+      for (const id of ids) await (on ? client.expect(200, 'PUT', `/webhooks/${id}`, { active: true }) : client.expect(200, 'DELETE', `/webhooks/${id}`))
+      active = on
+    }
+    const phases: WebhookPhase[] = []
+    let receivedPosts = 0
+    let receivedEvents = 0
+    for (const webhooks of phasePlan) {
+      await setActive(webhooks)
+      receiver.clear()
+      phases.push(await measurePhase(server, client, writer, options, webhooks))
+      if (!webhooks) continue
+      const received = receiver.requests.filter((request) => request.method === 'POST')
+      receivedPosts += received.length
+      receivedEvents += received.reduce((sum, request) => sum + ((request.body as { events?: unknown[] } | null)?.events?.length ?? 0), 0)
+    }
+    await setActive(false)
+    const mean = (on: boolean, figure: (phase: WebhookPhase) => number): number => {
+      const chosen = phases.filter((phase) => phase.webhooks === on)
+      return chosen.reduce((sum, phase) => sum + figure(phase), 0) / chosen.length
+    }
+    const ratio = (figure: (phase: WebhookPhase) => number): number => mean(true, figure) / mean(false, figure)
     return {
       receiverDelayMs,
       webhookCount: ids.length,
       queryScenario,
-      withoutBefore,
-      withoutAfter,
-      with: withHooks,
-      queryRatio: withHooks.query.requestsPerSecond / mean((phase) => phase.query.requestsPerSecond),
-      ingestRatio: withHooks.ingest.itemsPerSecond / mean((phase) => phase.ingest.itemsPerSecond),
-      queryCpuRatio: withHooks.query.cpuMicrosPerRequest / mean((phase) => phase.query.cpuMicrosPerRequest),
-      ingestCpuRatio: withHooks.ingest.serverCpuMicrosPerItem / mean((phase) => phase.ingest.serverCpuMicrosPerItem),
-      receivedPosts: received.length,
+      phases,
+      queryRatio: ratio((phase) => phase.query.requestsPerSecond),
+      ingestRatio: ratio((phase) => phase.ingest.itemsPerSecond),
+      queryCpuRatio: ratio((phase) => phase.query.cpuMicrosPerRequest),
+      ingestCpuRatio: ratio((phase) => phase.ingest.serverCpuMicrosPerItem),
+      receivedPosts,
       receivedEvents,
     }
   } finally {
