@@ -20,7 +20,7 @@
 import { mkdirSync } from 'node:fs'
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb'
 import { assert } from '../engine/assert.js'
-import type { Catalog, CatalogType, Change } from '../engine/catalog.js'
+import { entityTypes, type Catalog, type CatalogType, type Change } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
 import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
@@ -36,11 +36,6 @@ const loadChunkEntries = 5_000
  * transaction of millions of deletes.
  */
 export const evictPerCommitMax = 100_000
-/** Every entity type the log may hold (the type index is cleaned per type). */
-const logEntityTypes = [
-  'article', 'pricelist', 'price', 'currency', 'vat_rate', 'vat_class', 'tax_area', 'fx_rate',
-  'rounding_profile', 'settings', 'bundle_rule', 'article_taxclass',
-] as const
 
 export class StorageError extends Error {
   override name = 'StorageError'
@@ -276,7 +271,8 @@ export class TenantStore {
     // every key below this commit's first exists by the time this transaction runs.
     const storedEnd = Math.min(target, firstNew)
     for (let sequence = this.#oldest; sequence < storedEnd; sequence++) this.#db.logBytes.remove(sequence)
-    for (const type of logEntityTypes) {
+    // Every entity type the log may hold: the type index is cleaned per type.
+    for (const type of entityTypes) {
       for (const key of this.#db.logByType.getKeys({ start: [type, 0], end: [type, target], snapshot: false })) this.#db.logByType.remove(key)
     }
     this.#oldest = target
