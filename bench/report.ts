@@ -9,7 +9,7 @@ import type { EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { Memory } from './proc.js'
 import type { LoadResult, ScenarioDefinition } from './scenarios.js'
-import { webhookRatioMin, type WebhookResult } from './webhooks.js'
+import { dispatchShareMax, webhookRatioMin, type WebhookResult } from './webhooks.js'
 
 export interface RestartResult {
   /** SIGTERM until the process exited. */
@@ -152,6 +152,12 @@ export function webhookChecks(webhooks: WebhookResult): Check[] {
   return [
     ratio(`${webhooks.queryScenario} req/s`, webhooks.queryRatio),
     ratio('ingest price versions/s', webhooks.ingestRatio),
+    {
+      figure: 'webhooks: dispatcher main-thread time, share of the phases with webhooks',
+      measured: `${(webhooks.dispatchShare * 100).toFixed(2)}%`,
+      target: `< ${dispatchShareMax * 100}%`,
+      pass: webhooks.dispatchShare < dispatchShareMax,
+    },
     { figure: 'webhooks: events the receiver got (delivery ran)', measured: formatInteger(webhooks.receivedEvents), target: '> 0', pass: webhooks.receivedEvents > 0 },
   ]
 }
@@ -261,6 +267,7 @@ function webhookTable(webhooks: WebhookResult): Table {
       ...webhooks.phases.map((phase, index) => row(`${index + 1}: ${phase.webhooks ? activeLabel : 'none'}`, phase)),
       ['mean with / mean without', percent(webhooks.ingestRatio), percent(webhooks.ingestCpuRatio), percent(webhooks.queryRatio), '', '', percent(webhooks.queryCpuRatio)],
       ['receiver got', `${formatInteger(webhooks.receivedEvents)} events in ${formatInteger(webhooks.receivedPosts)} POSTs`, '', '', '', '', ''],
+      ['dispatcher main-thread time', `${(webhooks.dispatchShare * 100).toFixed(2)}% of the phases with webhooks`, `${webhooks.dispatchMicrosPerVersion.toFixed(2)} us/version`, '', '', '', ''],
     ],
   }
 }

@@ -17,13 +17,20 @@ import { startHttpsReceiver, testCertificate, type HttpsReceiver } from '../test
 import { batchItemCount, ingestConcurrency } from './generate.js'
 import { cpuTicks } from './proc.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
-import type { PricingServer, TenantClient } from './server-process.js'
+import { request, type PricingServer, type TenantClient } from './server-process.js'
 import { priceOf, pricelists, skuCode, versionStartMs, type WorkloadShape } from './workload.js'
 
 /** The slow receiver's delay before answering each POST. */
 export const receiverDelayMs = 2_000
-/** With webhooks, throughput must stay at this share of the figure without or more. */
-export const webhookRatioMin = 0.9
+/**
+ * With webhooks, throughput must stay at this share of the figure without or more. The phases
+ * without webhooks differ among themselves by up to about 15% in CPU per version on this shared
+ * 2-core machine (drift and noise), so a tighter bound would judge the machine, not the dispatcher;
+ * `dispatchShareMax` judges the dispatcher directly.
+ */
+export const webhookRatioMin = 0.85
+/** The dispatcher's main-thread time, as a share of the phases with webhooks, must stay below this. */
+export const dispatchShareMax = 0.02
 const webhookFilters: readonly (string | null)[] = [null, 'price', 'article']
 /** The query scenario measured in both phases (scenarios.ts). */
 const queryScenario = 'query-100'
@@ -39,6 +46,9 @@ export interface IngestWindow {
 export interface WebhookPhase {
   /** Whether the webhooks were active in this phase. */
   readonly webhooks: boolean
+  /** Wall time of the phase (ingest and query) and the dispatcher's main-thread time in it. */
+  readonly elapsedS: number
+  readonly dispatchS: number
   readonly ingest: IngestWindow
   readonly query: LoadResult
 }
@@ -58,6 +68,10 @@ export interface WebhookResult {
   /** The same for server CPU per request and per item (steadier on a busy machine). */
   readonly queryCpuRatio: number
   readonly ingestCpuRatio: number
+  /** The dispatcher's main-thread time over the phases with webhooks, as a share of their time. */
+  readonly dispatchShare: number
+  /** The same per price version ingested in those phases. */
+  readonly dispatchMicrosPerVersion: number
   /** What the receiver got while the phases with webhooks ran: POSTs and events in them. */
   readonly receivedPosts: number
   readonly receivedEvents: number
@@ -146,13 +160,24 @@ class PriceWriter {
 
 async function measurePhase(server: PricingServer, client: TenantClient, writer: PriceWriter, options: WebhookOptions, webhooks: boolean): Promise<WebhookPhase> {
   const label = webhooks ? `${webhookFilters.length} webhooks, receiver answering after ${receiverDelayMs} ms` : 'none'
+  const started = performance.now()
+  const dispatchBefore = await dispatchSeconds(server)
   options.progress(`webhooks ${label}: ingest`)
   const ingest = await writer.run(options.load.durationS, server.pid, options.load.clockTicks)
   options.progress(`webhooks ${label}: ${queryScenario}`)
   const scenario = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === queryScenario)!
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   const query = await measureLoad(server.url, server.pid, scenario.requests, headers, options.load)
-  return { webhooks, ingest, query }
+  const dispatchS = (await dispatchSeconds(server)) - dispatchBefore
+  return { webhooks, elapsedS: (performance.now() - started) / 1000, dispatchS, ingest, query }
+}
+
+/** `pricing_webhook_dispatch_seconds_total` from the server's /metrics. */
+async function dispatchSeconds(server: PricingServer): Promise<number> {
+  const text = (await request(`${server.url}/metrics`, 'GET')).text
+  const line = /^pricing_webhook_dispatch_seconds_total (\S+)$/m.exec(text)
+  if (line === null) throw new Error('/metrics has no pricing_webhook_dispatch_seconds_total')
+  return Number(line[1])
 }
 
 async function register(client: TenantClient, receiver: HttpsReceiver): Promise<number[]> {
@@ -202,6 +227,8 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
       return chosen.reduce((sum, phase) => sum + figure(phase), 0) / chosen.length
     }
     const ratio = (figure: (phase: WebhookPhase) => number): number => mean(true, figure) / mean(false, figure)
+    const withPhases = phases.filter((phase) => phase.webhooks)
+    const sum = (figure: (phase: WebhookPhase) => number): number => withPhases.reduce((total, phase) => total + figure(phase), 0)
     return {
       receiverDelayMs,
       webhookCount: ids.length,
@@ -211,6 +238,8 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
       ingestRatio: ratio((phase) => phase.ingest.itemsPerSecond),
       queryCpuRatio: ratio((phase) => phase.query.cpuMicrosPerRequest),
       ingestCpuRatio: ratio((phase) => phase.ingest.serverCpuMicrosPerItem),
+      dispatchShare: sum((phase) => phase.dispatchS) / sum((phase) => phase.elapsedS),
+      dispatchMicrosPerVersion: (sum((phase) => phase.dispatchS) * 1e6) / sum((phase) => phase.ingest.itemCount),
       receivedPosts,
       receivedEvents,
     }

@@ -98,6 +98,8 @@ export class Metrics {
   /** Webhook delivery attempts by outcome: delivered, retry (failed, retried later), dropped. */
   readonly webhookDeliveries: Counter<'outcome'>
   readonly webhookEvents: Counter
+  /** Main-thread time the webhook dispatcher takes from requests (noting commits, reading, rendering, signing). */
+  readonly webhookDispatchSeconds: Counter
 
   constructor() {
     this.webhookDeliveries = new Counter({
@@ -107,6 +109,11 @@ export class Metrics {
       registers: [this.registry],
     })
     this.webhookEvents = new Counter({ name: 'pricing_webhook_events_total', help: 'Events delivered to webhooks', registers: [this.registry] })
+    this.webhookDispatchSeconds = new Counter({
+      name: 'pricing_webhook_dispatch_seconds_total',
+      help: 'Main-thread time spent by the webhook dispatcher (noting commits, reading the log, rendering, signing, sending)',
+      registers: [this.registry],
+    })
     this.registry.registerMetric(
       exportedMetric('pricing_http_requests_total', 'HTTP requests by route pattern, method and status', 'counter', () =>
         this.#series.map((series) => ({ labels: { ...series.labels }, value: series.count })),

@@ -251,6 +251,20 @@ export class TenantWebhooks {
   /** A commit is durable: wake the webhooks it concerns. */
   notify(entries: readonly LogEntry[]): void {
     if (this.#stopped || this.#hooks.size === 0 || entries.length === 0) return
+    this.#timed(() => this.#wake(entries))
+  }
+
+  /** Runs dispatcher work, counting its main-thread time (`pricing_webhook_dispatch_seconds_total`). */
+  #timed(work: () => void): void {
+    const started = process.hrtime.bigint()
+    try {
+      work()
+    } finally {
+      this.env.metrics.webhookDispatchSeconds.inc(Number(process.hrtime.bigint() - started) / 1e9)
+    }
+  }
+
+  #wake(entries: readonly LogEntry[]): void {
     const first = entries[0]!.sequence
     const last = entries[entries.length - 1]!.sequence
     let recorded: ((filter: string | null) => boolean) | null = null
@@ -304,7 +318,7 @@ export class TenantWebhooks {
     if (this.#stopped || hook.timer !== null) return
     hook.timer = setTimeout(() => {
       hook.timer = null
-      this.#run(hook)
+      this.#timed(() => this.#run(hook))
     }, delayMs)
   }
 
@@ -349,7 +363,7 @@ export class TenantWebhooks {
     void this.#send(record, delivery.eventsJson, attempt, controller.signal).then((outcome) => {
       if (generation !== hook.generation) return
       hook.inFlight = null
-      this.#settle(hook, delivery, attempt, outcome)
+      this.#timed(() => this.#settle(hook, delivery, attempt, outcome))
     })
   }
 

@@ -581,6 +581,8 @@ t.test('a receiver that always fails gets exactly 11 attempts (first + 10 retrie
   // The metric's name is not part of the contract: any webhook series that names the drop (in its name or a label).
   const line = metrics.text.split('\n').find((text) => /^[a-z_]*webhook[a-z_]*(\{[^}]*\})? [1-9]/.test(text) && /drop/.test(text))
   t.ok(line !== undefined, 'the drop is counted in /metrics')
+  const dispatch = /^pricing_webhook_dispatch_seconds_total (\S+)$/m.exec(metrics.text)
+  t.ok(dispatch !== null && Number(dispatch[1]) > 0, `the dispatcher's main-thread time is counted: ${dispatch?.[1]}`)
 })
 
 t.test('a webhook whose position falls behind the changelog capacity goes on at the oldest held entry', async (t) => {
