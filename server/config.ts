@@ -43,6 +43,10 @@ export const DEFAULTS = {
   webhookTimeoutMs: 10_000,
   /** Multiplies the retry delays 1, 2, 4 ... 300 s (tests: 0.001-0.01). */
   webhookRetryScale: 1,
+  /** Access log: one JSON record per request (method, route pattern, status, duration, tenant, bytes). */
+  accessLog: false,
+  /** Fraction of successful requests the access log records (0..1); 4xx and 5xx are always recorded. */
+  accessLogSample: 1,
 }
 
 const ConfigSchema = Type.Object({
@@ -67,6 +71,8 @@ const ConfigSchema = Type.Object({
   webhookBatchMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
   webhookTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
   webhookRetryScale: Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
+  accessLog: Type.Boolean(),
+  accessLogSample: Type.Number({ minimum: 0, maximum: 1 }),
 })
 export type Config = Readonly<Static<typeof ConfigSchema>>
 export type Options = Partial<Config>

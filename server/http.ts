@@ -1,33 +1,13 @@
 /**
- * The only code that touches uWebSockets.js request and response objects. It loads the native
- * binary (never the JavaScript fallback), copies what a handler needs from the stack-allocated
+ * The only code that touches uWebSockets.js request and response objects (the native binary is
+ * loaded by ./uws/load.ts). It copies what a handler needs from the stack-allocated
  * request before anything asynchronous, reads bodies into a buffer bounded by the body limit,
  * and writes every response inside `cork` (an answer given before the uWS callback returns is
  * already corked by uWS, so it is written directly).
  * @module
  */
-import { createRequire } from 'node:module'
-import path from 'node:path'
 import type * as Uws from 'uWebSockets.js'
 import { reasonPhrases } from './errors.js'
-
-const require = createRequire(import.meta.url)
-
-/** Loads the native uWebSockets.js addon; throws a clear error instead of falling back to JS. */
-export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
-  const directory = path.dirname(require.resolve('uWebSockets.js/package.json'))
-  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
-  const binary = path.join(directory, 'binaries', file)
-  try {
-    return require(binary) as typeof Uws
-  } catch (error) {
-    throw new Error(
-      `The native uWebSockets.js binary did not load (${binary}): ${(error as Error).message}. ` +
-        'The service refuses the slow JavaScript fallback; install on Linux/macOS x64 or arm64 ' +
-        `with Node.js 20 (ABI ${abi}).`,
-    )
-  }
-}
 
 export interface Incoming {
   readonly method: string

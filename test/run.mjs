@@ -19,25 +19,64 @@ if (tsc.status !== 0) {
   process.exit(1)
 }
 const files = process.argv.slice(2)
-const tapArgs = [
-  path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
-  '--disable-coverage',
-  '--reporter=tap',
-  '--jobs=2',
-  '--timeout=300',
-  ...(files.length > 0 ? files : [`${buildDir}/test/**/*.test.js`]),
-]
-const child = spawn(process.execPath, tapArgs, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-let tail = ''
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk)
-  tail = (tail + chunk.toString('utf8')).slice(-4096)
-})
-child.on('close', (code) => {
-  const summaries = [...tail.matchAll(/^# \{ (total: \d+[^}]*) \}$/gm)]
-  const last = summaries.length > 0 ? summaries[summaries.length - 1][1] : ''
-  const count = (name) => Number((last.match(new RegExp(`${name}: (\\d+)`)) ?? [0, 0])[1])
-  const failed = count('fail') + (code !== 0 && count('fail') === 0 ? 1 : 0)
-  console.log(`${count('pass')} passed, ${failed} failed`)
-  process.exit(code ?? 1)
-})
+
+/**
+ * The Node.js binaries to run the suites on: this one, or each major version named in
+ * PRICING_TEST_NODE_VERSIONS (e.g. "22 24", as CI does), taken from the npm registry's `node`
+ * package through npx (no root needed). Every test process then runs on that Node.
+ */
+function nodeBinaries() {
+  const versions = (process.env.PRICING_TEST_NODE_VERSIONS ?? '').split(/[\s,]+/).filter(Boolean)
+  if (versions.length === 0) return [{ name: process.version, path: process.execPath }]
+  return versions.map((version) => {
+    const found = spawnSync('npx', ['-y', `node@${version}`, '-p', 'process.execPath'], { encoding: 'utf8' })
+    const binary = found.stdout.trim().split('\n').pop()
+    if (found.status !== 0 || !binary) {
+      console.log(`cannot get Node.js ${version} through npx: ${found.stderr}`)
+      console.log('0 passed, 1 failed')
+      process.exit(1)
+    }
+    return { name: `Node.js ${version}`, path: binary }
+  })
+}
+
+/** Runs every suite on one Node binary; answers its pass and fail counts. */
+function runSuites(node) {
+  const tapArgs = [
+    path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
+    '--disable-coverage',
+    '--reporter=tap',
+    '--jobs=2',
+    '--timeout=300',
+    ...(files.length > 0 ? files : [`${buildDir}/test/**/*.test.js`]),
+  ]
+  console.log(`# running the suites on ${node.name} (${node.path})`)
+  return new Promise((resolve) => {
+    const child = spawn(node.path, tapArgs, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+    let tail = ''
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk)
+      tail = (tail + chunk.toString('utf8')).slice(-4096)
+    })
+    child.on('close', (code) => {
+      const summaries = [...tail.matchAll(/^# \{ (total: \d+[^}]*) \}$/gm)]
+      const last = summaries.length > 0 ? summaries[summaries.length - 1][1] : ''
+      const count = (name) => Number((last.match(new RegExp(`${name}: (\\d+)`)) ?? [0, 0])[1])
+      const failed = count('fail') + (code !== 0 && count('fail') === 0 ? 1 : 0)
+      console.log(`# ${node.name}: ${count('pass')} passed, ${failed} failed`)
+      resolve({ passed: count('pass'), failed, code: code ?? 1 })
+    })
+  })
+}
+
+let passed = 0
+let failed = 0
+let exitCode = 0
+for (const node of nodeBinaries()) {
+  const result = await runSuites(node)
+  passed += result.passed
+  failed += result.failed
+  if (result.code !== 0) exitCode = result.code
+}
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(exitCode)

@@ -1,0 +1,128 @@
+/**
+ * Loads uWebSockets.js's native binary for the running Node ABI, never a JavaScript fallback.
+ * The binary must be one of the published files (sha256 in ./binaries.ts). On Linux with a glibc
+ * older than 2.38, the Node 22+ binaries load through a rebound copy (./glibc-compat.ts).
+ * @module
+ */
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import type * as Uws from 'uWebSockets.js'
+import { binarySha256, supportedAbis, uwsPackage, uwsVersion } from './binaries.js'
+import { bindClassicIsoc23, compatGlibcVersion } from './glibc-compat.js'
+
+const require = createRequire(import.meta.url)
+
+export interface LoadedBinary {
+  /** The published file that was verified. */
+  readonly file: string
+  readonly sha256: string
+  /** The path that was loaded: the published file, or its glibc-compatible copy. */
+  readonly loadedFrom: string
+  readonly glibcCompat: boolean
+}
+
+let loaded: LoadedBinary | null = null
+
+/** What the last successful `loadNativeUws` loaded (null before). */
+export function loadedUwsBinary(): LoadedBinary | null {
+  return loaded
+}
+
+/** The installed package's folder (its `exports` hide package.json, so resolve its main file). */
+export function uwsPackageDir(): string {
+  return path.dirname(require.resolve('uWebSockets.js'))
+}
+
+function supportedList(): string {
+  return Object.entries(supportedAbis).map(([abi, node]) => `${node} (ABI ${abi})`).join(', ')
+}
+
+function refusal(abi: string, reason: string): Error {
+  return new Error(
+    `The native uWebSockets.js binary did not load for Node.js ${process.version} (ABI ${abi}) on ` +
+      `${process.platform}-${process.arch}: ${reason}. uWebSockets.js ${uwsVersion} supports ${supportedList()} ` +
+      'on Linux (glibc) and macOS, x64 and arm64. The service refuses the slow JavaScript fallback.',
+  )
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+/** Loads and verifies the native addon; throws a clear error instead of falling back to JS. */
+export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
+  const directory = uwsPackageDir()
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { name?: string; version?: string }
+  if (manifest.name !== uwsPackage || manifest.version !== uwsVersion) {
+    throw refusal(abi, `node_modules has ${manifest.name}@${manifest.version}, expected ${uwsPackage}@${uwsVersion} (run npm ci)`)
+  }
+  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
+  const expected = binarySha256[file]
+  if (expected === undefined) throw refusal(abi, `no binary ${file} is published for this platform and ABI`)
+  const binary = path.join(directory, file)
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(binary)
+  } catch (error) {
+    throw refusal(abi, `${binary} is missing (${(error as Error).message}); run npm ci`)
+  }
+  const actual = sha256(bytes)
+  if (actual !== expected) throw refusal(abi, `${binary} has sha256 ${actual}, not the published ${expected}`)
+  try {
+    const native = require(binary) as typeof Uws
+    loaded = { file, sha256: actual, loadedFrom: binary, glibcCompat: false }
+    return native
+  } catch (error) {
+    const message = (error as Error).message
+    if (process.platform !== 'linux' || !message.includes(`version \`${compatGlibcVersion}' not found`)) {
+      throw refusal(abi, message)
+    }
+    const copy = compatCopy(bytes, file, actual, abi, message)
+    try {
+      const native = require(copy) as typeof Uws
+      loaded = { file, sha256: actual, loadedFrom: copy, glibcCompat: true }
+      return native
+    } catch (compatError) {
+      throw refusal(abi, `${message}; its glibc-compatible copy ${copy} did not load either: ${(compatError as Error).message}`)
+    }
+  }
+}
+
+/**
+ * Writes (once) the copy of the verified binary with its `__isoc23_` imports rebound, next to
+ * node_modules (or in the temporary folder when that is read-only), and answers its path. The
+ * file name carries the published binary's hash; an existing copy is used only when its bytes are
+ * exactly what the rebinding produces.
+ */
+function compatCopy(bytes: Buffer, file: string, publishedSha: string, abi: string, loadError: string): string {
+  const patched = Buffer.from(bytes)
+  try {
+    bindClassicIsoc23(patched)
+  } catch (error) {
+    throw refusal(abi, `${loadError}; the glibc compatibility rebinding refused it: ${(error as Error).message}`)
+  }
+  const name = `${file.replace(/\.node$/, '')}.glibc-compat.${publishedSha.slice(0, 16)}.node`
+  const patchedSha = sha256(patched)
+  const directories = [
+    path.resolve(uwsPackageDir(), '..', '.cache', 'pricing-service-uws'),
+    path.join(tmpdir(), `pricing-service-uws-${process.getuid?.() ?? 'user'}`),
+  ]
+  const failures: string[] = []
+  for (const directory of directories) {
+    const target = path.join(directory, name)
+    try {
+      if (existsSync(target) && sha256(readFileSync(target)) === patchedSha) return target
+      mkdirSync(directory, { recursive: true, mode: 0o755 })
+      const temporary = `${target}.${process.pid}.tmp`
+      writeFileSync(temporary, patched, { mode: 0o755 })
+      renameSync(temporary, target)
+      return target
+    } catch (error) {
+      failures.push(`${directory}: ${(error as Error).message}`)
+    }
+  }
+  throw refusal(abi, `${loadError}; no folder to write its glibc-compatible copy (${failures.join('; ')})`)
+}
