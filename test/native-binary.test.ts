@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { binarySha256, supportedAbis, uwsVersion } from '../server/uws/binaries.js'
@@ -67,12 +68,12 @@ t.test('the glibc rebinding changes only the three __isoc23_ imports of the Linu
       t.ok(changed > 0 && changed <= 5 * rebound.length + 1, `${arch} ${abi}: ${changed} bytes changed`)
       t.same(bindClassicIsoc23(Buffer.from(patched)), [], 'a rebound binary needs nothing more')
       if (!objdump || arch !== 'x64') continue
-      const temporary = path.join(t.testdirName, `${abi}.node`)
-      const { mkdirSync, writeFileSync } = await import('node:fs')
-      mkdirSync(t.testdirName, { recursive: true })
+      const directory = mkdtempSync(path.join(tmpdir(), 'uws-rebound-'))
+      const temporary = path.join(directory, `${abi}.node`)
       writeFileSync(temporary, patched)
       const before = imports(file)
       const after = imports(temporary)
+      rmSync(directory, { recursive: true, force: true })
       t.same(after.filter((symbol) => symbol.includes('GLIBC_2.38')), [], 'no import needs glibc 2.38')
       const expected = before.map((symbol) => symbol.replace(/^__isoc23_(\w+)@GLIBC_2\.38$/, '$1@GLIBC_2.2.5'))
       t.same(after, expected, `${abi}: every other import is as published`)
