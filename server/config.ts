@@ -1,116 +1,201 @@
 /**
- * Configuration: `PRICING_*` environment variables and the same names as command-line flags
- * (`--port 9000`, `--data-dir ./x`), over one defaults object. Validated once, deep-frozen.
+ * Configuration: one table of settings (default, allowed values, meaning), read from `PRICING_*`
+ * environment variables and the same names as command-line flags (`--port 9000`, `--port=9000`,
+ * `--data-dir ./x`). Precedence: defaults, then environment, then flags, then explicit options.
+ * Strict: an unknown flag or `PRICING_*` variable, or a value outside what a setting allows, stops
+ * the start with every problem listed, each naming the flag or variable, the value and what is
+ * allowed. The table also renders `--help` and the README's configuration table. Validated once,
+ * frozen.
  * @module
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { didYouMean, parseFlags } from './flags.js'
 
-export const DEFAULTS = {
-  /** TCP port; 0 picks a free one (tests). */
-  port: 8080,
-  host: '127.0.0.1',
-  dataDir: './data',
-  /** Tenants are also addressed as `{slug}.{domain}` when set. */
-  domain: '',
-  /** Regions this node serves, comma-separated. */
-  region: 'local',
-  /** Bearer token of the operator admin API; empty turns the admin API off (404). */
-  adminToken: '',
-  smtpUrl: '',
-  autoApprove: false,
-  fxFeedUrl: 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml',
-  /** Milliseconds from start to the first automatic FX fetch (spec: about 1 s). */
-  fxFetchDelayMs: 1000,
-  /** Milliseconds between automatic FX fetches (spec: 24 hours; tests shorten it). */
-  fxFetchIntervalMs: 86_400_000,
-  /** Seconds between automatic backups. */
-  backupIntervalS: 600,
-  /** Worker threads for large price queries; 0 picks from the core count. */
-  workers: 0,
-  /** Price queries with at least this many SKUs run on a worker thread (measured: bench/README.md). */
-  workerThresholdSkus: 500,
-  logLevel: 'info',
-  /** Provision the demo tenant on first start (an empty data directory). */
-  demo: true,
-  /** Public root URL used as the token issuer and printed addresses; empty derives it. */
-  publicUrl: '',
-  /** Accept webhook URLs on loopback/private addresses (tests, on-premises receivers). */
-  webhookAllowPrivate: false,
-  /** Milliseconds a webhook's first pending event waits for others to share its POST (spec: about 500). */
-  webhookBatchMs: 500,
-  /** Milliseconds a receiver has for a complete answer (spec: 10 s). */
-  webhookTimeoutMs: 10_000,
-  /** Multiplies the retry delays 1, 2, 4 ... 300 s (tests: 0.001-0.01). */
-  webhookRetryScale: 1,
-  /** Access log: one JSON record per request (method, route pattern, status, duration, tenant, bytes). */
-  accessLog: false,
-  /** Fraction of successful requests the access log records (0..1); 4xx and 5xx are always recorded. */
-  accessLogSample: 1,
+interface Setting<S extends TSchema = TSchema> {
+  readonly schema: S
+  readonly default: Static<S>
+  /** One line for `--help` and the README (no `|`: it is a Markdown table cell). */
+  readonly meaning: string
 }
 
-const ConfigSchema = Type.Object({
-  port: Type.Integer({ minimum: 0, maximum: 65535 }),
-  host: Type.String({ minLength: 1 }),
-  dataDir: Type.String({ minLength: 1 }),
-  domain: Type.String(),
-  region: Type.String({ minLength: 1 }),
-  adminToken: Type.String(),
-  smtpUrl: Type.String(),
-  autoApprove: Type.Boolean(),
-  fxFeedUrl: Type.String(),
-  fxFetchDelayMs: Type.Integer({ minimum: 0 }),
-  fxFetchIntervalMs: Type.Integer({ minimum: 1 }),
-  backupIntervalS: Type.Integer({ minimum: 1 }),
-  workers: Type.Integer({ minimum: 0, maximum: 256 }),
-  workerThresholdSkus: Type.Integer({ minimum: 1 }),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level))),
-  demo: Type.Boolean(),
-  publicUrl: Type.String(),
-  webhookAllowPrivate: Type.Boolean(),
-  webhookBatchMs: Type.Integer({ minimum: 0, maximum: 60_000 }),
-  webhookTimeoutMs: Type.Integer({ minimum: 1, maximum: 600_000 }),
-  webhookRetryScale: Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
-  accessLog: Type.Boolean(),
-  accessLogSample: Type.Number({ minimum: 0, maximum: 1 }),
+function setting<S extends TSchema>(schema: S, defaultValue: Static<S>, meaning: string): Setting<S> {
+  return { schema, default: defaultValue, meaning }
+}
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** Every setting, in the order `--help` and the README list them. Units are part of the names. */
+export const SETTINGS = {
+  port: setting(Type.Integer({ minimum: 0, maximum: 65535 }), 8080, 'TCP port; 0 picks a free one'),
+  host: setting(Type.String({ minLength: 1 }), '127.0.0.1', 'listen address'),
+  dataDir: setting(Type.String({ minLength: 1 }), './data', 'LMDB environments: system/ and tenants/{slug}/'),
+  domain: setting(Type.String(), '', 'also address tenants as {slug}.{domain} (Host header); empty: only /t/{slug}'),
+  region: setting(Type.String({ minLength: 1 }), 'local', 'regions this node serves, comma-separated'),
+  adminToken: setting(Type.String(), '', 'bearer token of the operator admin API; empty turns the admin API off (404)'),
+  publicUrl: setting(Type.String(), '', 'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT'),
+  demo: setting(Type.Boolean(), true, 'provision the demo tenant on first start (an empty data directory)'),
+  logLevel: setting(Type.Union(logLevels.map((level) => Type.Literal(level))), 'info', 'pino log level of the JSON lines on stdout'),
+  accessLog: setting(
+    Type.Boolean(),
+    false,
+    'access log: one JSON record per request on stdout (request id, method, route pattern, status, duration, tenant, bytes), whatever the log level',
+  ),
+  accessLogSample: setting(
+    Type.Number({ minimum: 0, maximum: 1 }),
+    1,
+    'fraction (0 to 1) of successful requests the access log records, chosen at random; 4xx and 5xx are always recorded',
+  ),
+  fxFeedUrl: setting(
+    Type.String(),
+    'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml',
+    'exchange-rate feed (ECB daily XML format); empty turns automatic fetching off',
+  ),
+  fxFetchDelayMs: setting(Type.Integer({ minimum: 0 }), 1000, 'milliseconds from start to the first exchange-rate fetch'),
+  fxFetchIntervalMs: setting(Type.Integer({ minimum: 1 }), 86_400_000, 'milliseconds between exchange-rate fetches (24 hours)'),
+  workers: setting(Type.Integer({ minimum: 0, maximum: 256 }), 0, 'worker threads for large price queries; 0 picks one per core'),
+  workerThresholdSkus: setting(
+    Type.Integer({ minimum: 1 }),
+    500,
+    'price queries with at least this many SKUs run on a worker thread (measured: bench/results/threshold-latest.md)',
+  ),
+  webhookAllowPrivate: setting(
+    Type.Boolean(),
+    false,
+    'accept webhook receivers on loopback/private addresses (tests, on-premises); otherwise refused (SSRF protection)',
+  ),
+  webhookBatchMs: setting(
+    Type.Integer({ minimum: 0, maximum: 60_000 }),
+    500,
+    "milliseconds a webhook's first pending event waits for others to share its POST",
+  ),
+  webhookTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 10_000, 'milliseconds a receiver has for a complete answer'),
+  webhookRetryScale: setting(
+    Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
+    1,
+    'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
+  ),
+  smtpUrl: setting(Type.String(), '', 'reserved for the portal (not used yet)'),
+  autoApprove: setting(Type.Boolean(), false, 'reserved for the portal (not used yet)'),
+  backupIntervalS: setting(Type.Integer({ minimum: 1 }), 600, 'seconds between automatic backups (reserved, not used yet)'),
+}
+
+export type SettingKey = keyof typeof SETTINGS
+type Key = SettingKey
+type Schemas = { [K in Key]: (typeof SETTINGS)[K]['schema'] }
+/** The settings' names, in the table's order. */
+export const settingKeys = Object.keys(SETTINGS) as readonly Key[]
+const keys = settingKeys
+
+const ConfigSchema = Type.Object(Object.fromEntries(keys.map((key) => [key, SETTINGS[key].schema])) as Schemas, {
+  additionalProperties: false,
 })
 export type Config = Readonly<Static<typeof ConfigSchema>>
 export type Options = Partial<Config>
-const checkConfig = TypeCompiler.Compile(ConfigSchema)
+export const DEFAULTS: Config = Object.freeze(Object.fromEntries(keys.map((key) => [key, SETTINGS[key].default])) as Config)
 
-function envName(key: string): string {
+const checkConfig = TypeCompiler.Compile(ConfigSchema)
+const checkSetting = new Map(keys.map((key) => [key, TypeCompiler.Compile<TSchema>(SETTINGS[key].schema)]))
+
+/**
+ * `PRICING_*` variables that are not server settings, read by the tooling around the server (which
+ * passes its whole environment on to the servers it starts), so they are not reported as unknown.
+ */
+export const TOOLING_VARIABLES: readonly string[] = [
+  'PRICING_BUILD_DIR', // test/run.mjs, bench: the folder the TypeScript is compiled to
+  'PRICING_TEST_NODE_VERSIONS', // test/run.mjs: Node.js versions to run the suites on
+  'PRICING_VERIFY', // engine/assert.ts: turns on the O(n) verification assertions
+]
+
+export function envName(key: string): string {
   return `PRICING_${key.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}`
 }
 
-function flagName(key: string): string {
-  return `--${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`
+/** The flag without its dashes: `dataDir` → `data-dir`. */
+export function flagName(key: string): string {
+  return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)
 }
 
-function coerce(key: keyof typeof DEFAULTS, text: string): unknown {
-  const fallback = DEFAULTS[key]
-  if (typeof fallback === 'number') return text.trim() === '' ? Number.NaN : Number(text)
-  if (typeof fallback === 'boolean') return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : text
+function isBoolean(key: Key): boolean {
+  return SETTINGS[key].schema[Kind] === 'Boolean'
+}
+
+/** What a setting accepts, in words: `an integer from 0 to 65535`, `one of fatal, error, …`. */
+export function allowedValues(key: Key): string {
+  const schema = SETTINGS[key].schema as TSchema & Record<string, unknown>
+  switch (schema[Kind]) {
+    case 'Boolean':
+      return 'true or false (also 1 or 0)'
+    case 'Union':
+      return `one of ${(schema['anyOf'] as { const: string }[]).map((member) => member.const).join(', ')}`
+    case 'String':
+      return schema['minLength'] === 1 ? 'a non-empty text' : 'any text'
+    default: {
+      const noun = schema[Kind] === 'Integer' ? 'an integer' : 'a number'
+      const { minimum, maximum, exclusiveMinimum } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
+      if (minimum !== undefined && maximum !== undefined) return `${noun} from ${minimum} to ${maximum}`
+      const bounds = [
+        minimum === undefined ? '' : `at least ${minimum}`,
+        exclusiveMinimum === undefined ? '' : `greater than ${exclusiveMinimum}`,
+        maximum === undefined ? '' : `at most ${maximum}`,
+      ].filter((bound) => bound !== '')
+      if (bounds.length === 0) return noun
+      return `${noun} ${bounds[0]!.startsWith('at') ? 'of ' : ''}${bounds.join(' and ')}`
+    }
+  }
+}
+
+const numberPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i
+
+/** The value a text stands for, or undefined when it is not even of the right type. */
+function parseText(key: Key, text: string): unknown {
+  const kind = SETTINGS[key].schema[Kind]
+  if (kind === 'Boolean') return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : undefined
+  if (kind === 'Integer' || kind === 'Number') return numberPattern.test(text) ? Number(text) : undefined
   return text
 }
 
-/** Builds the frozen config from defaults, environment, flags and explicit options (in that order). */
-export function loadConfig(
-  env: NodeJS.ProcessEnv = process.env,
-  argv: readonly string[] = [],
-  options: Options = {},
-): Config {
-  const merged: Record<string, unknown> = { ...DEFAULTS }
-  for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
-    const fromEnv = env[envName(key)]
-    if (fromEnv !== undefined) merged[key] = coerce(key, fromEnv)
-    const flag = flagName(key)
-    const index = argv.indexOf(flag)
-    if (index >= 0 && index + 1 < argv.length) merged[key] = coerce(key, argv[index + 1]!)
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration (see pricing-service --help):\n${problems.map((problem) => `  ${problem}`).join('\n')}`)
+    this.name = 'ConfigError'
   }
-  Object.assign(merged, options)
+}
+
+/** The flags of every setting, for the parser. */
+export const settingFlags = keys.map((key) => ({ name: flagName(key), boolean: isBoolean(key) }))
+
+/** Problems with `PRICING_*` variables that name no setting (their values are not shown: secrets). */
+export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
+  const known = new Set([...keys.map(envName), ...TOOLING_VARIABLES])
+  const suffixes = keys.map((key) => envName(key).slice('PRICING_'.length))
+  return Object.keys(env)
+    .filter((name) => name.startsWith('PRICING_') && !known.has(name))
+    .map((name) => `${name}: unknown variable${didYouMean(name.slice('PRICING_'.length), suffixes, 'PRICING_')}`)
+}
+
+/** Builds the frozen config from defaults, environment, flags and explicit options (in that order). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = [], options: Options = {}): Config {
+  const flags = parseFlags(argv, settingFlags)
+  const problems = [...unknownVariables(env), ...flags.problems, ...flags.positionals.map((text) => `${text}: unexpected argument`)]
+  const merged: Record<string, unknown> = { ...DEFAULTS }
+  const take = (key: Key, value: unknown, source: string): void => {
+    if (value !== undefined && checkSetting.get(key)!.Check(value)) merged[key] = value
+    else problems.push(`${source}: expected ${allowedValues(key)}`)
+  }
+  for (const key of keys) {
+    const fromEnv = env[envName(key)]
+    if (fromEnv !== undefined) take(key, parseText(key, fromEnv), `${envName(key)}=${fromEnv}`)
+    const fromFlag = flags.values.get(flagName(key))
+    if (fromFlag !== undefined) take(key, parseText(key, fromFlag), `--${flagName(key)}=${fromFlag}`)
+    if (options[key] !== undefined) take(key, options[key], `option ${key}=${String(options[key])}`)
+  }
+  for (const key of Object.keys(options)) if (!(key in SETTINGS)) problems.push(`option ${key}: unknown setting`)
+  if (problems.length > 0) throw new ConfigError(problems)
   if (!checkConfig.Check(merged)) {
-    const problems = [...checkConfig.Errors(merged)].map((error) => `${error.path.slice(1)}: ${error.message}`)
-    throw new Error(`Invalid configuration: ${problems.join('; ')}`)
+    // Every setting passed its own check, so this is a bug here; values are left out (secrets).
+    const paths = [...checkConfig.Errors(merged)].map((error) => error.path)
+    throw new Error(`config: every setting passed its check, yet the whole fails at ${paths.join(', ')}`)
   }
   return Object.freeze(merged) as Config
 }

@@ -1,12 +1,16 @@
 /**
  * The command line: tenant and key commands on a data directory (then served by a server started
- * on it), and the same commands through a running server's admin API with --url.
+ * on it), and the same commands through a running server's admin API with --url; strict flags in
+ * both forms; `start` refusing bad configuration with exit code 2; `--help` listing every setting.
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
+import { helpText } from '../server/cli/help.js'
+import { parseInvocation, UsageError } from '../server/cli/manage.js'
+import { DEFAULTS, envName, flagName } from '../server/config.js'
 import { adminToken, entryPath, startServer, TenantClient } from './helpers/server.js'
 
 interface CliResult {
@@ -15,11 +19,15 @@ interface CliResult {
   stderr: string
 }
 
+/** This process's environment without PRICING_* variables. */
+function cleanEnvironment(): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_')))
+}
+
 /** Runs `pricing-service <args>` from the compiled tree, with no PRICING_* variables inherited. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_')))
   return new Promise((resolve) => {
-    execFile(process.execPath, [entryPath, ...args], { env: { ...clean, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [entryPath, ...args], { env: { ...cleanEnvironment(), ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
       resolve({ code, stdout, stderr })
     })
@@ -46,7 +54,7 @@ t.test('tenant create on a data directory prints the active tenant', async (t) =
   t.match(tenant.created_at, /^\d{4}-\d{2}-\d{2}T/)
 })
 
-t.test('tenant create refuses a duplicate, a bad slug and a bad tier with exit code 1', async (t) => {
+t.test('tenant create refuses a duplicate and a bad slug with exit code 1, a bad tier with 2', async (t) => {
   const duplicate = await cli(['tenant', 'create', 'shop', '--tier', 'starter', ...onDir])
   t.equal(duplicate.code, 1)
   t.match(duplicate.stderr, /already exists/)
@@ -54,8 +62,8 @@ t.test('tenant create refuses a duplicate, a bad slug and a bad tier with exit c
   t.equal(slug.code, 1)
   t.match(slug.stderr, /slug/)
   const tier = await cli(['tenant', 'create', 'golden', '--tier', 'gold', ...onDir])
-  t.equal(tier.code, 1)
-  t.match(tier.stderr, /tier/)
+  t.equal(tier.code, 2)
+  t.equal(tier.stderr, '--tier=gold: expected one of starter, standard, enterprise\n')
   const list = json(await cli(['tenant', 'list', ...onDir]))
   t.same(list.map((tenant: { slug: string }) => tenant.slug), ['shop'], 'nothing else was created')
   t.equal(list[0].tier, 'standard', 'the duplicate did not change the first')
@@ -169,8 +177,113 @@ t.test('with --url a wrong admin token fails with exit code 1 and the status', a
 t.test('an unknown command prints the usage and exits 2', async (t) => {
   const result = await cli(['frobnicate'])
   t.equal(result.code, 2)
-  t.match(result.stderr, /Usage: pricing-service/)
-  const help = await cli(['help'])
-  t.equal(help.code, 0)
-  t.match(help.stdout, /key create <slug> --name N/)
+  t.match(result.stderr, /^frobnicate: unknown command\n\nUsage: pricing-service/)
+})
+
+/** The problems parseInvocation reports, or [] when it accepts the arguments. */
+function usageProblems(group: string, args: string[], env: Record<string, string> = {}): readonly string[] {
+  try {
+    parseInvocation(group, args, env)
+    return []
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    return error.problems
+  }
+}
+
+t.test('tenant and key arguments: both flag forms, strict names, every problem at once', async (t) => {
+  t.match(parseInvocation('tenant', ['create', 'a', '--tier=enterprise', '--region', 'ap', '--owner-email=o@x.test'], {}), {
+    command: 'tenant create',
+    slug: 'a',
+    tier: 'enterprise',
+    region: 'ap',
+    ownerEmail: 'o@x.test',
+  })
+  t.match(parseInvocation('tenant', ['update', 'a', '--status=suspended', '--limits={"query_burst":3}'], {}), {
+    status: 'suspended',
+    limits: { query_burst: 3 },
+  })
+  t.match(parseInvocation('key', ['revoke', 'a', 'c1', '--url=http://h:1', '--admin-token', 't'], {}), {
+    slug: 'a',
+    clientId: 'c1',
+    url: 'http://h:1',
+    adminToken: 't',
+  })
+  t.equal(parseInvocation('key', ['list', 'a'], { PRICING_ADMIN_TOKEN: 'from-env' }).adminToken, 'from-env')
+  t.same(usageProblems('tenant', ['create', 'a', '--teir', 'standard']), ['tenant create: --teir: unknown flag; did you mean --tier?'])
+  t.same(usageProblems('key', ['create', 'a', '--tier', 'standard']), ['key create: --tier: unknown flag'], 'a flag of another command')
+  t.same(usageProblems('tenant', ['update', '--status', 'gone', '--limits', '{oops', 'x', 'y']), [
+    'tenant update: y: unexpected argument',
+    '--status=gone: expected one of active, suspended',
+    '--limits={oops: expected a JSON object, e.g. {"query_burst":9}',
+  ])
+  t.same(usageProblems('tenant', ['update', 'a', '--limits=[1]']), ['--limits=[1]: expected a JSON object, e.g. {"query_burst":9}'])
+  t.same(usageProblems('key', ['revoke', 'a']), ['key revoke: expects <client_id>'])
+  t.same(usageProblems('key', ['create', 'a', '--name']), ['key create: --name: expects a value (--name VALUE or --name=VALUE)'])
+  t.same(usageProblems('tenant', ['list', '--url', 'localhost:8080']), ['--url=localhost:8080: expected an http:// or https:// URL'])
+  t.same(usageProblems('tenant', ['delete', 'a']), ['tenant delete: unknown command; expected tenant create, tenant list, tenant show, tenant update'])
+  t.same(usageProblems('tenant', ['list'], { PRICING_DATADIR: '/x' }), ['PRICING_DATADIR: unknown variable; did you mean PRICING_DATA_DIR?'])
+})
+
+t.test('tenant and key commands run with = flags; a usage mistake exits 2 and changes nothing', async (t) => {
+  const dir = `--data-dir=${dataDir}`
+  const tenant = await cli(['tenant', 'create', 'equals', '--tier=enterprise', '--region=ap', dir])
+  t.equal(tenant.code, 0, tenant.stderr)
+  t.match(json(tenant), { slug: 'equals', tier: 'enterprise', region: 'ap' })
+  const typo = await cli(['tenant', 'create', 'typo', '--teir', 'standard', ...onDir])
+  t.equal(typo.code, 2)
+  t.equal(typo.stderr, 'tenant create: --teir: unknown flag; did you mean --tier?\n')
+  const list = json(await cli(['tenant', 'list', dir]))
+  t.same(list.map((entry: { slug: string }) => entry.slug).sort(), ['equals', 'shop'], 'typo was not created')
+})
+
+t.test('start: bad values, unknown flags and variables exit 2, named, with what is allowed or a suggestion', async (t) => {
+  const value = await cli(['start', '--port=abc'])
+  t.equal(value.code, 2)
+  t.equal(value.stderr, 'Invalid configuration (see pricing-service --help):\n  --port=abc: expected an integer from 0 to 65535\n')
+  const names = await cli(['start', '--prot', '1'], { PRICING_PROT: '1' })
+  t.equal(names.code, 2)
+  t.match(names.stderr, /\n {2}PRICING_PROT: unknown variable; did you mean PRICING_PORT\?\n/)
+  t.match(names.stderr, /\n {2}--prot: unknown flag; did you mean --port\?\n/)
+})
+
+t.test('start --port=0 listens on a free port; a tooling variable is no error', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pricing-cli-start-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const args = ['start', '--port=0', `--data-dir=${dir}`, '--no-demo', '--fx-feed-url=', '--log-level', 'info']
+  const env = { ...cleanEnvironment(), PRICING_BUILD_DIR: 'dist-somewhere' }
+  const child = spawn(process.execPath, [entryPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const port = await new Promise<number>((resolve, reject) => {
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /"port":(\d+),"url":"[^"]*","dataDir":"[^"]*","msg":"listening"/.exec(stdout)
+      if (match !== null) resolve(Number(match[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)))
+  })
+  t.not(port, 0)
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`)
+  t.equal(health.status, 200)
+  child.kill('SIGTERM')
+  t.equal(await exited, 0, stderr)
+})
+
+t.test('--help lists every setting with its flag, variable and default', async (t) => {
+  const short = await cli(['start', '-h'])
+  t.equal(short.code, 0)
+  t.equal(short.stdout, helpText(), 'start -h prints the help too')
+  const { code, stdout } = await cli(['--help'])
+  t.equal(code, 0)
+  t.match(stdout, /^Usage: pricing-service/)
+  t.match(stdout, /key create <slug> \[--name N\]/)
+  for (const key of Object.keys(DEFAULTS) as (keyof typeof DEFAULTS)[]) {
+    const line = stdout.split('\n').find((text) => text.startsWith(`  --${flagName(key)}, ${envName(key)}  (default: `))
+    t.ok(line, `${key} is listed`)
+    const shown = DEFAULTS[key] === '' ? 'empty' : String(DEFAULTS[key])
+    t.equal(line?.endsWith(`(default: ${shown})`), true, `${key} shows its default`)
+  }
 })

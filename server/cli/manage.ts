@@ -1,0 +1,180 @@
+/**
+ * The `tenant` and `key` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
+ * every mistake reported at once as a UsageError), then run either directly on the data directory
+ * or, with `--url` and `--admin-token`, through a running server's operator API.
+ * @module
+ */
+import path from 'node:path'
+import { SystemStore, type LimitOverrides, type Tier } from '../../storage/system-store.js'
+import { TenantStore } from '../../storage/tenant-store.js'
+import { unknownVariables } from '../config.js'
+import { parseFlags } from '../flags.js'
+import { plans } from '../plans.js'
+import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
+
+/** A mistake in the command line itself (exit code 2), as opposed to a failed operation (1). */
+export class UsageError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'))
+    this.name = 'UsageError'
+  }
+}
+
+const commonFlags = ['data-dir', 'url', 'admin-token']
+
+/** Each command: its positional arguments and its own flags (besides the common ones). */
+const commands: Readonly<Record<string, { readonly positionals: readonly string[]; readonly flags: readonly string[] }>> = {
+  'tenant create': { positionals: ['slug'], flags: ['tier', 'region', 'owner-email'] },
+  'tenant list': { positionals: [], flags: [] },
+  'tenant show': { positionals: ['slug'], flags: [] },
+  'tenant update': { positionals: ['slug'], flags: ['tier', 'status', 'limits'] },
+  'key create': { positionals: ['slug'], flags: ['name'] },
+  'key list': { positionals: ['slug'], flags: [] },
+  'key revoke': { positionals: ['slug', 'client_id'], flags: [] },
+}
+
+const statuses = ['active', 'suspended'] as const
+
+interface Invocation {
+  readonly command: string
+  readonly slug: string
+  readonly clientId: string
+  readonly url: string | undefined
+  readonly adminToken: string
+  readonly dataDir: string
+  readonly tier: Tier | undefined
+  readonly region: string | undefined
+  readonly ownerEmail: string | undefined
+  readonly status: (typeof statuses)[number] | undefined
+  readonly limits: LimitOverrides | undefined
+  readonly name: string | undefined
+}
+
+function parseLimits(text: string | undefined, problems: string[]): LimitOverrides | undefined {
+  if (text === undefined) return undefined
+  try {
+    const value = JSON.parse(text) as unknown
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as LimitOverrides
+  } catch {
+    // Reported below, with the other problems.
+  }
+  problems.push(`--limits=${text}: expected a JSON object, e.g. {"query_burst":9}`)
+  return undefined
+}
+
+/** Parses `tenant …` / `key …` arguments; throws a UsageError listing every problem. */
+export function parseInvocation(group: string, args: readonly string[], env: NodeJS.ProcessEnv): Invocation {
+  const verb = args[0] ?? ''
+  const command = `${group} ${verb}`
+  const spec = commands[command]
+  if (spec === undefined) {
+    const verbs = Object.keys(commands).filter((name) => name.startsWith(`${group} `))
+    throw new UsageError([`${command.trim()}: unknown command; expected ${verbs.join(', ')}`])
+  }
+  const parsed = parseFlags(args.slice(1), [...commonFlags, ...spec.flags].map((name) => ({ name, boolean: false })))
+  const problems = [...unknownVariables(env), ...parsed.problems.map((problem) => `${command}: ${problem}`)]
+  const positionals = parsed.positionals
+  for (const [index, name] of spec.positionals.entries()) {
+    if (positionals[index] === undefined) problems.push(`${command}: expects <${name}>`)
+  }
+  for (const extra of positionals.slice(spec.positionals.length)) problems.push(`${command}: ${extra}: unexpected argument`)
+  const flag = (name: string): string | undefined => parsed.values.get(name)
+  const tier = flag('tier')
+  if (tier !== undefined && !(tier in plans)) problems.push(`--tier=${tier}: expected one of ${Object.keys(plans).join(', ')}`)
+  const status = flag('status')
+  if (status !== undefined && !(statuses as readonly string[]).includes(status)) {
+    problems.push(`--status=${status}: expected one of ${statuses.join(', ')}`)
+  }
+  const url = flag('url')
+  if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) problems.push(`--url=${url}: expected an http:// or https:// URL`)
+  const limits = parseLimits(flag('limits'), problems)
+  if (problems.length > 0) throw new UsageError(problems)
+  return {
+    command,
+    slug: positionals[0] ?? '',
+    clientId: positionals[1] ?? '',
+    url,
+    adminToken: flag('admin-token') ?? env['PRICING_ADMIN_TOKEN'] ?? '',
+    dataDir: path.resolve(flag('data-dir') ?? env['PRICING_DATA_DIR'] ?? './data'),
+    tier: tier as Tier | undefined,
+    region: flag('region'),
+    ownerEmail: flag('owner-email'),
+    status: status as Invocation['status'],
+    limits,
+    name: flag('name'),
+  }
+}
+
+async function viaApi(url: string, token: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${url.replace(/\/$/, '')}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  const json = text === '' ? null : (JSON.parse(text) as unknown)
+  if (!response.ok) throw new Error(`${response.status}: ${(json as { message?: string })?.message ?? text}`)
+  return json
+}
+
+function throughApi(url: string, the: Invocation): Promise<unknown> {
+  const call = (method: string, route: string, body?: unknown) => viaApi(url, the.adminToken, method, route, body)
+  const tenant = `/admin/tenants/${the.slug}`
+  switch (the.command) {
+    case 'tenant create': {
+      const owner = the.ownerEmail === undefined ? {} : { owner_email: the.ownerEmail }
+      return call('POST', '/admin/tenants', { slug: the.slug, tier: the.tier ?? 'starter', region: the.region ?? 'local', ...owner })
+    }
+    case 'tenant list':
+      return call('GET', '/admin/tenants')
+    case 'tenant show':
+      return call('GET', tenant)
+    case 'tenant update':
+      return call('PATCH', tenant, { tier: the.tier, limits: the.limits, status: the.status })
+    case 'key create':
+      return call('POST', `${tenant}/keys`, { name: the.name ?? 'cli' })
+    case 'key list':
+      return call('GET', `${tenant}/keys`)
+    default:
+      return call('DELETE', `${tenant}/keys/${the.clientId}`)
+  }
+}
+
+async function onDataDirectory(the: Invocation): Promise<unknown> {
+  const nowMs = Date.now()
+  const system = new SystemStore(path.join(the.dataDir, 'system'))
+  try {
+    switch (the.command) {
+      case 'tenant create': {
+        const input = { slug: the.slug, tier: the.tier ?? 'starter', region: the.region ?? 'local', owner_email: the.ownerEmail ?? null }
+        const record = await createTenantRecord(system, input, nowMs)
+        await new TenantStore(path.join(the.dataDir, 'tenants', record.slug)).close()
+        return publicTenant(record)
+      }
+      case 'tenant list':
+        return system.listTenants().map(publicTenant)
+      case 'tenant show': {
+        const record = system.tenants.get(the.slug)
+        if (record === undefined) throw new Error(`Tenant ${the.slug} not found`)
+        return publicTenant(record)
+      }
+      case 'tenant update':
+        return publicTenant(await updateTenantRecord(system, the.slug, { tier: the.tier, limits: the.limits, status: the.status }, nowMs))
+      case 'key create': {
+        const { record, clientSecret } = await createKey(system, the.slug, the.name ?? 'cli', nowMs)
+        return { ...publicKey(record), client_secret: clientSecret }
+      }
+      case 'key list':
+        return system.listKeys(the.slug).map(publicKey)
+      default:
+        return publicKey(await revokeKey(system, the.slug, the.clientId, nowMs))
+    }
+  } finally {
+    await system.close()
+  }
+}
+
+/** Runs a parsed command; answers what it prints as JSON. */
+export function manage(the: Invocation): Promise<unknown> {
+  return the.url === undefined ? onDataDirectory(the) : throughApi(the.url, the)
+}
