@@ -5,6 +5,7 @@
  * @module
  */
 import { changelogP99MaxMs, writeBatchItems, writeLanes, type ChangelogResult } from './changelog.js'
+import { accessLogCostMax, type AccessLogResult } from './access-log.js'
 import type { EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { Memory } from './proc.js'
@@ -62,6 +63,8 @@ export interface BenchResults {
   readonly changelog: ChangelogResult
   /** Query and ingest throughput with webhooks and a slow receiver vs none (webhooks.ts). */
   readonly webhooks: WebhookResult
+  /** GET throughput and CPU with the access log on vs off (access-log.ts). */
+  readonly accessLog: AccessLogResult
   readonly checks: Check[]
 }
 
@@ -159,6 +162,24 @@ export function webhookChecks(webhooks: WebhookResult): Check[] {
       pass: webhooks.dispatchShare < dispatchShareMax,
     },
     { figure: 'webhooks: events the receiver got (delivery ran)', measured: formatInteger(webhooks.receivedEvents), target: '> 0', pass: webhooks.receivedEvents > 0 },
+  ]
+}
+
+export function accessLogChecks(accessLog: AccessLogResult): Check[] {
+  const cost = 1 - accessLog.requestsRatio
+  return [
+    {
+      figure: `access log: ${accessLog.scenario} req/s lost with it on, every answer logged (means of alternating phases)`,
+      measured: `${(cost * 100).toFixed(1)}%`,
+      target: `<= ${accessLogCostMax * 100}%`,
+      pass: cost <= accessLogCostMax,
+    },
+    {
+      figure: 'access log: lines written per request in the phases with it on (it ran)',
+      measured: twoDecimals.format(accessLog.linesPerRequest),
+      target: '>= 1',
+      pass: accessLog.linesPerRequest >= 1,
+    },
   ]
 }
 
@@ -272,6 +293,26 @@ function webhookTable(webhooks: WebhookResult): Table {
   }
 }
 
+function accessLogTable(accessLog: AccessLogResult): Table {
+  const percent = (value: number) => `${(value * 100).toFixed(1)}%`
+  return {
+    header: ['phase: access log', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'stdout lines'],
+    rightAligned: [false, true, true, true, true, true, true],
+    rows: [
+      ...accessLog.phases.map((phase, index) => [
+        `${index + 1}: ${phase.accessLog ? 'on, every answer' : 'off'}`,
+        formatInteger(phase.load.requestsPerSecond),
+        String(phase.load.latencyP50Ms),
+        String(phase.load.latencyP99Ms),
+        oneDecimal.format(phase.load.cpuMicrosPerRequest),
+        twoDecimals.format(phase.load.cpuCores),
+        formatInteger(phase.lineCount),
+      ]),
+      ['mean on / mean off', percent(accessLog.requestsRatio), '', '', percent(accessLog.cpuRatio), '', ''],
+    ],
+  }
+}
+
 function checkTable(checks: readonly Check[]): Table {
   return {
     header: ['target', 'measured', 'target value', 'result'],
@@ -304,6 +345,7 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       table: changelogReadTable(results.changelog),
     },
     { title: 'Webhook impact (same server and data, change.events.enabled on in every phase)', table: webhookTable(results.webhooks) },
+    { title: `Access log cost (${results.accessLog.scenario} scenario, same data, a restart before each phase)`, table: accessLogTable(results.accessLog) },
     { title: 'Targets', table: checkTable(results.checks) },
   ]
 }

@@ -4,7 +4,8 @@
  * time, and the HTTP scenarios against the server and the bare uWS endpoint. Prints the tables,
  * writes bench/results/<timestamp>.json and regenerates bench/results/latest.md (quick runs:
  * <timestamp>-quick.json and latest-quick.md). Then webhook impact on the same server
- * (webhooks.ts), and changelog reads from a large log on a server of their own (changelog.ts).
+ * (webhooks.ts) and the access log's cost (access-log.ts), and changelog reads from a large log on
+ * a server of their own (changelog.ts).
  * Flags: --quick, --skus N, --duration S, --connections N, --seed N, --changelog-entries N.
  * @module
  */
@@ -14,12 +15,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runAccessLogBench } from './access-log.js'
 import type { BareAnswers, CapturedAnswer } from './bare-server.js'
 import { runChangelogBench } from './changelog.js'
 import { runEngineBench } from './engine.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { changelogChecks, globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
+import { accessLogChecks, changelogChecks, globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
@@ -99,6 +101,8 @@ async function capture(server: PricingServer, client: TenantClient, scenario: Sc
 
 async function runScenarios(server: PricingServer, client: TenantClient, options: RunOptions, workDir: string): Promise<ScenarioResult[]> {
   const definitions = scenarioDefinitions(tenantSlug, options.shape)
+  // The token issuer is the server's URL, whose port changes at every restart: a fresh token.
+  await client.refreshToken()
   const captured = await Promise.all(definitions.map((definition) => capture(server, client, definition)))
   const answers: BareAnswers = { get: captured[0]!, queries: { '100': captured[1]!, '1000': captured[2]! } }
   const answersPath = path.join(workDir, 'bare-answers.json')
@@ -200,6 +204,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
     const webhooks = await runWebhookBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
+    const accessLog = await runAccessLogBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
     return {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,
@@ -215,6 +220,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       restart: restarted,
       scenarios,
       webhooks,
+      accessLog,
     }
   } finally {
     await server.stop()
@@ -255,6 +261,7 @@ async function main(): Promise<void> {
     ...phase.scenarios.flatMap(scenarioChecks),
     ...changelogChecks(changelog),
     ...webhookChecks(phase.webhooks),
+    ...accessLogChecks(phase.accessLog),
   ]
   const results: BenchResults = { ...partial, checks }
   process.stdout.write(`\n${renderTerminal(results)}\n`)

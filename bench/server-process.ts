@@ -10,6 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 export interface Listening {
   readonly child: ChildProcess
   readonly port: number
+  /** Lines the child has written to stdout so far (log records: the access log's cost bench counts them). */
+  readonly stdoutLineCount: () => number
 }
 
 /**
@@ -20,18 +22,20 @@ export function spawnListening(entry: string, args: readonly string[], env: Reco
   const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
+  let lineCount = 0
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)))
   return new Promise<Listening>((resolve, reject) => {
     let found = false
     const timer = setTimeout(() => reject(new Error(`${entry} did not start: ${stderr}`)), 60_000)
     child.stdout!.on('data', (chunk: Buffer) => {
+      for (let index = chunk.indexOf(10); index >= 0; index = chunk.indexOf(10, index + 1)) lineCount++
       if (found) return
       stdout += chunk.toString()
       const match = pattern.exec(stdout)
       if (match !== null) {
         found = true
         clearTimeout(timer)
-        resolve({ child, port: Number(match[1]) })
+        resolve({ child, port: Number(match[1]), stdoutLineCount: () => lineCount })
       }
     })
     child.once('exit', (code) => {
@@ -58,8 +62,14 @@ export interface ServerOptions {
 export class PricingServer {
   url = ''
   #child: ChildProcess | null = null
+  #stdoutLineCount: () => number = () => 0
 
   constructor(readonly options: ServerOptions) {}
+
+  /** Lines the running process has written to stdout. */
+  get stdoutLineCount(): number {
+    return this.#stdoutLineCount()
+  }
 
   get pid(): number {
     const pid = this.#child?.pid
@@ -67,8 +77,8 @@ export class PricingServer {
     return pid
   }
 
-  /** Starts the process and waits until it listens (not until it is ready). */
-  async start(): Promise<void> {
+  /** Starts the process and waits until it listens (not until it is ready); `extraEnv` for this start only. */
+  async start(extraEnv: Record<string, string> = {}): Promise<void> {
     const env = {
       PRICING_PORT: '0',
       PRICING_HOST: '127.0.0.1',
@@ -80,9 +90,11 @@ export class PricingServer {
       // No exchange-rate fetch from the internet: the workload is in one currency.
       PRICING_FX_FEED_URL: '',
       ...this.options.env,
+      ...extraEnv,
     }
     const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/)
     this.#child = listening.child
+    this.#stdoutLineCount = listening.stdoutLineCount
     this.url = `http://127.0.0.1:${listening.port}`
   }
 

@@ -1,6 +1,6 @@
 /**
  * The error registry: every coded error the API answers, with its HTTP status. Bodies are the
- * spec's `{timestamp, status, error, message}` plus `code`, `details` for validation, and the extra
+ * spec's `{timestamp, status, error, message}` plus `code`, `request_id`, `details` for validation, and the extra
  * fields the spec gives some statuses (`retry_after`, `max_items_per_request`, ...).
  * docs/errors.md documents each code.
  * @module
@@ -74,11 +74,13 @@ export class ApiError extends Error {
   }
 }
 
+/** The error body; `requestId` is the request's id (also in the `x-request-id` header). */
 export function errorBody(
   status: number,
   code: string,
   message: string,
   nowMs: number,
+  requestId: string,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {
@@ -87,6 +89,7 @@ export function errorBody(
     error: reasonPhrases[status] ?? 'Error',
     message,
     code,
+    request_id: requestId,
     ...extra,
   }
 }

@@ -186,7 +186,10 @@ export async function fetchFeed(url: string, signal?: AbortSignal): Promise<Feed
     text = await readLimited(response)
   } catch (error) {
     if (error instanceof FxFeedError) throw error
-    throw new FxFeedError(`the FX feed is unreachable: ${(error as Error).message}`)
+    // fetch() says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is its cause.
+    const cause = (error as Error).cause as (Error & { code?: string }) | undefined
+    const reason = cause?.code ?? cause?.message
+    throw new FxFeedError(`the FX feed is unreachable: ${(error as Error).message}${reason === undefined ? '' : ` (${reason})`}`, { cause: error })
   }
   return parseEcbXml(text)
 }
@@ -343,7 +346,10 @@ export class FxFeedService {
     try {
       days = await this.fetchLatest()
     } catch (error) {
-      if (!this.#stopped) logger.warn({ err: error }, 'FX feed fetch failed; retrying at the next interval')
+      // One line without a stack: an unreachable feed is an operating condition, not a bug.
+      if (!this.#stopped) {
+        logger.warn({ url: this.#deps.config.fxFeedUrl, error: (error as Error).message, code: failureCode(error) }, 'FX feed fetch failed; retrying at the next interval')
+      }
       return
     }
     logger.info({ days: days.length, newest: days[days.length - 1]!.date }, 'FX feed fetched')
@@ -367,6 +373,16 @@ export class FxFeedService {
     this.#abort.abort()
     await this.#running
   }
+}
+
+/** The first `code` (ECONNREFUSED, ENOTFOUND, UND_ERR_...) along an error's causes, or null. */
+function failureCode(error: unknown): string | null {
+  let current = error as { code?: unknown; cause?: unknown } | undefined
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    if (typeof current.code === 'string') return current.code
+    current = current.cause as typeof current
+  }
+  return null
 }
 
 /**

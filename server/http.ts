@@ -3,11 +3,12 @@
  * loaded by ./uws/load.ts). It copies what a handler needs from the stack-allocated
  * request before anything asynchronous, reads bodies into a buffer bounded by the body limit,
  * and writes every response inside `cork` (an answer given before the uWS callback returns is
- * already corked by uWS, so it is written directly).
+ * already corked by uWS, so it is written directly), each with the request's `x-request-id`.
  * @module
  */
 import type * as Uws from 'uWebSockets.js'
 import { reasonPhrases } from './errors.js'
+import { requestIdOf } from './request-id.js'
 
 export interface Incoming {
   readonly method: string
@@ -20,6 +21,10 @@ export interface Incoming {
   readonly body: Buffer | null
   /** `performance.now()` when the request arrived (ms). */
   readonly startedAt: number
+  /** The sane incoming `X-Request-Id`, or a new id (./request-id.ts); echoed on the answer. */
+  readonly requestId: string
+  /** The tenant's slug once the dispatcher has found the tenant (null before, and for root routes). */
+  tenantSlug: string | null
 }
 
 export interface Outgoing {
@@ -73,12 +78,12 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
     const head = incomingOf(req, method)
     const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
-      send(res, state, options.onTooLarge(head), true)
+      send(res, state, head.requestId, options.onTooLarge(head), true)
       return
     }
     readBody(res, state, declared, options.bodyBytesMax, (body) => {
       if (body === null) {
-        send(res, state, options.onTooLarge(head), true)
+        send(res, state, head.requestId, options.onTooLarge(head), true)
         return
       }
       run(res, state, { ...head, body }, dispatch, options)
@@ -98,6 +103,8 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
     ifNoneMatch: req.getHeader('if-none-match'),
     body: null,
     startedAt: performance.now(),
+    requestId: requestIdOf(req.getHeader('x-request-id')),
+    tenantSlug: null,
   }
 }
 
@@ -114,7 +121,7 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
     outgoing = options.onError(error, incoming)
   }
   if (!(outgoing instanceof Promise)) {
-    write(res, outgoing, false)
+    write(res, incoming.requestId, outgoing, false)
     return
   }
   const state = { aborted: false }
@@ -122,8 +129,8 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
     state.aborted = true
   })
   outgoing.then(
-    (value) => send(res, state, value, false),
-    (error: unknown) => send(res, state, options.onError(error, incoming), false),
+    (value) => send(res, state, incoming.requestId, value, false),
+    (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
   )
 }
 
@@ -138,16 +145,16 @@ function run(
   try {
     outgoing = dispatch(incoming)
   } catch (error) {
-    send(res, state, options.onError(error, incoming), false)
+    send(res, state, incoming.requestId, options.onError(error, incoming), false)
     return
   }
   if (outgoing instanceof Promise) {
     outgoing.then(
-      (value) => send(res, state, value, false),
-      (error: unknown) => send(res, state, options.onError(error, incoming), false),
+      (value) => send(res, state, incoming.requestId, value, false),
+      (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
     )
   } else {
-    send(res, state, outgoing, false)
+    send(res, state, incoming.requestId, outgoing, false)
   }
 }
 
@@ -191,16 +198,17 @@ function readBody(
   })
 }
 
-function send(res: Uws.HttpResponse, state: { aborted: boolean }, outgoing: Outgoing, close: boolean): void {
+function send(res: Uws.HttpResponse, state: { aborted: boolean }, requestId: string, outgoing: Outgoing, close: boolean): void {
   if (state.aborted) return
   state.aborted = true
-  res.cork(() => write(res, outgoing, close))
+  res.cork(() => write(res, requestId, outgoing, close))
 }
 
-/** Writes a whole answer; the caller has corked (or is inside the uWS callback). */
-function write(res: Uws.HttpResponse, outgoing: Outgoing, close: boolean): void {
+/** Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback). */
+function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, close: boolean): void {
   // uWS writes `200 OK` itself when no status was written.
   if (outgoing.status !== 200) res.writeStatus(statusLine(outgoing.status))
+  res.writeHeader('x-request-id', requestId)
   const headers = outgoing.headers
   if (headers !== undefined) {
     for (const name in headers) res.writeHeader(name, headers[name]!)

@@ -1,9 +1,98 @@
 /**
- * The pino root logger (JSON lines on stdout). Per-tenant child loggers bind the slug once.
+ * The pino root logger: JSON lines on stdout, nothing else there. Per-tenant child loggers bind the
+ * slug once. Fields that could hold a secret are redacted wherever a record carries them; records
+ * about a request carry its `request_id`.
  * @module
  */
-import { pino, type Logger } from 'pino'
+import { pino, type DestinationStream, type Logger } from 'pino'
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'pricing-service' }, timestamp: pino.stdTimeFunctions.isoTime })
+/** The `service` field of every record. */
+export const serviceName = 'pricing-service'
+
+/**
+ * Record fields that could hold a secret (at the top level or one object down, as in
+ * `{ headers: { authorization } }`): pino writes `[redacted]` instead of their values. No code
+ * logs such a field today; this keeps a future `{ body }` or `{ config }` from leaking one.
+ */
+export const redactedPaths: readonly string[] = [
+  'authorization',
+  '*.authorization',
+  'req.headers.authorization',
+  'client_secret',
+  '*.client_secret',
+  'clientSecret',
+  '*.clientSecret',
+  'secret',
+  '*.secret',
+  'adminToken',
+  '*.adminToken',
+  'admin_token',
+  '*.admin_token',
+  'access_token',
+  '*.access_token',
+  'password',
+  '*.password',
+]
+
+/** A destination that takes whole JSON lines (./access-log.ts writes batches of them). */
+export interface LineStream {
+  write(chunk: string): unknown
+}
+
+/**
+ * Log lines waiting for stdout beyond this are dropped (and counted): a reader that stops reading
+ * costs memory up to this bound, never a stalled server. About 60,000 access-log lines.
+ */
+export const stdoutPendingBytesMax = 16 * 1024 * 1024
+/** A drop is reported this long after it began, once per episode. */
+const dropReportDelayMs = 1_000
+
+/**
+ * stdout as one asynchronous stream (sonic-boom): records queue in memory and are written by
+ * libuv's thread pool, so a slow reader never blocks a request, and everything on stdout goes
+ * through this one stream, so lines never interleave. pino writes what is queued synchronously
+ * when the process exits (its exit handler for asynchronous destinations); a crash that kills the
+ * process outright loses what was queued.
+ */
+export function stdoutDestination(): StdoutStream {
+  return pino.destination({ dest: 1, sync: false, maxLength: stdoutPendingBytesMax })
+}
+
+type StdoutStream = ReturnType<typeof pino.destination>
+
+/** The root logger: JSON records on stdout, or on `destination` (tests). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const stdout = destination === undefined ? stdoutDestination() : null
+  const logger = pino(
+    {
+      level,
+      base: { service: serviceName },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: [...redactedPaths], censor: '[redacted]' },
+    },
+    destination ?? stdout!,
+  )
+  if (stdout !== null) reportDrops(logger, stdout)
+  return logger
+}
+
+/** Counts the lines stdout drops and logs their number a second after a drop begins. */
+function reportDrops(logger: Logger, stdout: StdoutStream): void {
+  let dropped = 0
+  let reporting = false
+  stdout.on('drop', (data: string) => {
+    for (let index = data.indexOf('\n'); index >= 0; index = data.indexOf('\n', index + 1)) dropped++
+    if (reporting) return
+    reporting = true
+    setTimeout(() => {
+      logger.warn({ dropped }, 'stdout is not read fast enough: log lines dropped')
+      dropped = 0
+      reporting = false
+    }, dropReportDelayMs).unref()
+  })
+}
+
+/** The stream a logger writes to: other writers of JSON lines share it rather than opening stdout again. */
+export function streamOf(logger: Logger): LineStream {
+  return (logger as unknown as Record<symbol, LineStream>)[pino.symbols.streamSym]
 }

@@ -72,7 +72,7 @@ t.test('past the capacity the log holds exactly the newest entries; older cursor
 
   const expired = await client.get(`/changelog?cursor=${cursorAt(3)}`)
   t.equal(expired.status, 410)
-  t.same(Object.keys(expired.body).sort(), ['code', 'error', 'message', 'oldest_available_sequence', 'status', 'timestamp'], 'the documented fields')
+  t.same(Object.keys(expired.body).sort(), ['code', 'error', 'message', 'oldest_available_sequence', 'request_id', 'status', 'timestamp'], 'the documented fields')
   t.equal(expired.body.error, 'cursor_expired')
   t.equal(expired.body.code, 'cursor_expired')
   t.equal(expired.body.status, 410)

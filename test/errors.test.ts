@@ -26,7 +26,8 @@ function checkErrorBody(t: Test, answer: Answer, status: number, error: string, 
   t.equal(answer.status, status, `HTTP status ${status}`)
   t.equal(answer.headers.get('content-type'), 'application/json')
   const body = answer.body as Record<string, unknown>
-  t.same(Object.keys(body ?? {}).sort(), ['code', 'error', 'message', 'status', 'timestamp', ...extra].sort(), `${code}: exactly the spec's fields`)
+  t.same(Object.keys(body ?? {}).sort(), ['code', 'error', 'message', 'request_id', 'status', 'timestamp', ...extra].sort(), `${code}: exactly the spec's fields`)
+  t.equal(body.request_id, answer.headers.get('x-request-id'), 'request_id is the x-request-id header')
   t.equal(body.status, status, 'status equals the HTTP status')
   t.equal(body.error, error, 'error is the RFC 9110 reason phrase')
   t.equal(body.code, code)

@@ -109,7 +109,7 @@ function entityTypeOf(text: string | undefined): EntityType | null {
 }
 
 /** The spec's 410 body: `error` is `cursor_expired` itself, not the reason phrase. */
-function cursorExpired(sequence: number, oldest: number, nowMs: number): Reply {
+function cursorExpired(sequence: number, oldest: number, nowMs: number, requestId: string): Reply {
   return {
     status: 410,
     body: {
@@ -117,6 +117,7 @@ function cursorExpired(sequence: number, oldest: number, nowMs: number): Reply {
       status: 410,
       error: 'cursor_expired',
       code: 'cursor_expired',
+      request_id: requestId,
       message: `The cursor names sequence ${sequence}, older than the oldest held entry ${oldest}; resynchronise, then poll without a cursor`,
       oldest_available_sequence: oldest,
     },
@@ -128,6 +129,8 @@ export function changelogRoutes(): TenantRoute[] {
     route<undefined, typeof ChangelogQuery.static>({
       method: 'GET',
       path: '/changelog',
+      operationId: 'getChangelog',
+      errors: [410],
       summary: 'Changes in order, from an opaque cursor (410 cursor_expired when it is no longer held)',
       tag: 'changelog',
       query: ChangelogQuery,
@@ -141,7 +144,7 @@ export function changelogRoutes(): TenantRoute[] {
         const oldest = store.oldestSequence()
         const cursor = context.query.cursor
         const from = cursor === undefined ? oldest : decodeCursor(cursor)
-        if (from < oldest) return cursorExpired(from, oldest, context.nowMs)
+        if (from < oldest) return cursorExpired(from, oldest, context.nowMs, context.incoming.requestId)
         if (from > store.sequence + 1) {
           throw validationError([{ path: 'query/cursor', message: 'is ahead of this changelog; pass next_cursor back unchanged' }])
         }
