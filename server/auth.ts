@@ -60,14 +60,15 @@ export interface TokenClaims {
 }
 
 export class TokenService {
-  readonly #issuer: string
+  /** The public root URL, read at each use: it is final only once the server listens. */
+  readonly #issuer: () => string
   readonly #store: SystemStore
   #signing: { kid: string; key: CryptoKey | Uint8Array } | null = null
   readonly #publicKeys = new Map<string, CryptoKey | Uint8Array>()
   #jwks: { keys: JWK[] } = { keys: [] }
   readonly #verified = new Map<string, TokenClaims>()
 
-  constructor(store: SystemStore, issuer: string) {
+  constructor(store: SystemStore, issuer: () => string) {
     this.#store = store
     this.#issuer = issuer
   }
@@ -109,7 +110,7 @@ export class TokenService {
     const issuedAtS = Math.floor(nowMs / 1000)
     return new SignJWT({ tid: tenant, typ: kind, scope: kind === 'key' ? 'api' : 'console' })
       .setProtectedHeader({ alg: signingAlgorithm, kid: signing.kid, typ: 'JWT' })
-      .setIssuer(this.#issuer)
+      .setIssuer(this.#issuer())
       .setSubject(subject)
       .setAudience(tenant)
       .setIssuedAt(issuedAtS)
@@ -134,7 +135,7 @@ export class TokenService {
           if (key === undefined) throw new Error('unknown kid')
           return key
         },
-        { issuer: this.#issuer, algorithms: [signingAlgorithm], currentDate: new Date(nowMs) },
+        { issuer: this.#issuer(), algorithms: [signingAlgorithm], currentDate: new Date(nowMs) },
       )
       const tenant = payload['tid']
       const kind = payload['typ']

@@ -14,11 +14,12 @@ let server: TestServer
 let acme: TenantClient
 let beta: TenantClient
 
-/** The issuer the server signs with when PRICING_PUBLIC_URL is unset (server/main.ts). */
-const issuer = 'pricing-service'
+/** The issuer with PRICING_PUBLIC_URL unset: the address listened on (kept across restarts by the helper). */
+let issuer = ''
 
 t.before(async () => {
   server = await startServer()
+  issuer = server.url
   acme = await server.tenant('acme')
   beta = await server.tenant('beta')
 })
@@ -164,6 +165,7 @@ t.test('a wrong secret answers 401 invalid_client with a description', async (t)
   t.equal(answer.body.error, 'invalid_client')
   t.ok(answer.body.error_description.length > 0)
   t.equal(answer.headers.get('cache-control'), 'no-store')
+  t.equal(answer.headers.get('www-authenticate'), null, 'no Basic challenge for a secret sent in the body (RFC 6749 section 5.2)')
 })
 
 t.test('an unknown client_id and a wrong Basic secret answer 401 invalid_client', async (t) => {
@@ -205,7 +207,7 @@ t.test('missing client credentials answer 400 invalid_request', async (t) => {
 t.test('an API call without Authorization answers 401 with the spec error body', async (t) => {
   const answer = await server.request('GET', '/t/acme/article')
   t.equal(answer.status, 401)
-  t.same(Object.keys(answer.body).sort(), ['code', 'error', 'message', 'status', 'timestamp'])
+  t.same(Object.keys(answer.body).sort(), ['code', 'error', 'message', 'request_id', 'status', 'timestamp'])
   t.equal(answer.body.status, 401)
   t.equal(answer.body.error, 'Unauthorized')
   t.equal(answer.body.code, 'unauthorized')

@@ -1,6 +1,6 @@
 /**
  * Articles: single and batch writes (versioned by start date), reads as of an instant, numbered
- * pages and the full list, search (text, type, metadata, CEL filter), single and batch soft delete.
+ * pages, search (text, type, metadata, CEL filter), single and batch soft delete.
  * @module
  */
 import { Type } from '@sinclair/typebox'
@@ -79,6 +79,8 @@ export function articleRoutes(): TenantRoute[] {
     route<ArticleWriteBody, Record<string, never>>({
       method: 'PUT',
       path: '/article/:sku',
+      operationId: 'putArticle',
+      errors: [422],
       summary: 'Write one article (replaces the version in force from start_date)',
       tag: 'articles',
       body: ArticleWrite,
@@ -98,6 +100,7 @@ export function articleRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'POST',
       path: '/article/batch',
+      operationId: 'writeArticles',
       summary: 'Write articles in bulk (not atomic: valid items are written, others listed in failed)',
       tag: 'articles',
       body: BatchBody,
@@ -139,6 +142,7 @@ export function articleRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/article/:sku',
+      operationId: 'getArticle',
       summary: 'One article as of asOf',
       tag: 'articles',
       query: ReadQuery,
@@ -153,24 +157,25 @@ export function articleRoutes(): TenantRoute[] {
     route<undefined, typeof ListQuery.static>({
       method: 'GET',
       path: '/article',
-      summary: 'Articles as of asOf: a numbered page when page and size are given, else the full list',
+      operationId: 'listArticles',
+      summary: 'Articles as of asOf, sorted by SKU: a numbered page when both page and size are given, else the full list (the specification)',
       tag: 'articles',
       query: ListQuery,
       response: Type.Union([Page(ArticleResponse), Type.Array(ArticleResponse)]),
       dimension: 'query',
       handler: (context) => {
-        const at = readInstant(context)
-        const all: Record<string, unknown>[] = []
-        for (const [sku, view] of context.tenant.catalog.viewsAt('article', at, context.query.include_deleted)) {
-          all.push(renderArticle(sku, view))
+        const found = [...context.tenant.catalog.viewsAt('article', readInstant(context), context.query.include_deleted)]
+        if (context.query.page === undefined || context.query.size === undefined) {
+          return { status: 200, body: found.map(([sku, view]) => renderArticle(sku, view)) }
         }
-        const paged = context.query.page !== undefined && context.query.size !== undefined
-        return { status: 200, body: paged ? page(all, context.query) : all }
+        const numbered = page(found, context.query)
+        return { status: 200, body: { ...numbered, items: numbered.items.map(([sku, view]) => renderArticle(sku, view)) } }
       },
     }),
     route<typeof ArticleSearch.static>({
       method: 'POST',
       path: '/article/search',
+      operationId: 'searchArticles',
       summary: 'Search articles: text (SKU or name, case-insensitive), type, metadata, CEL filter',
       tag: 'articles',
       body: ArticleSearch,
@@ -181,6 +186,7 @@ export function articleRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/article/:sku',
+      operationId: 'deleteArticle',
       summary: 'Soft-delete an article at `when` (default now)',
       tag: 'articles',
       query: WhenQuery,
@@ -198,6 +204,7 @@ export function articleRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'DELETE',
       path: '/article/batch',
+      operationId: 'deleteArticles',
       summary: 'Soft-delete articles in bulk: an array of SKUs or {sku, when}',
       tag: 'articles',
       body: BatchBody,

@@ -33,6 +33,11 @@ export class TestServer {
   stdout = ''
   #child: ChildProcess | null = null
   #exited: Promise<number | null> = Promise.resolve(null)
+  /**
+   * The first start's address. A restart listens on another free port; it keeps this as its public
+   * URL (the token issuer), as a deployment keeps its address, so tokens issued before still verify.
+   */
+  #firstUrl = ''
 
   constructor(
     readonly dataDir: string,
@@ -52,6 +57,7 @@ export class TestServer {
         PRICING_LOG_LEVEL: 'info',
         // No automatic exchange-rate fetch from the internet in tests; FX tests serve fixture files.
         PRICING_FX_FEED_URL: '',
+        ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
         ...this.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,6 +82,7 @@ export class TestServer {
       })
     })
     this.url = `http://127.0.0.1:${this.port}`
+    if (this.#firstUrl === '') this.#firstUrl = this.url
     if (ready) await this.waitReady()
   }
 
