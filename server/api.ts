@@ -27,11 +27,26 @@ export interface TenantContext<Body = unknown, Query = Record<string, unknown>> 
   readonly incoming: Incoming
 }
 
-export interface TenantRoute {
-  readonly method: Method
-  readonly path: string
+/**
+ * Answers a route documents besides its success and the error statuses every route of its kind has
+ * (server/openapi.ts): status -> body schema, or null for an answer without a body (a 304).
+ */
+export type OtherAnswers = Readonly<Record<number, TSchema | null>>
+
+/** What /openapi.json says about a route beyond its request and response schemas. */
+export interface RouteDocumentation {
+  /** The stable OpenAPI operationId, a camelCase verb and noun (`getPrice`): generated clients name their methods after it. */
+  readonly operationId: string
   readonly summary: string
   readonly tag: string
+  /** Statuses the handler itself answers with the error body, beyond those of the pipeline. */
+  readonly errors?: readonly number[]
+  readonly otherAnswers?: OtherAnswers
+}
+
+export interface TenantRoute extends RouteDocumentation {
+  readonly method: Method
+  readonly path: string
   readonly query?: TObject
   readonly body?: TSchema
   readonly response?: TSchema

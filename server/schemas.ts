@@ -73,5 +73,13 @@ export const ErrorBody = Type.Object({
   error: Type.String(),
   message: Type.String(),
   code: Type.String(),
+  request_id: Type.String({ description: "the request's id, as in the x-request-id response header" }),
   details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  // Fields some codes add (docs/errors.md).
+  max_items_per_request: Type.Optional(Type.Integer({ description: '413 too_many_items: the most items one request may cost' })),
+  retry_after: Type.Optional(Type.Integer({ description: '429 rate_limited: seconds to wait (as the Retry-After header)' })),
+  oldest_available_sequence: Type.Optional(Type.Integer({ description: '410 cursor_expired: the oldest changelog entry held' })),
+  reason: Type.Optional(Type.String({ description: '404 of a price read: why there is no price' })),
+  setting: Type.Optional(Type.String({ description: '403 plan_forbidden: the setting refused' })),
+  feature: Type.Optional(Type.String({ description: '403 plan_forbidden: the plan feature it needs' })),
 })

@@ -3,7 +3,9 @@
  * the legacy /api/v1 prefix, Host-based tenant addressing, unknown routes and methods, and the demo
  * tenant provisioned on first start.
  */
+import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import path from 'node:path'
 import t from 'tap'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
@@ -174,26 +176,27 @@ t.test('a wrong method on a known path answers 405 with Allow', async (t) => {
   t.equal((await acme.get('/article/X')).body.name, 'Mug', 'nothing was written')
 })
 
-t.test('the demo tenant is provisioned once on first start and its printed credentials work', async (t) => {
+t.test('the demo tenant is provisioned once on first start and the credentials in its file work', async (t) => {
   const demo = await startServer({ env: { PRICING_DEMO: 'true' } })
   t.teardown(() => demo.dispose())
-  for (let attempt = 0; attempt < 200 && !demo.stdout.includes('client_secret:'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
-  const baseUrl = /base URL:\s+(\S+)/.exec(demo.stdout)?.[1]
-  const clientId = /client_id:\s+([0-9a-f]+)/.exec(demo.stdout)?.[1]
-  const clientSecret = /client_secret:\s+([0-9a-f]+)/.exec(demo.stdout)?.[1]
-  t.equal(baseUrl, `${demo.url}/t/demo`)
-  t.match(clientId, /^[0-9a-f]{24}$/)
-  t.match(clientSecret, /^[0-9a-f]{64}$/)
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId!, client_secret: clientSecret! }).toString()
+  const file = path.join(demo.dataDir, 'demo-credentials.json')
+  for (let attempt = 0; attempt < 400 && !existsSync(file); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  const written = readFileSync(file, 'utf8')
+  const credentials = JSON.parse(written) as Record<string, string>
+  t.equal(credentials['base_url'], `${demo.url}/t/demo`)
+  t.match(credentials['client_id'], /^[0-9a-f]{24}$/)
+  t.match(credentials['client_secret'], /^[0-9a-f]{64}$/)
+  t.notOk(demo.stdout.includes(credentials['client_secret']!), 'the secret is not printed')
+  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials['client_id']!, client_secret: credentials['client_secret']! }).toString()
   const token = await demo.request('POST', '/oauth2/token', { raw: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
   t.equal(token.status, 200)
-  const articles = await demo.request('GET', '/t/demo/article', { token: token.body.access_token })
-  t.equal(articles.status, 200)
-  t.same(articles.body.map((article: { sku: string }) => article.sku), ['COFFEE-500', 'KETTLE-2L', 'MUG-01'])
+  const article = await demo.request('GET', '/t/demo/article/ESP-HOUSE-500', { token: token.body.access_token })
+  t.equal(article.status, 200)
+  t.equal(article.body.name, 'House Espresso, whole beans 500 g')
   await demo.restart()
   await new Promise((resolve) => setTimeout(resolve, 200))
-  t.notOk(demo.stdout.includes('client_secret'), 'nothing is printed on restart')
-  t.notOk(demo.stdout.includes('Demo tenant'), 'no second demo provisioning')
+  t.notOk(demo.stdout.includes('demo tenant provisioned'), 'no second demo provisioning')
+  t.equal(readFileSync(file, 'utf8'), written, 'the credentials file is left as it was')
   const again = await demo.request('POST', '/oauth2/token', { raw: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
   t.equal(again.status, 200, 'the demo key still works after restart')
   const tenants = await demo.admin('GET', '/admin/tenants')
@@ -205,5 +208,6 @@ t.test('PRICING_DEMO=false provisions no demo tenant', async (t) => {
   t.teardown(() => plain.dispose())
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.notOk(plain.stdout.includes('client_secret'))
+  t.notOk(existsSync(path.join(plain.dataDir, 'demo-credentials.json')), 'no credentials file')
   t.equal((await plain.request('GET', '/t/demo/article')).status, 404)
 })

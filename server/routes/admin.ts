@@ -50,6 +50,30 @@ export const PatchTenantBody = Type.Object(
   { additionalProperties: false },
 )
 export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+const Instant = Type.String({ format: 'date-time' })
+const TenantAnswer = Type.Object({
+  slug: Type.String(),
+  tier: Tier,
+  region: Type.String(),
+  status: Type.Union(['requested', 'provisioning', 'active', 'suspended', 'rejected'].map((status) => Type.Literal(status))),
+  owner_email: Type.Union([Type.String(), Type.Null()]),
+  limits: LimitsSchema,
+  created_at: Instant,
+  updated_at: Instant,
+})
+const KeyAnswer = Type.Object({
+  name: Type.String(),
+  client_id: Type.String(),
+  created_at: Instant,
+  revoked_at: Type.Union([Instant, Type.Null()]),
+  last_used_at: Type.Union([Instant, Type.Null()]),
+})
+const NewKeyAnswer = Type.Object({
+  name: Type.String(),
+  client_id: Type.String(),
+  client_secret: Type.String({ description: 'shown only in this answer' }),
+  created_at: Instant,
+})
 
 function authorize(context: RootContext): void {
   const expected = context.deps.config.adminToken
@@ -64,10 +88,11 @@ function authorize(context: RootContext): void {
   }
 }
 
-function admin(route: Omit<RootRoute, 'tag'>): RootRoute {
+function admin(route: Omit<RootRoute, 'tag' | 'access'>): RootRoute {
   return {
     ...route,
     tag: 'admin',
+    access: 'admin',
     handler: (context) => {
       authorize(context)
       return route.handler(context)
@@ -86,6 +111,9 @@ export function adminRoutes(): RootRoute[] {
     admin({
       method: 'POST',
       path: '/admin/tenants',
+      operationId: 'createTenant',
+      response: TenantAnswer,
+      errors: [409],
       summary: 'Create (provision and approve) a tenant',
       body: CreateTenantBody,
       responseStatus: 201,
@@ -101,18 +129,24 @@ export function adminRoutes(): RootRoute[] {
     admin({
       method: 'GET',
       path: '/admin/tenants',
+      operationId: 'listTenants',
+      response: Type.Array(TenantAnswer),
       summary: 'List tenants',
       handler: (context) => ({ status: 200, body: context.deps.system.listTenants().map(publicTenant) }),
     }),
     admin({
       method: 'GET',
       path: '/admin/tenants/:slug',
+      operationId: 'getTenant',
+      response: TenantAnswer,
       summary: 'One tenant',
       handler: (context) => ({ status: 200, body: publicTenant(tenantOf(context)) }),
     }),
     admin({
       method: 'PATCH',
       path: '/admin/tenants/:slug',
+      operationId: 'updateTenant',
+      response: TenantAnswer,
       summary: 'Change tier, limit overrides or status',
       body: PatchTenantBody,
       handler: async (context) => {
@@ -126,6 +160,8 @@ export function adminRoutes(): RootRoute[] {
     admin({
       method: 'POST',
       path: '/admin/tenants/:slug/keys',
+      operationId: 'createApiKey',
+      response: NewKeyAnswer,
       summary: 'Create an API key (the secret is shown only in this answer)',
       body: CreateKeyBody,
       responseStatus: 201,
@@ -142,6 +178,8 @@ export function adminRoutes(): RootRoute[] {
     admin({
       method: 'GET',
       path: '/admin/tenants/:slug/keys',
+      operationId: 'listApiKeys',
+      response: Type.Array(KeyAnswer),
       summary: 'List API keys without secrets, with last use',
       handler: (context) => {
         tenantOf(context)
@@ -151,6 +189,7 @@ export function adminRoutes(): RootRoute[] {
     admin({
       method: 'DELETE',
       path: '/admin/tenants/:slug/keys/:clientId',
+      operationId: 'revokeApiKey',
       summary: 'Revoke an API key (issued tokens stay valid until they expire)',
       responseStatus: 204,
       handler: async (context) => {

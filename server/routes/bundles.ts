@@ -5,7 +5,7 @@
  * bundles are resolved at read time from the rules and component prices in force.
  * @module
  */
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { compositeKey, type BundleRule } from '../../engine/catalog.js'
 import { pricelistDepthMax } from '../../engine/limits.js'
 import { parseAmount, toDecimalString } from '../../engine/money.js'
@@ -33,6 +33,20 @@ export const BundleRuleWrite = Type.Object(
   { additionalProperties: false },
 )
 type BundleRuleBody = typeof BundleRuleWrite.static
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const BundleRuleAnswer = Type.Object({
+  bundle_sku: Type.String(),
+  pricelist: Type.String(),
+  method: Type.Union([Type.Literal('SUM_OF_PARTS'), Type.Literal('FIXED')]),
+  discount_type: Nullable(Type.Union([Type.Literal('PERCENTAGE'), Type.Literal('ABSOLUTE')])),
+  discount_value: Nullable(Type.Number()),
+  fixed_price: Nullable(Type.Number()),
+  components: Type.Array(Type.Object({ sku: Type.String(), quantity: Type.Number() })),
+  inherited: Type.Boolean(),
+  source_pricelist: Type.String({ description: 'the pricelist whose own rule this is' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  updated_by: Type.String(),
+})
 
 function canonical(input: unknown, path: string): string {
   const scaled = parseAmount(input)
@@ -66,9 +80,11 @@ export function bundleRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/bundle/:bundleSku/:pricelistCode',
+      operationId: 'getBundleRule',
       summary: "The bundle rule in force: the pricelist's own, else the nearest ancestor's",
       tag: 'bundles',
       query: ReadQuery,
+      response: BundleRuleAnswer,
       dimension: 'query',
       handler: (context) => {
         const sku = context.params['bundleSku']!
@@ -104,6 +120,7 @@ export function bundleRoutes(): TenantRoute[] {
     route<BundleRuleBody>({
       method: 'PUT',
       path: '/bundle/:bundleSku/:pricelistCode',
+      operationId: 'putBundleRule',
       summary: 'Set the bundle rule of a SKU on a pricelist (SUM_OF_PARTS with discount, or FIXED)',
       tag: 'bundles',
       body: BundleRuleWrite,
@@ -124,6 +141,7 @@ export function bundleRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/bundle/:bundleSku/:pricelistCode',
+      operationId: 'deleteBundleRule',
       summary: "Remove a pricelist's own bundle rule (the parent's rule applies again, if any)",
       tag: 'bundles',
       query: WhenQuery,

@@ -107,6 +107,7 @@ export function fxRoutes(): TenantRoute[] {
     route<FxDailyBodyType>({
       method: 'POST',
       path: '/fx/daily',
+      operationId: 'setFxRates',
       summary: 'Set EUR -> X rates of one publication date (past or future); same date and rate records nothing',
       tag: 'fx',
       body: FxDailyBody,
@@ -126,6 +127,7 @@ export function fxRoutes(): TenantRoute[] {
     route<undefined, RateQueryType>({
       method: 'GET',
       path: '/fx/rate',
+      operationId: 'getFxRate',
       summary: 'The rate base -> quote as of an instant (on or before, else the earliest after), through EUR',
       tag: 'fx',
       query: RateQuery,
@@ -146,6 +148,8 @@ export function fxRoutes(): TenantRoute[] {
     route({
       method: 'POST',
       path: '/fx/fetch',
+      operationId: 'fetchFxRates',
+      errors: [502],
       summary: 'Fetch the feed now for this tenant, whatever fx.rate.auto.update says',
       tag: 'fx',
       response: FxFetchResponse,
@@ -167,6 +171,7 @@ export function fxRoutes(): TenantRoute[] {
     route<undefined, typeof CurrenciesQuery.static>({
       method: 'GET',
       path: '/fx/currencies',
+      operationId: 'listFxCurrencies',
       summary: 'Currencies of the latest feed date held (on or before asOf), EUR included',
       tag: 'fx',
       query: CurrenciesQuery,

@@ -15,11 +15,11 @@ import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
 import { route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, notFound, validationError } from '../errors.js'
-import { AsOfQuery, Code, CurrencyCode, DateTime, PageQuery } from '../schemas.js'
+import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, VatMode } from '../schemas.js'
 import type { TenantRuntime } from '../tenants.js'
 import { page, readInstant } from './common.js'
-import { PricelistFilter, pricelistFilterMatcher, renderPricelist } from './pricelists.js'
-import { renderContent } from './price-writes.js'
+import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
+import { RenderedContent, renderContent } from './price-writes.js'
 import { executeQuery, type QueryInput } from '../../workers/execute.js'
 import { itemJson, renderItem } from '../../workers/render.js'
 import { QueryPoolBusy } from '../../workers/pool.js'
@@ -58,6 +58,46 @@ const QueryItem = Type.Object({
 const PriceQueryAnswer = Type.Object({
   items: Type.Array(QueryItem),
   unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String() })),
+})
+/** The single read's answer: a query item and the tax area it was taxed in. */
+const PriceAnswer = Type.Object({ ...QueryItem.properties, tax_area: Type.String() })
+const PriceDefinitionAnswer = Type.Object({
+  sku: Type.String(),
+  pricelist: Type.String(),
+  currency_code: Type.String(),
+  vat_mode: VatMode,
+  ...RenderedContent,
+  start_date: Type.Union([DateTime, Type.Null()], { description: 'start of the version in force; null for a bundle' }),
+  inherited: Type.Boolean(),
+  source_pricelist: Type.String({ description: 'the pricelist whose own price (or bundle rule) gave the base' }),
+})
+const StoredPrice = Type.Object({
+  sku: Type.String(),
+  pricelist: Type.String(),
+  ...RenderedContent,
+  start_date: DateTime,
+  updated_at: DateTime,
+  updated_by: Type.String(),
+})
+const HistoryEntry = Type.Object({
+  change_at: DateTime,
+  meta: Type.Object({
+    inherited: Type.Boolean(),
+    start_at: DateTime,
+    updated_at: DateTime,
+    updated_by: Type.String(),
+    source_pricelist: Type.String(),
+  }),
+  price: Type.Union([RenderedContent.price, Type.Null()], { description: 'null: the price was deleted then' }),
+  quantity_breaks: RenderedContent.quantity_breaks,
+})
+const SkusAnswer = Type.Union([
+  Type.Object({ items: Type.Array(Type.String()), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() }),
+  Type.Object({ ...Page(Type.String()).properties }, { description: 'with page or size (deprecated): a numbered page' }),
+])
+const PricelistWithPrice = Type.Object({
+  pricelist: PricelistResponse,
+  price: Type.Union([QueryItem, Type.Null()], { description: 'with currency_code: the price in it, null when it cannot be given' }),
 })
 
 export { renderItem }
@@ -390,6 +430,7 @@ export function priceReadRoutes(): TenantRoute[] {
     route<PriceQueryValue>({
       method: 'POST',
       path: '/price/query',
+      operationId: 'queryPrices',
       summary: 'Best price per SKU across the pricelists the filter selects',
       tag: 'prices',
       body: PriceQueryBody,
@@ -408,55 +449,67 @@ export function priceReadRoutes(): TenantRoute[] {
     route<undefined, typeof TaxedQuery.static>({
       method: 'GET',
       path: '/price/:sku/:pricelist/:tax_area',
+      operationId: 'getPrice',
       summary: 'Price of a SKU on a pricelist in a tax area (strong ETag; 304 on If-None-Match)',
       tag: 'prices',
       query: TaxedQuery,
-      response: QueryItem,
+      response: PriceAnswer,
+      otherAnswers: { 304: null },
       dimension: 'query',
       handler: taxedRead,
     }),
     route<undefined, typeof RawQuery.static>({
       method: 'GET',
       path: '/price/:sku/:pricelist',
+      operationId: 'getPriceDefinition',
       summary: 'Price definition after inheritance and rules, without tax',
       tag: 'prices',
       query: RawQuery,
+      response: PriceDefinitionAnswer,
       dimension: 'query',
       handler: rawRead,
     }),
     route<undefined, typeof StoredQuery.static>({
       method: 'GET',
       path: '/price',
+      operationId: 'listStoredPrices',
       summary: 'Stored price records in force, filtered by sku and/or pricelist (numbered page)',
       tag: 'prices',
       query: StoredQuery,
+      response: Page(StoredPrice),
       dimension: 'query',
       handler: storedRecords,
     }),
     route<undefined, typeof HistoryQuery.static>({
       method: 'GET',
       path: '/price/history/:pricelist/:sku',
+      operationId: 'getPriceHistory',
       summary: 'Recent price changes of a SKU on a pricelist',
       tag: 'prices',
       query: HistoryQuery,
+      response: Type.Array(HistoryEntry),
       dimension: 'query',
       handler: history,
     }),
     route<undefined, typeof SkusQuery.static>({
       method: 'GET',
       path: '/price/skus-for-pricelist/:code',
+      operationId: 'listSkusForPricelist',
       summary: 'SKUs priced on a pricelist (cursor afterSku/limit; page/size deprecated)',
       tag: 'prices',
       query: SkusQuery,
+      response: SkusAnswer,
       dimension: 'query',
       handler: skusForPricelist,
     }),
     route<undefined, typeof PricelistsForSkuQuery.static>({
       method: 'GET',
       path: '/price/pricelists-for-sku/:sku',
+      operationId: 'listPricelistsForSku',
       summary: 'Pricelists that price a SKU, with the price when currency_code is given',
       tag: 'prices',
       query: PricelistsForSkuQuery,
+      response: Page(PricelistWithPrice),
       dimension: 'query',
       handler: pricelistsForSku,
     }),

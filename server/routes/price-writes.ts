@@ -126,6 +126,15 @@ export function parseContent(body: Pick<PriceWriteBody, 'price' | 'quantity_brea
   return { sales, fields, breaks }
 }
 
+/** The schema of `renderContent`'s answer (the fields of the price reads). */
+export const RenderedContent = {
+  price: Type.Object({ sales: Type.Number(), fields: Type.Record(Type.String(), Type.Number()) }),
+  quantity_breaks: Type.Array(Type.Union([
+    Type.Object({ quantity_break: Type.Number(), fixed_price: Type.Number() }),
+    Type.Object({ quantity_break: Type.Number(), percent_of_base: Type.Number({ description: 'percent of the base price' }) }),
+  ])),
+}
+
 /** The content as the API shows it: `{sales, fields}` and `[{quantity_break, fixed_price | percent_of_base}]`. */
 export function renderContent(content: PriceContent): { price: Record<string, unknown>; quantity_breaks: Record<string, unknown>[] } {
   const fields: Record<string, number> = {}
@@ -235,6 +244,7 @@ export function priceWriteRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'POST',
       path: '/price/batch',
+      operationId: 'writePrices',
       summary: 'Write prices in bulk (not atomic: refused items are listed in failed)',
       tag: 'prices',
       body: BatchBody,
@@ -271,6 +281,8 @@ export function priceWriteRoutes(): TenantRoute[] {
     route<PriceWriteBody>({
       method: 'PUT',
       path: '/price/:sku/:pricelist',
+      operationId: 'putPrice',
+      errors: [422],
       summary: 'Write one price (400 when refused by validation)',
       tag: 'prices',
       body: PriceWriteSingle,
@@ -295,6 +307,7 @@ export function priceWriteRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/price/:sku/:pricelist',
+      operationId: 'deletePrice',
       summary: 'Soft-delete a price at `when` (default now)',
       tag: 'prices',
       query: WhenQuery,
@@ -309,6 +322,7 @@ export function priceWriteRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'DELETE',
       path: '/price/batch',
+      operationId: 'deletePrices',
       summary: 'Soft-delete prices in bulk: [{sku, pricelist, when}]',
       tag: 'prices',
       body: BatchBody,

@@ -285,6 +285,8 @@ function writeRoutes(): TenantRoute[] {
     route<PricelistWriteBody, Record<string, never>>({
       method: 'PUT',
       path: '/pricelist/:code',
+      operationId: 'putPricelist',
+      errors: [422],
       summary: 'Write one pricelist (replaces its definition from now on)',
       tag: 'pricelists',
       body: PricelistWrite,
@@ -306,6 +308,7 @@ function writeRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'POST',
       path: '/pricelist/batch',
+      operationId: 'writePricelists',
       summary: 'Write pricelists in bulk (not atomic: valid items are written, others listed in failed)',
       tag: 'pricelists',
       body: BatchBody,
@@ -352,6 +355,7 @@ function readRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/pricelist/:code',
+      operationId: 'getPricelist',
       summary: 'One pricelist as of asOf (vat_mode is the effective mode, inherited when not its own)',
       tag: 'pricelists',
       query: ReadQuery,
@@ -367,6 +371,7 @@ function readRoutes(): TenantRoute[] {
     route<undefined, ListQueryValue>({
       method: 'GET',
       path: '/pricelist',
+      operationId: 'listPricelists',
       summary: 'Pricelists: without asOf every live one (future and expired too); with asOf those active then',
       tag: 'pricelists',
       query: ListQuery,
@@ -381,6 +386,7 @@ function readRoutes(): TenantRoute[] {
     route<PricelistFilterBody, ListQueryValue>({
       method: 'POST',
       path: '/pricelist/query',
+      operationId: 'queryPricelists',
       summary: 'Pricelists matching currency_code, metadata (any value of each key) and codes, combined with AND',
       tag: 'pricelists',
       query: ListQuery,
@@ -397,6 +403,7 @@ function readRoutes(): TenantRoute[] {
     route<typeof PricelistSearch.static>({
       method: 'POST',
       path: '/pricelist/search',
+      operationId: 'searchPricelists',
       summary: 'Search pricelists: text (code or name, case-insensitive), currency, VAT mode, parent, metadata',
       tag: 'pricelists',
       body: PricelistSearch,
@@ -434,6 +441,7 @@ function deleteRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/pricelist/:code',
+      operationId: 'deletePricelist',
       summary: 'Soft-delete a pricelist at `when` (default now)',
       tag: 'pricelists',
       query: WhenQuery,
@@ -448,6 +456,7 @@ function deleteRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'DELETE',
       path: '/pricelist/batch',
+      operationId: 'deletePricelists',
       summary: 'Soft-delete pricelists in bulk: an array of codes or {code, when}',
       tag: 'pricelists',
       body: BatchBody,

@@ -274,6 +274,7 @@ function currencyRoutes(): TenantRoute[] {
     route<CurrencyBody>({
       method: 'PUT',
       path: '/currency/:code',
+      operationId: 'putCurrency',
       summary: 'Register or change a currency (is_active default true, vat_precision 0-4 default 2)',
       tag: 'currencies',
       body: CurrencyWrite,
@@ -294,6 +295,7 @@ function currencyRoutes(): TenantRoute[] {
     route<undefined, typeof CurrencyReadQuery.static>({
       method: 'GET',
       path: '/currency/:code',
+      operationId: 'getCurrency',
       summary: 'One registered currency, active or not (404 when never registered)',
       tag: 'currencies',
       query: CurrencyReadQuery,
@@ -308,6 +310,7 @@ function currencyRoutes(): TenantRoute[] {
     route<undefined, typeof CurrencyReadQuery.static>({
       method: 'GET',
       path: '/currency',
+      operationId: 'listCurrencies',
       summary: 'Active registered currencies, sorted by code',
       tag: 'currencies',
       query: CurrencyReadQuery,
@@ -348,13 +351,16 @@ function codeRoutes<T>(options: {
   noun: string
   response: TSchema
   render: (code: string, view: View<T>) => Record<string, unknown>
+  /** operationIds of the read, the list and the delete. */
+  operationIds: { read: string; list: string; delete: string }
 }): TenantRoute[] {
-  const { type, path, tag, noun, response, render } = options
+  const { type, path, tag, noun, response, render, operationIds } = options
   const label = referenceNames[type]
   return [
     route<undefined, ReadQueryType>({
       method: 'GET',
       path: `${path}/:code`,
+      operationId: operationIds.read,
       summary: `One ${noun} as of asOf`,
       tag,
       query: ReadQuery,
@@ -369,6 +375,7 @@ function codeRoutes<T>(options: {
     route<undefined, ReadQueryType>({
       method: 'GET',
       path,
+      operationId: operationIds.list,
       summary: `Every ${noun} as of asOf, sorted by code`,
       tag,
       query: ReadQuery,
@@ -384,6 +391,7 @@ function codeRoutes<T>(options: {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: `${path}/:code`,
+      operationId: operationIds.delete,
       summary: `Soft-delete a ${noun} at when (default now)`,
       tag,
       query: WhenQuery,
@@ -399,6 +407,7 @@ function taxAreaRoutes(): TenantRoute[] {
     route<TaxAreaBody>({
       method: 'PUT',
       path: '/tax-area/:code',
+      operationId: 'putTaxArea',
       summary: 'Create or replace a tax area (is_active default true; valid_from/valid_to optional)',
       tag: 'tax areas',
       body: TaxAreaWrite,
@@ -419,6 +428,7 @@ function taxAreaRoutes(): TenantRoute[] {
       noun: 'tax area',
       response: TaxAreaResponse,
       render: renderTaxArea,
+      operationIds: { read: 'getTaxArea', list: 'listTaxAreas', delete: 'deleteTaxArea' },
     }),
   ]
 }
@@ -428,6 +438,7 @@ function vatClassRoutes(): TenantRoute[] {
     route<VatClassBody>({
       method: 'PUT',
       path: '/vat/class/:code',
+      operationId: 'putVatClass',
       summary: 'Create or replace a VAT class (name, description)',
       tag: 'vat',
       body: VatClassWrite,
@@ -449,6 +460,7 @@ function vatClassRoutes(): TenantRoute[] {
       noun: 'VAT class',
       response: VatClassResponse,
       render: renderVatClass,
+      operationIds: { read: 'getVatClass', list: 'listVatClasses', delete: 'deleteVatClass' },
     }),
   ]
 }
@@ -474,6 +486,7 @@ function vatRateRoutes(): TenantRoute[] {
     route<VatRateBody>({
       method: 'POST',
       path: '/vat/rate',
+      operationId: 'setVatRate',
       summary: 'Set a VAT rate of a tax area and VAT class from start_date (a future start schedules it)',
       tag: 'vat',
       body: VatRateWrite,
@@ -484,6 +497,7 @@ function vatRateRoutes(): TenantRoute[] {
     route<undefined, typeof VatRateQuery.static>({
       method: 'GET',
       path: '/vat/rate',
+      operationId: 'getVatRate',
       summary: 'The VAT rate in force for a tax area and VAT class as of asOf',
       tag: 'vat',
       query: VatRateQuery,
@@ -499,6 +513,7 @@ function vatRateRoutes(): TenantRoute[] {
     route<undefined, typeof VatRatesQuery.static>({
       method: 'GET',
       path: '/vat/rates',
+      operationId: 'listVatRates',
       summary: 'VAT rates in force as of asOf: those of tax_area, or of every area when it is absent',
       tag: 'vat',
       query: VatRatesQuery,
@@ -517,6 +532,7 @@ function vatRateRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/vat/rate/:taxArea/:vatClass',
+      operationId: 'deleteVatRate',
       summary: 'Soft-delete a VAT rate at when (default now)',
       tag: 'vat',
       query: WhenQuery,
@@ -597,6 +613,7 @@ function mappingRoutes(): TenantRoute[] {
     route<MappingBody>({
       method: 'POST',
       path: '/article-taxclass',
+      operationId: 'setArticleTaxClass',
       summary: 'Map an article to a VAT class in a tax area from start_date (a future start schedules it)',
       tag: 'vat',
       body: MappingWrite,
@@ -607,6 +624,7 @@ function mappingRoutes(): TenantRoute[] {
     route<unknown[]>({
       method: 'POST',
       path: '/article-taxclass/batch',
+      operationId: 'writeArticleTaxClasses',
       summary: 'Write mappings in bulk (not atomic: valid items are written, others listed in failed)',
       tag: 'vat',
       body: BatchBody,
@@ -619,6 +637,7 @@ function mappingRoutes(): TenantRoute[] {
     route<undefined, typeof ByAreaQuery.static>({
       method: 'GET',
       path: '/article-taxclass/by-area',
+      operationId: 'listArticleTaxClassesOfArea',
       summary: 'Every mapping of a tax area in force as of asOf, sorted by SKU',
       tag: 'vat',
       query: ByAreaQuery,
@@ -629,6 +648,7 @@ function mappingRoutes(): TenantRoute[] {
     route<undefined, ReadQueryType>({
       method: 'GET',
       path: '/article-taxclass/:sku/:taxArea',
+      operationId: 'getArticleTaxClass',
       summary: 'The mapping of an article in a tax area in force as of asOf',
       tag: 'vat',
       query: ReadQuery,
@@ -645,6 +665,7 @@ function mappingRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/article-taxclass/:sku/:taxArea',
+      operationId: 'deleteArticleTaxClass',
       summary: 'Soft-delete the mapping of an article in a tax area at when (default now)',
       tag: 'vat',
       query: WhenQuery,

@@ -306,6 +306,8 @@ export function roundingRoutes(): TenantRoute[] {
     route<CreateBody>({
       method: 'POST',
       path: '/rounding-profile',
+      operationId: 'createRoundingProfile',
+      errors: [422],
       summary: 'Create or replace a rounding profile (a claimed default is cleared on its previous holder)',
       tag: 'rounding profiles',
       body: ProfileCreate,
@@ -316,6 +318,8 @@ export function roundingRoutes(): TenantRoute[] {
     route<UpdateBody>({
       method: 'PUT',
       path: '/rounding-profile/:code',
+      operationId: 'updateRoundingProfile',
+      errors: [422],
       summary: 'Update a rounding profile: given fields replace the stored ones (404 when absent)',
       tag: 'rounding profiles',
       body: ProfileUpdate,
@@ -326,6 +330,7 @@ export function roundingRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/rounding-profile',
+      operationId: 'listRoundingProfiles',
       summary: 'Every rounding profile as of asOf, sorted by code',
       tag: 'rounding profiles',
       query: ReadQuery,
@@ -342,6 +347,7 @@ export function roundingRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/rounding-profile/:code',
+      operationId: 'getRoundingProfile',
       summary: 'One rounding profile as of asOf',
       tag: 'rounding profiles',
       query: ReadQuery,
@@ -357,6 +363,7 @@ export function roundingRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/rounding-profile/:code',
+      operationId: 'deleteRoundingProfile',
       summary: 'Soft-delete a rounding profile at when (default now)',
       tag: 'rounding profiles',
       query: WhenQuery,
@@ -374,6 +381,7 @@ export function roundingRoutes(): TenantRoute[] {
     route<ApplyBodyType>({
       method: 'POST',
       path: '/rounding-profile/apply',
+      operationId: 'applyRoundingProfile',
       summary: 'Round values with a profile: a stored code, `default` (with currency_code), or an inline profile',
       tag: 'rounding profiles',
       body: ApplyBody,

@@ -79,6 +79,7 @@ export function settingsRoutes(): TenantRoute[] {
     route({
       method: 'GET',
       path: '/settings/definitions',
+      operationId: 'listSettingDefinitions',
       summary: 'Every changeable setting with its default, type and effect',
       tag: 'settings',
       response: Type.Array(SettingDefinitionResponse),
@@ -91,6 +92,7 @@ export function settingsRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/settings',
+      operationId: 'listSettings',
       summary: 'Settings written and in force at asOf, with their values and effective times',
       tag: 'settings',
       query: ReadQuery,
@@ -107,6 +109,7 @@ export function settingsRoutes(): TenantRoute[] {
     route<undefined, typeof ReadQuery.static>({
       method: 'GET',
       path: '/settings/:key',
+      operationId: 'getSetting',
       summary: 'One written setting as of asOf; 404 when never written, not yet in force or deleted',
       tag: 'settings',
       query: ReadQuery,
@@ -121,6 +124,7 @@ export function settingsRoutes(): TenantRoute[] {
     route<SettingWriteBody, Record<string, never>>({
       method: 'PUT',
       path: '/settings/:key',
+      operationId: 'putSetting',
       summary: 'Write a setting from updated_at (a past or absent time means now)',
       tag: 'settings',
       body: SettingWrite,
@@ -145,6 +149,7 @@ export function settingsRoutes(): TenantRoute[] {
     route<undefined, typeof WhenQuery.static>({
       method: 'DELETE',
       path: '/settings/:key',
+      operationId: 'deleteSetting',
       summary: 'Soft-delete a setting at `when` (default now); it then reads 404 and takes its default',
       tag: 'settings',
       query: WhenQuery,

@@ -2,8 +2,8 @@
  * Root routes: health, readiness, metrics, the OpenAPI description, the token endpoint and JWKS.
  * @module
  */
-import type { TSchema } from '@sinclair/typebox'
-import type { Reply } from '../api.js'
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { Reply, RouteDocumentation } from '../api.js'
 import type { AppDeps, PricingApp } from '../app.js'
 import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
@@ -22,33 +22,76 @@ export interface RootContext {
   readonly tenantSlug: string | null
 }
 
-export interface RootRoute {
+export interface RootRoute extends RouteDocumentation {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   readonly path: string
-  readonly summary: string
-  readonly tag: string
+  /** Who may call: anyone (default), the operator (admin token), or an API client (its credentials). */
+  readonly access?: 'public' | 'admin' | 'client'
   readonly body?: TSchema
+  /** Media type of the body; default application/json. */
+  readonly bodyType?: string
   readonly response?: TSchema
+  /** Media type of the answer; default application/json. */
+  readonly responseType?: string
   readonly responseStatus?: number
   readonly handler: (context: RootContext) => Reply | Promise<Reply>
 }
 
 let openApiText: string | null = null
 
+const HealthAnswer = Type.Object({ status: Type.Literal('ok') })
+const ReadyAnswer = Type.Object({ status: Type.Literal('ready') })
+const LoadingAnswer = Type.Object({ status: Type.Literal('loading') })
+/** The OpenAPI document itself: its own schema is the OpenAPI 3.1 specification's, not repeated here. */
+const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true })
+const Jwk = Type.Object(
+  {
+    kty: Type.String(),
+    crv: Type.Optional(Type.String()),
+    x: Type.Optional(Type.String()),
+    kid: Type.String(),
+    alg: Type.String(),
+    use: Type.Literal('sig'),
+  },
+  { description: 'a public key (RFC 7517); key types other than OKP carry their own members' },
+)
+const JwkSet = Type.Object({ keys: Type.Array(Jwk) })
+export const TokenForm = Type.Object({
+  grant_type: Type.Literal('client_credentials'),
+  client_id: Type.Optional(Type.String({ description: 'with client_secret, unless sent as HTTP Basic' })),
+  client_secret: Type.Optional(Type.String()),
+  scope: Type.Optional(Type.String({ description: 'accepted and ignored: a token grants the key\'s tenant' })),
+})
+export const TokenAnswer = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'seconds' }),
+})
+/** RFC 6749 section 5.2 error body of the token endpoint. */
+export const OAuthErrorBody = Type.Object({
+  error: Type.Union(['invalid_request', 'invalid_client', 'unsupported_grant_type'].map((code) => Type.Literal(code))),
+  error_description: Type.String(),
+})
+
 export function rootRoutes(): RootRoute[] {
   return [
     {
       method: 'GET',
       path: '/healthz',
+      operationId: 'getHealth',
       summary: 'Process is alive',
       tag: 'system',
+      response: HealthAnswer,
       handler: () => ({ status: 200, body: { status: 'ok' } }),
     },
     {
       method: 'GET',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Every tenant is loaded (503 with Retry-After until then)',
       tag: 'system',
+      response: ReadyAnswer,
+      otherAnswers: { 503: LoadingAnswer },
       handler: ({ deps }) =>
         deps.tenants.allLoaded
           ? { status: 200, body: { status: 'ready' } }
@@ -57,8 +100,11 @@ export function rootRoutes(): RootRoute[] {
     {
       method: 'GET',
       path: '/metrics',
+      operationId: 'getMetrics',
       summary: 'Prometheus metrics',
       tag: 'system',
+      response: Type.String({ description: 'Prometheus text exposition format 0.0.4' }),
+      responseType: 'text/plain',
       handler: async ({ deps }) => ({
         status: 200,
         headers: { 'content-type': deps.metrics.registry.contentType },
@@ -68,8 +114,10 @@ export function rootRoutes(): RootRoute[] {
     {
       method: 'GET',
       path: '/openapi.json',
-      summary: 'OpenAPI 3.1 description generated from the request schemas',
+      operationId: 'getOpenApi',
+      summary: 'OpenAPI 3.1 description generated from the route tables and their schemas',
       tag: 'system',
+      response: OpenApiDocument,
       handler: ({ app, deps }) => {
         openApiText ??= JSON.stringify(buildOpenApi(app.tenantRoutes, app.rootRoutes, deps.publicUrl))
         return { status: 200, headers: { 'content-type': 'application/json' }, body: openApiText }
@@ -78,26 +126,42 @@ export function rootRoutes(): RootRoute[] {
     {
       method: 'GET',
       path: '/.well-known/jwks.json',
+      operationId: 'getJwks',
       summary: 'Public keys that verify access tokens',
       tag: 'auth',
+      response: JwkSet,
       handler: ({ deps }) => ({ status: 200, headers: { 'cache-control': 'max-age=300' }, body: deps.tokens.jwks }),
     },
     {
       method: 'POST',
       path: '/oauth2/token',
+      operationId: 'issueToken',
       summary: 'OAuth2 client credentials grant (form fields, HTTP Basic, or client_id=id:secret)',
       tag: 'auth',
+      access: 'client',
+      body: TokenForm,
+      bodyType: 'application/x-www-form-urlencoded',
+      response: TokenAnswer,
+      otherAnswers: { 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
       handler: issueToken,
     },
   ]
 }
 
 function oauthError(status: number, error: string, description: string): Reply {
-  return {
-    status,
-    headers: { 'cache-control': 'no-store', ...(status === 401 ? { 'www-authenticate': 'Basic realm="token"' } : {}) },
-    body: { error, error_description: description },
+  return { status, headers: { 'cache-control': 'no-store' }, body: { error, error_description: description } }
+}
+
+/**
+ * 401 invalid_client. RFC 6749 section 5.2: a client that authenticated with the Authorization
+ * header gets a challenge for the scheme it used; one that sent its secret in the body gets none.
+ */
+function invalidClient(incoming: Incoming, description: string): Reply {
+  const reply = oauthError(401, 'invalid_client', description)
+  if (incoming.authorization.toLowerCase().startsWith('basic ')) {
+    reply.headers = { ...reply.headers, 'www-authenticate': 'Basic realm="token"' }
   }
+  return reply
 }
 
 function readForm(incoming: Incoming): URLSearchParams | null {
@@ -155,16 +219,16 @@ async function issueToken(context: RootContext): Promise<Reply> {
     }
   }
   const valid = key !== undefined && (await verifySecret(credentials.clientSecret, key.secret_hash))
-  if (!valid || !isUsableKey(key)) return oauthError(401, 'invalid_client', 'Client authentication failed')
+  if (!valid || !isUsableKey(key)) return invalidClient(incoming, 'Client authentication failed')
   if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {
-    return oauthError(401, 'invalid_client', 'Client authentication failed')
+    return invalidClient(incoming, 'Client authentication failed')
   }
   const tenant = deps.tenants.get(key.tenant)
   if (tenant === undefined || tenant.record.status !== 'active') {
-    return oauthError(401, 'invalid_client', 'The tenant of this key is not active')
+    return invalidClient(incoming, 'The tenant of this key is not active')
   }
   // Read again after the slow hash check: a revoke that completed meanwhile must win.
-  if (!isUsableKey(deps.system.keys.get(key.client_id))) return oauthError(401, 'invalid_client', 'Client authentication failed')
+  if (!isUsableKey(deps.system.keys.get(key.client_id))) return invalidClient(incoming, 'Client authentication failed')
   const accessToken = await deps.tokens.issue(key.tenant, key.client_id, 'key', nowMs)
   await recordKeyUse(deps.system, key.client_id, nowMs)
   return {

@@ -124,6 +124,8 @@ export function webhookRoutes(): TenantRoute[] {
     route<typeof CreateBody.static>({
       method: 'POST',
       path: '/webhooks',
+      operationId: 'createWebhook',
+      errors: [422],
       summary: 'Register a webhook (HTTPS; receives the changes recorded from now on)',
       tag: 'webhooks',
       body: CreateBody,
@@ -144,6 +146,7 @@ export function webhookRoutes(): TenantRoute[] {
     route({
       method: 'GET',
       path: '/webhooks',
+      operationId: 'listWebhooks',
       summary: 'All webhooks, active or not, by id',
       tag: 'webhooks',
       response: Type.Array(WebhookAnswer),
@@ -153,6 +156,8 @@ export function webhookRoutes(): TenantRoute[] {
     route({
       method: 'GET',
       path: '/webhooks/:id',
+      operationId: 'getWebhook',
+      errors: [400],
       summary: 'One webhook',
       tag: 'webhooks',
       response: WebhookAnswer,
@@ -162,6 +167,7 @@ export function webhookRoutes(): TenantRoute[] {
     route<typeof UpdateBody.static>({
       method: 'PUT',
       path: '/webhooks/:id',
+      operationId: 'updateWebhook',
       summary: 'Update a webhook: the given fields replace the stored ones (secret null removes it; active true reactivates)',
       tag: 'webhooks',
       body: UpdateBody,
@@ -182,6 +188,8 @@ export function webhookRoutes(): TenantRoute[] {
     route({
       method: 'DELETE',
       path: '/webhooks/:id',
+      operationId: 'deactivateWebhook',
+      errors: [400],
       summary: 'Deactivate a webhook (it stays registered with active false)',
       tag: 'webhooks',
       response: WebhookAnswer,
@@ -195,6 +203,8 @@ export function webhookRoutes(): TenantRoute[] {
     route({
       method: 'POST',
       path: '/webhooks/:id/test',
+      operationId: 'testWebhook',
+      errors: [400],
       summary: 'Send one synthetic event (entity_type test) to the webhook, once, asynchronously',
       tag: 'webhooks',
       responseStatus: 202,
