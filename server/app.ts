@@ -13,6 +13,7 @@ import type { SystemStore } from '../storage/system-store.js'
 import { paramNames, type Reply, type TenantContext, type TenantRoute } from './api.js'
 import type { TokenService } from './auth.js'
 import type { Config } from './config.js'
+import { AccessLog } from './access-log.js'
 import { ApiError, errorBody } from './errors.js'
 import { serve, type Incoming, type Outgoing } from './http.js'
 import { loadNativeUws } from './uws/load.js'
@@ -21,9 +22,11 @@ import type { Metrics, RouteSeries } from './metrics.js'
 import { Router } from './router.js'
 import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
 import { adminRoutes } from './routes/admin.js'
+import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
 import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
+import { streamOf } from './log.js'
 import type { TokenClaims } from './auth.js'
 
 export interface AppDeps {
@@ -67,6 +70,8 @@ export class PricingApp {
   readonly rootRoutes: readonly RootRoute[]
   /** client_id -> last time a token of that key was used; flushed to the system store. */
   readonly keyUsage = new Map<string, number>()
+  /** The access log when configured on (main.ts flushes it at close), else null. */
+  readonly accessLog: AccessLog | null
   /**
    * The last Authorization header that verified, and its claims: comparing a header with it costs
    * less than hashing the token for the token cache, and a client usually repeats its token.
@@ -76,8 +81,9 @@ export class PricingApp {
 
   constructor(deps: AppDeps) {
     this.#deps = deps
+    this.accessLog = deps.config.accessLog ? new AccessLog(streamOf(deps.logger), deps.config.accessLogSample) : null
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...adminRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -98,8 +104,8 @@ export class PricingApp {
     serve(this.uws, (incoming) => this.dispatch(incoming), {
       bodyBytesMax: requestBodyBytesMax,
       onTooLarge: (incoming) =>
-        this.#finish(incoming, 'body', this.#error(new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
-      onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(error)),
+        this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
+      onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(incoming, error), error),
     })
   }
 
@@ -133,7 +139,7 @@ export class PricingApp {
       const error = match.allowed.length > 0
         ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
         : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
-      return this.#finish(incoming, 'unmatched', this.#error(error))
+      return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const { route, names } = match.route
     const context: RootContext = {
@@ -151,8 +157,9 @@ export class PricingApp {
   #dispatchTenant(incoming: Incoming, slug: string, segments: string[], start: number): Outgoing | Promise<Outgoing> {
     const tenant = slugPattern.test(slug) ? this.#deps.tenants.get(slug) : undefined
     if (tenant === undefined) {
-      return this.#finish(incoming, 'tenant', this.#error(new ApiError('tenant_not_found', `Tenant ${slug} not found`)))
+      return this.#finish(incoming, 'tenant', this.#error(incoming, new ApiError('tenant_not_found', `Tenant ${slug} not found`)))
     }
+    incoming.tenantSlug = tenant.record.slug
     if (incoming.method === 'POST' && segments.length === start + 2 && segments[start] === 'oauth2' && segments[start + 1] === 'token') {
       const token = this.rootRoutes.find((candidate) => candidate.path === '/oauth2/token')!
       const context: RootContext = {
@@ -171,11 +178,12 @@ export class PricingApp {
       const error = match.allowed.length > 0
         ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
         : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
-      return this.#finish(incoming, 'unmatched', this.#error(error))
+      return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const compiled = match.route
     if (!tenant.loaded) {
-      return this.#finish(incoming, compiled.label, this.#error(new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
+      // Expected while tenants load after a start: answered and counted, not logged as a failure.
+      return this.#finish(incoming, compiled.label, this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
     }
     const nowMs = this.#deps.now()
     const last = this.#lastClaims
@@ -211,7 +219,7 @@ export class PricingApp {
     message: string,
   ): Outgoing {
     const error = new ApiError('unauthorized', message, {}, { 'www-authenticate': 'Bearer', ...bucket.headers(nowMs) })
-    return this.#finish(incoming, compiled.label, this.#error(error))
+    return this.#finish(incoming, compiled.label, this.#error(incoming, error))
   }
 
   #authorized(
@@ -310,30 +318,51 @@ export class PricingApp {
   }
 
   #failed(incoming: Incoming, series: RouteSeries, error: unknown, bucket: RateHeaders | null): Outgoing {
-    const outgoing = this.#error(error)
+    const outgoing = this.#error(incoming, error)
     if (bucket !== null) outgoing.headers = { ...bucket.headers(this.#deps.now()), ...outgoing.headers }
-    return this.#observed(incoming, series, outgoing)
+    return this.#observed(incoming, series, outgoing, error)
   }
 
-  #error(error: unknown): Outgoing {
+  /** The error's answer: its coded body, or 500 internal_error for anything but an ApiError. */
+  #error(incoming: Incoming, error: unknown): Outgoing {
     const nowMs = this.#deps.now()
     if (error instanceof ApiError) {
-      const body = errorBody(error.status, error.code, error.message, nowMs, error.extra)
+      const body = errorBody(error.status, error.code, error.message, nowMs, incoming.requestId, error.extra)
       return { status: error.status, headers: { ...jsonHeaders, ...error.headers }, body: JSON.stringify(body) }
     }
-    this.#deps.logger.error({ err: error }, 'request failed')
-    const body = errorBody(500, 'internal_error', 'Internal server error', nowMs)
+    const body = errorBody(500, 'internal_error', 'Internal server error', nowMs, incoming.requestId)
     return { status: 500, headers: { ...jsonHeaders }, body: JSON.stringify(body) }
   }
 
-  #finish(incoming: Incoming, label: string, outgoing: Outgoing): Outgoing {
-    return this.#observed(incoming, this.#deps.metrics.route(label, incoming.method), outgoing)
+  #finish(incoming: Incoming, label: string, outgoing: Outgoing, error?: unknown): Outgoing {
+    return this.#observed(incoming, this.#deps.metrics.route(label, incoming.method), outgoing, error)
   }
 
-  #observed(incoming: Incoming, series: RouteSeries, outgoing: Outgoing): Outgoing {
-    series.observe(outgoing.status, (performance.now() - incoming.startedAt) / 1000)
-    if (outgoing.status >= 500) this.#deps.logger.error({ method: incoming.method, path: incoming.path, status: outgoing.status }, 'server error')
+  /**
+   * Every answer passes here: metrics, the access log, and for a 5xx caused by an error one error
+   * record. (A deliberate 503 while loading, from /readyz or a tenant route, is no failure:
+   * metrics and the access log only.)
+   */
+  #observed(incoming: Incoming, series: RouteSeries, outgoing: Outgoing, error?: unknown): Outgoing {
+    const durationMs = performance.now() - incoming.startedAt
+    series.observe(outgoing.status, durationMs / 1000)
+    if (outgoing.status >= 500 && error !== undefined) this.#logFailure(incoming, series.route, outgoing.status, error)
+    if (this.accessLog !== null) this.accessLog.record(incoming, series.route, outgoing.status, durationMs, outgoing.body)
     return outgoing
+  }
+
+  /** One record per failed request: an ApiError by its code; anything else with its stack (`err`). */
+  #logFailure(incoming: Incoming, route: string, status: number, error: unknown): void {
+    const record: Record<string, unknown> = {
+      request_id: incoming.requestId,
+      method: incoming.method,
+      route,
+      status,
+      tenant: incoming.tenantSlug,
+    }
+    if (error instanceof ApiError) record['code'] = error.code
+    else record['err'] = error
+    this.#deps.logger.error(record, 'request failed')
   }
 }
 

@@ -6,10 +6,10 @@
 import path from 'node:path'
 import { existsSync } from 'node:fs'
 import { SystemStore } from '../storage/system-store.js'
-import { PricingApp } from './app.js'
+import { PricingApp, type AppDeps } from './app.js'
 import { TokenService } from './auth.js'
 import { loadConfig, type Config } from './config.js'
-import { seedDemoTenant } from './demo.js'
+import { provisionDemoTenant } from './demo/first-start.js'
 import { FxFeedService, setActiveFxFeed } from './fx-feed.js'
 import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
@@ -39,15 +39,15 @@ export async function start(config: Config): Promise<RunningServer> {
     metrics,
   )
   const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment)
-  const provisionalUrl = config.publicUrl || `http://${config.host}:${config.port}`
-  const deps = {
+  const deps: AppDeps = {
     config,
     system,
     tenants,
-    tokens: new TokenService(system, config.publicUrl || 'pricing-service'),
+    // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.
+    tokens: new TokenService(system, () => deps.publicUrl),
     logger,
     metrics,
-    publicUrl: provisionalUrl,
+    publicUrl: publicRoot(config, config.port),
     now: () => Date.now(),
   }
   await deps.tokens.init()
@@ -62,21 +62,14 @@ export async function start(config: Config): Promise<RunningServer> {
       }
     })
   })
-  const publicUrl = config.publicUrl || `http://${config.host}:${port}`
+  const publicUrl = publicRoot(config, port)
   Object.assign(deps, { publicUrl })
   logger.info({ port, url: publicUrl, dataDir }, 'listening')
   await tenants.loadAll(Date.now())
   logger.info({ tenants: tenants.all().length }, 'ready')
   if (firstStart && config.demo && system.listTenants().length === 0) {
-    const demo = await seedDemoTenant(deps, Date.now())
-    process.stdout.write(
-      `\nDemo tenant provisioned (credentials are shown only this once):\n` +
-        `  base URL:      ${publicUrl}/t/${demo.slug}\n` +
-        `  token URL:     ${publicUrl}/oauth2/token\n` +
-        `  client_id:     ${demo.clientId}\n` +
-        `  client_secret: ${demo.clientSecret}\n` +
-        `  try: curl -s -d grant_type=client_credentials -d client_id=${demo.clientId} -d client_secret=${demo.clientSecret} ${publicUrl}/oauth2/token\n\n`,
-    )
+    // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
+    await provisionDemoTenant(deps, dataDir, Date.now())
   }
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
   const fxFeed = new FxFeedService(deps)
@@ -104,9 +97,20 @@ export async function start(config: Config): Promise<RunningServer> {
       await queryPool.close()
       await tenants.close()
       await system.close()
+      app.accessLog?.flush()
       logger.info('closed')
     },
   }
+}
+
+/**
+ * The public root URL without a trailing slash: the token issuer (`iss`), the metadata's `issuer`
+ * and the base of every advertised address. Unset, it is the address listened on.
+ */
+function publicRoot(config: Config, port: number): string {
+  if (config.publicUrl !== '') return config.publicUrl.replace(/\/+$/, '')
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host
+  return `http://${host}:${port}`
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
