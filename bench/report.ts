@@ -169,16 +169,16 @@ export function accessLogChecks(accessLog: AccessLogResult): Check[] {
   const cost = 1 - accessLog.requestsRatio
   return [
     {
-      figure: `access log: ${accessLog.scenario} req/s lost with it on, every answer logged (means of alternating phases)`,
+      figure: `access log: ${accessLog.scenario} req/s lost with it on, default sample 0.1 (means of alternating phases)`,
       measured: `${(cost * 100).toFixed(1)}%`,
       target: `<= ${accessLogCostMax * 100}%`,
       pass: cost <= accessLogCostMax,
     },
     {
-      figure: 'access log: lines written per request in the phases with it on (it ran)',
+      figure: 'access log: lines written per request with it on (it ran; about the sample, 0.1)',
       measured: twoDecimals.format(accessLog.linesPerRequest),
-      target: '>= 1',
-      pass: accessLog.linesPerRequest >= 1,
+      target: '>= 0.05',
+      pass: accessLog.linesPerRequest >= 0.05,
     },
   ]
 }
@@ -300,7 +300,7 @@ function accessLogTable(accessLog: AccessLogResult): Table {
     rightAligned: [false, true, true, true, true, true, true],
     rows: [
       ...accessLog.phases.map((phase, index) => [
-        `${index + 1}: ${phase.accessLog ? 'on, every answer' : 'off'}`,
+        `${index + 1}: ${phase.accessLog ? 'on, sample 0.1' : 'off'}`,
         formatInteger(phase.load.requestsPerSecond),
         String(phase.load.latencyP50Ms),
         String(phase.load.latencyP99Ms),

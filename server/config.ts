@@ -43,7 +43,7 @@ export const SETTINGS = {
   ),
   accessLogSample: setting(
     Type.Number({ minimum: 0, maximum: 1 }),
-    1,
+    0.1,
     'fraction (0 to 1) of successful requests the access log records, chosen at random; 4xx and 5xx are always recorded',
   ),
   fxFeedUrl: setting(

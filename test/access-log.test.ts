@@ -17,7 +17,7 @@ function idHeader(id: string): Record<string, string> {
 
 t.test('on: one line per answer with the route pattern, tenant, status, bytes and id', async (t) => {
   // An empty feed URL (helpers/server.ts) makes POST /fx/fetch answer 502.
-  const server: TestServer = await startServer({ env: { PRICING_ACCESS_LOG: 'true' } })
+  const server: TestServer = await startServer({ env: { PRICING_ACCESS_LOG: 'true', PRICING_ACCESS_LOG_SAMPLE: '1' } })
   t.teardown(() => server.dispose())
   const acme: TenantClient = await server.tenant('acme')
   t.equal((await acme.call('PUT', '/article/SKU-777', { name: 'Mug', type: 'kitchen' })).status, 202)
