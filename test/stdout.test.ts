@@ -41,6 +41,7 @@ t.test('a first start writes only JSON records to stdout, and no secret', async 
       PRICING_DEMO: 'true',
       PRICING_LOG_LEVEL: 'trace',
       PRICING_ACCESS_LOG: 'true',
+      PRICING_ACCESS_LOG_SAMPLE: '1',
       PRICING_FX_FEED_URL: feedUrl,
       PRICING_FX_FETCH_DELAY_MS: '0',
       PRICING_WEBHOOK_ALLOW_PRIVATE: 'true',
