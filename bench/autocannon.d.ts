@@ -52,5 +52,14 @@ declare module 'autocannon' {
     throughput: Histogram
   }
 
-  export default function autocannon(options: Options): Promise<Result>
+  /**
+   * A run in progress: awaiting it gives the result; 'response' fires per answer with its status,
+   * size and latency (ms); `stop` ends the run early (it then resolves as usual).
+   */
+  export interface Instance extends PromiseLike<Result> {
+    on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, latencyMs: number) => void): this
+    stop(): void
+  }
+
+  export default function autocannon(options: Options): Instance
 }

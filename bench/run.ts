@@ -204,7 +204,14 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
     const webhooks = await runWebhookBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
-    const accessLog = await runAccessLogBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
+    const accessLog = await runAccessLogBench(server, client, {
+      shape: options.shape,
+      load: options.load,
+      rounds: options.quick ? 3 : 12,
+      windowMs: 1_000,
+      slug: tenantSlug,
+      progress,
+    })
     return {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,

@@ -70,8 +70,8 @@ export class PricingApp {
   readonly rootRoutes: readonly RootRoute[]
   /** client_id -> last time a token of that key was used; flushed to the system store. */
   readonly keyUsage = new Map<string, number>()
-  /** The access log when configured on (main.ts flushes it at close), else null. */
-  readonly accessLog: AccessLog | null
+  /** The access log, on or off (configuration, or PUT /admin/access-log); main.ts flushes it at close. */
+  readonly accessLog: AccessLog
   /**
    * The last Authorization header that verified, and its claims: comparing a header with it costs
    * less than hashing the token for the token cache, and a client usually repeats its token.
@@ -81,7 +81,7 @@ export class PricingApp {
 
   constructor(deps: AppDeps) {
     this.#deps = deps
-    this.accessLog = deps.config.accessLog ? new AccessLog(streamOf(deps.logger), deps.config.accessLogSample) : null
+    this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
     this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes()]
     for (const route of this.tenantRoutes) {
@@ -347,7 +347,7 @@ export class PricingApp {
     const durationMs = performance.now() - incoming.startedAt
     series.observe(outgoing.status, durationMs / 1000)
     if (outgoing.status >= 500 && error !== undefined) this.#logFailure(incoming, series.route, outgoing.status, error)
-    if (this.accessLog !== null) this.accessLog.record(incoming, series.route, outgoing.status, durationMs, outgoing.body)
+    this.accessLog.record(incoming, series.route, outgoing.status, durationMs, outgoing.body)
     return outgoing
   }
 

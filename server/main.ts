@@ -97,7 +97,7 @@ export async function start(config: Config): Promise<RunningServer> {
       await queryPool.close()
       await tenants.close()
       await system.close()
-      app.accessLog?.flush()
+      app.accessLog.flush()
       logger.info('closed')
     },
   }

@@ -1,7 +1,8 @@
 /**
  * The access log (issue 15 point 3): with PRICING_ACCESS_LOG=true every answer adds one JSON line
  * on stdout with method, route pattern (never the raw path), status, duration, tenant, bytes and
- * request id; PRICING_ACCESS_LOG_SAMPLE=0 keeps only 4xx and 5xx; off (the default) adds none.
+ * request id; PRICING_ACCESS_LOG_SAMPLE=0 keeps only 4xx and 5xx; off (the default) adds none;
+ * PUT /admin/access-log turns it on and off on a running server, until the next start.
  */
 import t from 'tap'
 import { logRecords, stopAndReadRecords, waitForRecord, type LogRecord } from './helpers/logs.js'
@@ -85,4 +86,37 @@ t.test('off (the default): no access lines', async (t) => {
   const records = await stopAndReadRecords(server)
   t.ok(records.length >= 3, `the server logged its start and stop (${records.length} records)`)
   t.equal(records.filter(isAccess).length, 0, 'but no request')
+})
+
+t.test('PUT /admin/access-log: on and off while running, until the next start', async (t) => {
+  const server = await startServer()
+  t.teardown(() => server.dispose())
+  t.same((await server.admin('GET', '/admin/access-log')).body, { enabled: false, sample: 0.1 }, 'off, with the default sample')
+  t.equal((await server.request('GET', '/admin/access-log')).status, 401, 'the admin token is needed')
+  t.equal((await server.request('PUT', '/admin/access-log', { body: { enabled: true }, token: 'wrong' })).status, 401)
+  for (const refused of [{ enabled: true, sample: 1.5 }, { enabled: true, sample: -0.1 }, { sample: 1 }, { enabled: 'yes' }, { enabled: true, level: 'debug' }]) {
+    const answer = await server.admin('PUT', '/admin/access-log', refused)
+    t.equal(answer.status, 400, `refused: ${JSON.stringify(refused)}`)
+    t.equal(answer.body.code, 'validation_failed')
+  }
+  t.same((await server.admin('GET', '/admin/access-log')).body, { enabled: false, sample: 0.1 }, 'a refused change changes nothing')
+
+  await server.request('GET', '/healthz', { headers: idHeader('before-on') })
+  const on = await server.admin('PUT', '/admin/access-log', { enabled: true, sample: 1 })
+  t.equal(on.status, 200)
+  t.same(on.body, { enabled: true, sample: 1 })
+  await server.request('GET', '/healthz', { headers: idHeader('while-on') })
+  t.same((await server.admin('PUT', '/admin/access-log', { enabled: false })).body, { enabled: false, sample: 1 }, 'the sample is kept')
+  await server.request('GET', '/healthz', { headers: idHeader('after-off') })
+  const records = await stopAndReadRecords(server)
+  const ids = records.filter(isAccess).map((record) => record['request_id'])
+  t.ok(ids.includes('while-on'), 'logged while on (turning it off writes what was gathered)')
+  t.notOk(ids.includes('before-on') || ids.includes('after-off'), 'nothing before or after')
+  const changes = records.filter((record) => record['msg'] === 'access log changed')
+  t.same(changes.map((record) => record['access_log']), [{ enabled: true, sample: 1 }, { enabled: false, sample: 1 }], 'each change is logged')
+
+  await server.start()
+  t.same((await server.admin('GET', '/admin/access-log')).body, { enabled: false, sample: 0.1 }, 'a start reads the configuration again')
+  await server.request('GET', '/healthz', { headers: idHeader('after-restart') })
+  t.notOk((await stopAndReadRecords(server)).some((record) => isAccess(record) && record['request_id'] === 'after-restart'), 'off again')
 })

@@ -140,6 +140,10 @@ t.test('every operation answers as the document declares', async (t) => {
     const spare = await call(t, 'POST', `/admin/tenants/${slug}/keys`, 201, admin({ name: 'spare' }))
     await call(t, 'DELETE', `/admin/tenants/${slug}/keys/${spare.body.client_id}`, 204, admin())
     const keys = await call(t, 'GET', `/admin/tenants/${slug}/keys`, 200, admin())
+    t.same((await call(t, 'GET', '/admin/access-log', 200, admin())).body, { enabled: false, sample: 0.1 }, 'the access log as configured')
+    t.same((await call(t, 'PUT', '/admin/access-log', 200, admin({ enabled: true, sample: 0.5 }))).body, { enabled: true, sample: 0.5 })
+    await call(t, 'PUT', '/admin/access-log', 400, admin({ enabled: true, sample: 2 }))
+    t.same((await call(t, 'PUT', '/admin/access-log', 200, admin({ enabled: false }))).body, { enabled: false, sample: 0.5 }, 'an absent sample is kept')
     t.equal(keys.body.find((listed: { client_id: string }) => listed.client_id === spare.body.client_id)?.revoked_at !== null, true, 'the spare key is revoked')
 
     const issued = await call(t, 'POST', '/oauth2/token', 200, form({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }))

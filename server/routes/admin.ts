@@ -50,6 +50,16 @@ export const PatchTenantBody = Type.Object(
   { additionalProperties: false },
 )
 export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+export const AccessLogBody = Type.Object(
+  {
+    enabled: Type.Boolean({ description: 'on or off' }),
+    sample: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'fraction of successful answers recorded (4xx and 5xx always are); unchanged when absent' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+const AccessLogAnswer = Type.Object({ enabled: Type.Boolean(), sample: Type.Number({ minimum: 0, maximum: 1 }) })
 const Instant = Type.String({ format: 'date-time' })
 const TenantAnswer = Type.Object({
   slug: Type.String(),
@@ -196,6 +206,29 @@ export function adminRoutes(): RootRoute[] {
         tenantOf(context)
         await revokeKey(context.deps.system, context.params['slug']!, context.params['clientId']!, context.nowMs)
         return { status: 204 }
+      },
+    }),
+    admin({
+      method: 'GET',
+      path: '/admin/access-log',
+      operationId: 'getAccessLog',
+      response: AccessLogAnswer,
+      summary: "This node's access log: on or off, and its sample",
+      handler: (context) => ({ status: 200, body: context.app.accessLog.settings }),
+    }),
+    admin({
+      method: 'PUT',
+      path: '/admin/access-log',
+      operationId: 'setAccessLog',
+      response: AccessLogAnswer,
+      summary: "Turn this node's access log on or off, or change its sample, without a restart (until the next start, which reads the configuration again)",
+      body: AccessLogBody,
+      handler: (context) => {
+        const body = validate<typeof AccessLogBody.static>(AccessLogBody, parseJsonBody(context.incoming) ?? {})
+        const accessLog = context.app.accessLog
+        accessLog.configure({ enabled: body.enabled, sample: body.sample ?? accessLog.settings.sample })
+        context.deps.logger.info({ access_log: accessLog.settings, request_id: context.incoming.requestId }, 'access log changed')
+        return { status: 200, body: accessLog.settings }
       },
     }),
   ]
