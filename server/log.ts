@@ -91,19 +91,38 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   return logger
 }
 
-/** Counts the lines stdout drops and logs their number a second after a drop begins. */
+/**
+ * Counts the lines stdout drops and logs their number a second after a drop begins. The report is a
+ * line too: while the queue is still full it is dropped as well, and then tried again a second
+ * later with the count kept, until one gets through.
+ */
 function reportDrops(logger: Logger, stdout: StdoutStream['boom']): void {
   let dropped = 0
+  let pending = false
   let reporting = false
-  stdout.on('drop', (data: Buffer) => {
-    for (let index = data.indexOf('\n'); index >= 0; index = data.indexOf('\n', index + 1)) dropped++
-    if (reporting) return
+  let reportLost = false
+  const report = (): void => {
+    pending = false
     reporting = true
-    setTimeout(() => {
-      logger.warn({ dropped }, 'stdout is not read fast enough: log lines dropped')
-      dropped = 0
-      reporting = false
-    }, dropReportDelayMs).unref()
+    reportLost = false
+    logger.warn({ dropped }, 'stdout is not read fast enough: log lines dropped')
+    reporting = false
+    if (reportLost) schedule()
+    else dropped = 0
+  }
+  const schedule = (): void => {
+    if (pending) return
+    pending = true
+    setTimeout(report, dropReportDelayMs).unref()
+  }
+  // sonic-boom emits 'drop' synchronously inside the write that did not fit.
+  stdout.on('drop', (data: Buffer) => {
+    if (reporting) {
+      reportLost = true
+      return
+    }
+    for (let index = data.indexOf(10); index >= 0; index = data.indexOf(10, index + 1)) dropped++
+    schedule()
   })
 }
 
