@@ -60,6 +60,12 @@ export class AccessLog {
   readonly #stream: LineStream
   #enabled = false
   #sample = 1
+  /**
+   * Successful answers to pass over before the next one is recorded, counted down: the gaps of a
+   * random 'record with probability `sample`' drawn at once (geometric), so that an answer passed
+   * over costs a decrement, not a random number. 0 records every answer.
+   */
+  #skip = 0
   #timer: NodeJS.Timeout | null = null
   /** Route pattern -> its JSON string (the patterns are the route table's: a bounded set). */
   readonly #routeJson = new Map<string, string>()
@@ -91,6 +97,7 @@ export class AccessLog {
     if (!(sample >= 0 && sample <= 1)) throw new RangeError(`access log sample must be within 0..1, got ${sample}`)
     this.#enabled = enabled
     this.#sample = sample
+    this.#skip = this.#nextSkip()
     this.flush()
     if (enabled && this.#timer === null) {
       this.#timer = setInterval(() => this.flush(), batchIntervalMs)
@@ -108,7 +115,13 @@ export class AccessLog {
    */
   record(incoming: Incoming, route: string, status: number, durationMs: number, body: string | Buffer | undefined): void {
     if (!this.#enabled) return
-    if (status < 400 && this.#sample < 1 && !(this.#sample > 0 && Math.random() < this.#sample)) return
+    if (status < 400 && this.#sample < 1) {
+      if (this.#skip > 0) {
+        this.#skip--
+        return
+      }
+      this.#skip = this.#nextSkip()
+    }
     const bytes = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length
     // A known tenant's slug matches tenants.ts slugPattern ([a-z0-9-]): nothing to escape.
     const tenant = incoming.tenantSlug === null ? 'null' : `"${incoming.tenantSlug}"`
@@ -138,6 +151,15 @@ export class AccessLog {
     }
     this.#batchBytes += this.#batch.write(line, this.#batchBytes)
     if (this.#batchBytes >= batchBytesMax) this.flush()
+  }
+
+  /** How many successful answers go unrecorded before the next: geometric with `sample` (none at 1, all at 0). */
+  #nextSkip(): number {
+    const sample = this.#sample
+    if (sample >= 1) return 0
+    if (sample <= 0) return Number.POSITIVE_INFINITY
+    // 1 - random() is in (0, 1]: its logarithm is finite.
+    return Math.floor(Math.log(1 - Math.random()) / Math.log(1 - sample))
   }
 
   /** Writes the gathered lines now (the interval does it otherwise; main.ts calls it at close). */

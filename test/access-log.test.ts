@@ -5,6 +5,8 @@
  * PUT /admin/access-log turns it on and off on a running server, until the next start.
  */
 import t from 'tap'
+import { AccessLog } from '../server/access-log.js'
+import type { Incoming } from '../server/http.js'
 import { logRecords, stopAndReadRecords, waitForRecord, type LogRecord } from './helpers/logs.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
@@ -119,4 +121,24 @@ t.test('PUT /admin/access-log: on and off while running, until the next start', 
   t.same((await server.admin('GET', '/admin/access-log')).body, { enabled: false, sample: 0.1 }, 'a start reads the configuration again')
   await server.request('GET', '/healthz', { headers: idHeader('after-restart') })
   t.notOk((await stopAndReadRecords(server)).some((record) => isAccess(record) && record['request_id'] === 'after-restart'), 'off again')
+})
+
+t.test('the sample: a random share of 2xx answers (geometric gaps), every 4xx and 5xx, whole JSON lines', async (t) => {
+  const incoming = { method: 'GET', requestId: 'unit', tenantSlug: 'acme' } as Incoming
+  for (const sample of [0, 0.01, 0.1, 0.5, 1]) {
+    const chunks: Buffer[] = []
+    const log = new AccessLog({ write: (chunk: Buffer) => chunks.push(chunk) }, { enabled: true, sample })
+    const answers = 100_000
+    for (let index = 0; index < answers; index++) log.record(incoming, '/article/:sku', index % 100 === 0 ? 404 : 200, 0.5, 'body')
+    log.configure({ enabled: false, sample })
+    const lines = logRecords(Buffer.concat(chunks).toString('utf8'))
+    const errors = lines.filter((line) => line['status'] === 404).length
+    const successes = lines.length - errors
+    t.equal(errors, answers / 100, `sample ${sample}: every 404`)
+    // Binomial: five standard deviations either side (and exact at 0 and 1).
+    const expected = sample * answers * 0.99
+    const spread = 5 * Math.sqrt(answers * 0.99 * sample * (1 - sample))
+    t.ok(Math.abs(successes - expected) <= spread, `sample ${sample}: ${successes} of ${answers * 0.99} 2xx answers recorded (expected ${expected} ± ${spread.toFixed(0)})`)
+    t.ok(lines.every((line) => line['request_id'] === 'unit' && line['bytes'] === 4 && line['route'] === '/article/:sku'), 'whole records')
+  }
 })
