@@ -59,6 +59,11 @@ export const SETTINGS = {
     500,
     'price queries with at least this many SKUs run on a worker thread (measured: bench/results/threshold-latest.md)',
   ),
+  answerCacheItems: setting(
+    Type.Integer({ minimum: 0, maximum: 10_000_000 }),
+    50_000,
+    'price query items kept per thread and tenant in the answer cache (about 350 bytes each); 0 turns the cache off',
+  ),
   webhookAllowPrivate: setting(
     Type.Boolean(),
     false,

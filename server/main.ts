@@ -16,6 +16,7 @@ import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
 import { TenantRegistry } from './tenants.js'
 import { WebhookEnvironment } from './webhooks.js'
+import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
@@ -32,7 +33,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const dataDir = path.resolve(config.dataDir)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
-  const queryPool = new QueryPool(config.workers)
+  setAnswerCacheItemsMax(config.answerCacheItems)
+  const queryPool = new QueryPool(config.workers, config.answerCacheItems)
   const metrics = new Metrics()
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },

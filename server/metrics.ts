@@ -7,6 +7,7 @@
  * @module
  */
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { answerCacheCounts } from '../workers/execute.js'
 
 /** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
 const latencyBoundsS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
@@ -123,6 +124,12 @@ export class Metrics {
       exportedMetric('pricing_http_request_duration_seconds', 'HTTP request latency by route pattern, method and status', 'histogram', (splay) =>
         this.#series.flatMap((series) => histogramValues('pricing_http_request_duration_seconds', series, splay)),
       ),
+    )
+    this.registry.registerMetric(
+      exportedMetric('pricing_query_answer_cache_items_total', 'Price query SKUs answered from the answer cache (hit) or computed (miss), main thread and workers', 'counter', () => [
+        { labels: { result: 'hit' }, value: answerCacheCounts.hits },
+        { labels: { result: 'miss' }, value: answerCacheCounts.misses },
+      ]),
     )
     collectDefaultMetrics({ register: this.registry })
   }

@@ -29,8 +29,17 @@ for (const engine of ['main', 'worker'] as const) {
       return answer.body.items.find((item: { sku: string }) => item.sku === sku)?.gross ?? null
     }
 
+    const counts = async (): Promise<number[]> => {
+      const text = (await server.request('GET', '/metrics')).text
+      return ['hit', 'miss'].map((result) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]))
+    }
+    const [hitsBefore, missesBefore] = await counts()
     const first = await query()
+    const [hitsFirst, missesFirst] = await counts()
+    t.same([hitsFirst! - hitsBefore!, missesFirst! - missesBefore!], [0, 3], `counted in /metrics from the ${engine} thread: 3 SKUs computed`)
     const again = await query()
+    const [hitsAgain, missesAgain] = await counts()
+    t.same([hitsAgain! - hitsFirst!, missesAgain! - missesFirst!], [3, 0], 'then 3 served from the cache')
     t.equal(again.text, first.text, 'a repeated query answers the same bytes')
     t.equal(await gross('A'), 125, 'NET 100 + 25% beats GROSS 130')
 
@@ -75,3 +84,28 @@ for (const engine of ['main', 'worker'] as const) {
     t.same((await query()).body.unavailable, [], 'an unavailable SKU becomes available at once')
   })
 }
+
+t.test('PRICING_ANSWER_CACHE_ITEMS=0: no cache on either thread, every SKU computed, the same answers', async (t) => {
+  const server = await startServer({ env: { PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_WORKER_THRESHOLD_SKUS: '3' } })
+  t.teardown(() => server.dispose())
+  const client = await server.tenant('nocache', { tier: 'enterprise' })
+  await setupReference(client)
+  await putPricelist(client, 'net', { currency_code: 'SEK', vat_mode: 'NET' })
+  await mapSkus(client, 'standard', ['A', 'B', 'C'], ['SE'])
+  await expectStatus(client.call('POST', '/price/batch', [{ sku: 'A', pricelist: 'net', price: 100 }, { sku: 'B', pricelist: 'net', price: 10 }]), 202, 'prices')
+  const misses = async (): Promise<number[]> => {
+    const text = (await server.request('GET', '/metrics')).text
+    return ['hit', 'miss'].map((result) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]))
+  }
+  for (const skus of [['A', 'B'], ['A', 'B', 'C']]) {
+    const engine = skus.length >= 3 ? 'worker' : 'main'
+    const [hitsBefore, missesBefore] = await misses()
+    const body = { currency_code: 'SEK', pricelist_filter: {}, skus, tax_area: 'SE' }
+    const first = await client.call('POST', '/price/query', body)
+    const second = await client.call('POST', '/price/query', body)
+    t.equal(second.headers.get('x-price-engine'), engine)
+    t.equal(second.text, first.text, `${engine}: the same answer`)
+    const [hitsAfter, missesAfter] = await misses()
+    t.same([hitsAfter! - hitsBefore!, missesAfter! - missesBefore!], [0, 2 * skus.length], `${engine}: both queries computed every SKU`)
+  }
+})

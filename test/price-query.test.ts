@@ -460,3 +460,32 @@ t.test('a query costs one item per SKU: X-RateLimit-Remaining drops by the numbe
   const again = Number(second.headers.get('x-ratelimit-remaining')) - Number(third.headers.get('x-ratelimit-remaining'))
   t.ok(again >= 2 && again <= 3, `pricelists do not change the cost (dropped by ${again})`)
 })
+
+t.test('the answer cache counts its SKUs in /metrics: computed (miss) then served (hit); as_of queries are computed', async (t) => {
+  const shop = await server.tenant('cache-counts')
+  await setupReference(shop)
+  await putPricelist(shop, 'PL', { currency_code: 'EUR', vat_mode: 'NET' })
+  const skus = ['K1', 'K2', 'K3', 'K4']
+  await mapSkus(shop, 'standard', skus)
+  await expectStatus(shop.call('POST', '/price/batch', skus.map((sku, index) => ({ sku, pricelist: 'PL', price: 10 + index }))), 202, 'prices')
+  const counts = async (): Promise<{ hit: number; miss: number }> => {
+    const text = (await server.request('GET', '/metrics')).text
+    const value = (result: string) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+    return { hit: value('hit'), miss: value('miss') }
+  }
+  const before = await counts()
+  const first = await run(shop, query(skus, ['PL']))
+  const afterFirst = await counts()
+  t.same([afterFirst.hit - before.hit, afterFirst.miss - before.miss], [0, 4], 'a new query computes every SKU')
+  const second = await run(shop, query([...skus, 'K1'], ['PL']))
+  const afterSecond = await counts()
+  t.same([afterSecond.hit - afterFirst.hit, afterSecond.miss - afterFirst.miss], [4, 0], 'the same SKUs again come from the cache (a repeated SKU is answered once)')
+  t.same(second.items, first.items, 'and answer the same')
+  await run(shop, query(skus.slice(0, 2), ['PL'], { as_of: new Date().toISOString() }))
+  const afterHistoric = await counts()
+  t.same([afterHistoric.hit - afterSecond.hit, afterHistoric.miss - afterSecond.miss], [0, 2], 'a query with as_of is computed')
+  await expectStatus(shop.call('POST', '/price/batch', [{ sku: 'K1', pricelist: 'PL', price: 99 }]), 202, 'a change')
+  await run(shop, query(skus, ['PL']))
+  const afterChange = await counts()
+  t.same([afterChange.hit - afterHistoric.hit, afterChange.miss - afterHistoric.miss], [0, 4], "a tenant's change invalidates its cached answers")
+})

@@ -49,8 +49,25 @@ interface CachedItem {
 
 let queryStamp = 0
 
-/** Cached items per thread and tenant (about 350 B each: ~17 MiB); beyond this the tenant's cache starts again empty. */
-const cachedItemsMax = 50_000
+/**
+ * This thread's answer-cache counts, in SKUs: served from the cache, or computed (uncacheable
+ * queries count as computed). A worker reports each task's share with its answer; the main thread's
+ * counts, with the workers' added, are the `pricing_query_answer_cache_items_total` metric.
+ */
+export const answerCacheCounts = { hits: 0, misses: 0 }
+
+/**
+ * Cached items per thread and tenant (about 350 B each: 50,000 is ~17 MiB); beyond this the
+ * tenant's cache starts again empty. 0: no cache. Set at start (`PRICING_ANSWER_CACHE_ITEMS`).
+ */
+let cachedItemsMax = 50_000
+
+/** Sets this thread's answer-cache bound (main.ts for the main thread, price-task.ts for a worker). */
+export function setAnswerCacheItemsMax(count: number): void {
+  if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`answer cache items must be a whole number >= 0, got ${count}`)
+  cachedItemsMax = count
+  caches.clear()
+}
 
 const caches = new Map<string, { size: number; byQuery: Map<string, Map<string, CachedItem>> }>()
 
@@ -69,7 +86,8 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const options: AnswerOptions = { currency: input.currency, rounding, quantity: input.quantity }
-  if (!input.cacheable || tenant === '') {
+  if (!input.cacheable || tenant === '' || cachedItemsMax === 0) {
+    answerCacheCounts.misses += input.skus.length
     const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
     return answerJson(result.items, result.unavailable)
   }
@@ -93,11 +111,13 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
   const stamp = ++queryStamp
   const uncached = new Set<string>()
   const validity: Validity = { until: 0 }
+  let misses = 0
   for (const sku of input.skus) {
     let item = items.get(sku)
     if (item !== undefined && item.stamp === stamp) continue
     if (item === undefined || item.changeCount !== changeCount || item.sequence !== sequence || !(input.at < item.until) || input.at < item.at) {
       if (uncached.has(sku)) continue
+      misses++
       const best = bestWithValidity(context, sku, selected, options, validity)
       item = renderCached(sku, best, input.at, changeCount, sequence, Math.min(validity.until, fxUntil))
       // NaN (not cacheable) fails `at < until` above, so such an item is recomputed every time.
@@ -111,6 +131,8 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
     item.stamp = stamp
     found.push(item)
   }
+  answerCacheCounts.misses += misses
+  answerCacheCounts.hits += found.length - misses
   return assemble(found, input.sortOrder)
 }
 

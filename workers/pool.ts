@@ -10,8 +10,8 @@ import { Piscina } from 'piscina'
 import type { Catalog, CatalogType } from '../engine/catalog.js'
 import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
-import type { QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { answerCacheCounts, type QueryInput } from './execute.js'
+import { protocolVersion, replicationChannelName, type PriceWorkerData, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
 /** What the pool needs to know of a tenant. */
 export interface ReplicatedTenant {
@@ -39,10 +39,15 @@ export class QueryPool {
   readonly #channel = new BroadcastChannel(replicationChannelName)
   readonly #feeds = new Map<string, FeedState>()
 
-  constructor(threads: number) {
+  /**
+   * @param threads worker threads (0: one per core)
+   * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
+   */
+  constructor(threads: number, answerCacheItems: number) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     this.#pool = new Piscina({
       filename: fileURLToPath(new URL('./price-task.js', import.meta.url)),
+      workerData: { answerCacheItems } satisfies PriceWorkerData,
       // All threads start at once, so each subscribes to the replication channel from the start.
       minThreads: count,
       maxThreads: count,
@@ -116,6 +121,8 @@ export class QueryPool {
       }
     }
     if (result.kind !== 'answer') throw new Error('worker could not build a replica from a snapshot')
+    answerCacheCounts.hits += result.cacheHits
+    answerCacheCounts.misses += result.cacheMisses
     const json = result.json
     // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
     return typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)

@@ -3,10 +3,13 @@
  * caller's sequence. The first task for a tenant (or after a gap) asks for a snapshot.
  * @module
  */
+import { workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
-import { executeQuery } from './execute.js'
-import { protocolVersion, type QueryTask, type QueryTaskResult } from './protocol.js'
+import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
+import { protocolVersion, type PriceWorkerData, type QueryTask, type QueryTaskResult } from './protocol.js'
 import { ReplicaSet } from './replica.js'
+
+setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
 
 const replicas = new ReplicaSet()
 
@@ -31,14 +34,16 @@ export default function run(task: QueryTask): QueryTaskResult {
     if (current === undefined) return { kind: 'need_snapshot' }
     replica = current
   }
-  return answer(executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence))
+  const { hits, misses } = answerCacheCounts
+  const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence)
+  return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
 }
 
 /** Answer bytes in a buffer of their own are moved to the main thread, not copied. */
-function answer(json: string | Buffer): QueryTaskResult {
-  if (typeof json === 'string' || json.byteOffset !== 0 || json.byteLength !== json.buffer.byteLength) return { kind: 'answer', json }
+function answer(json: string | Buffer, cacheHits: number, cacheMisses: number): QueryTaskResult {
+  if (typeof json === 'string' || json.byteOffset !== 0 || json.byteLength !== json.buffer.byteLength) return { kind: 'answer', json, cacheHits, cacheMisses }
   const bytes = new Uint8Array(json.buffer, 0, json.byteLength)
-  const result: QueryTaskResult = { kind: 'answer', json: bytes }
+  const result: QueryTaskResult = { kind: 'answer', json: bytes, cacheHits, cacheMisses }
   return move({
     get [transferableSymbol]() {
       return [bytes.buffer]

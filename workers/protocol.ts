@@ -41,6 +41,11 @@ export interface Snapshot {
   readonly columns: SharedColumns
 }
 
+/** What every price worker is started with (Piscina's `workerData`). */
+export interface PriceWorkerData {
+  readonly answerCacheItems: number
+}
+
 /** A query for a worker: what the main thread validated and selected (see QueryInput). */
 export interface QueryTask extends QueryInput {
   readonly version: number
@@ -51,5 +56,6 @@ export interface QueryTask extends QueryInput {
 }
 
 export type QueryTaskResult =
-  | { readonly kind: 'answer'; readonly json: string | Uint8Array }
+  /** `cacheHits` and `cacheMisses`: this task's share of the worker's answer-cache counts (SKUs). */
+  | { readonly kind: 'answer'; readonly json: string | Uint8Array; readonly cacheHits: number; readonly cacheMisses: number }
   | { readonly kind: 'need_snapshot' }
