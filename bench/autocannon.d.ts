@@ -8,6 +8,8 @@ declare module 'autocannon' {
     path?: string
     headers?: Record<string, string>
     body?: string | Buffer
+    /** Called before each send of this request: answers the request to send (autocannon rebuilds its bytes). */
+    setupRequest?: (request: Request, context: Record<string, unknown>) => Request
   }
 
   export interface Options {

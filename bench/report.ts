@@ -9,7 +9,7 @@ import { accessLogCostMax, defaultSample, type AccessLogResult } from './access-
 import type { EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { Memory } from './proc.js'
-import type { LoadResult, ScenarioDefinition } from './scenarios.js'
+import { distinctQueryCount, type LoadResult, type ScenarioDefinition } from './scenarios.js'
 import { dispatchShareMax, webhookRatioMin, type WebhookResult } from './webhooks.js'
 
 export interface RestartResult {
@@ -26,6 +26,8 @@ export interface ScenarioResult {
   readonly responseBytes: number
   readonly real: LoadResult
   readonly bare: LoadResult
+  /** Share of the scenario's query SKUs the answer cache served (warm-up included); null: no query. */
+  readonly cacheHitRate: number | null
   readonly cpuRatio: number
   readonly requestsRatio: number
   readonly targets: Pick<ScenarioDefinition, 'cpuRatioMax' | 'requestsRatioMin' | 'latencyP99MaxMs'>
@@ -99,6 +101,14 @@ export function scenarioChecks(scenario: ScenarioResult): Check[] {
       measured: `${real.latencyP99Ms} ms`,
       target: `< ${targets.latencyP99MaxMs} ms`,
       pass: real.latencyP99Ms < targets.latencyP99MaxMs,
+    })
+  }
+  if (scenario.cacheHitRate !== null) {
+    checks.push({
+      figure: `${scenario.name}: answer cache hits (${distinctQueryCount} distinct bodies; the figures are the engine's)`,
+      measured: `${(scenario.cacheHitRate * 100).toFixed(1)}%`,
+      target: '<= 1%',
+      pass: scenario.cacheHitRate <= 0.01,
     })
   }
   checks.push({
@@ -195,8 +205,8 @@ type Table = { header: string[]; rows: string[][]; rightAligned: boolean[] }
 
 function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
   return {
-    header: ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'bare req/s', 'bare CPU us/req', 'CPU ratio', 'req/s ratio'],
-    rightAligned: [false, true, true, true, true, true, true, true, true, true],
+    header: ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'answer cache hits', 'bare req/s', 'bare CPU us/req', 'CPU ratio', 'req/s ratio'],
+    rightAligned: [false, true, true, true, true, true, true, true, true, true, true],
     rows: scenarios.map((scenario) => [
       scenario.name,
       formatInteger(scenario.real.requestsPerSecond),
@@ -204,6 +214,7 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       String(scenario.real.latencyP99Ms),
       oneDecimal.format(scenario.real.cpuMicrosPerRequest),
       twoDecimals.format(scenario.real.cpuCores),
+      scenario.cacheHitRate === null ? '' : `${(scenario.cacheHitRate * 100).toFixed(1)}%`,
       formatInteger(scenario.bare.requestsPerSecond),
       oneDecimal.format(scenario.bare.cpuMicrosPerRequest),
       `${twoDecimals.format(scenario.cpuRatio)}x`,

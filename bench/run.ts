@@ -23,7 +23,7 @@ import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
 import { accessLogChecks, changelogChecks, globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
-import { exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
+import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
 import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
 
@@ -113,7 +113,11 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
     for (const [index, definition] of definitions.entries()) {
       const headers = { authorization: `Bearer ${await client.refreshToken()}` }
       progress(`scenario ${definition.name}: server`)
+      const countsBefore = await answerCacheCounts(server.url)
       const real = await measureLoad(server.url, server.pid, definition.requests, headers, options.load)
+      const countsAfter = await answerCacheCounts(server.url)
+      const hits = countsAfter.hits - countsBefore.hits
+      const looked = hits + countsAfter.misses - countsBefore.misses
       progress(`scenario ${definition.name}: bare endpoint`)
       const bareResult = await measureLoad(`http://127.0.0.1:${bare.port}`, bare.child.pid!, definition.requests, headers, options.load)
       results.push({
@@ -122,6 +126,7 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
         responseBytes: Buffer.byteLength(captured[index]!.body),
         real,
         bare: bareResult,
+        cacheHitRate: looked > 0 ? hits / looked : null,
         cpuRatio: real.cpuMicrosPerRequest / bareResult.cpuMicrosPerRequest,
         requestsRatio: real.requestsPerSecond / bareResult.requestsPerSecond,
         targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
@@ -183,7 +188,8 @@ type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 
 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
-  const env = await webhookServerEnv()
+  // The answer cache off: the query figures are the engine's (each scenario reports its hit rate, 0).
+  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0' }
   const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env })
   try {
     await server.start()

@@ -209,3 +209,10 @@ export async function provisionTenant(server: PricingServer, slug: string): Prom
   await client.refreshToken()
   return client
 }
+
+/** The answer cache's counts so far (`pricing_query_answer_cache_items_total`, SKUs). */
+export async function answerCacheCounts(url: string): Promise<{ hits: number; misses: number }> {
+  const text = (await request(`${url}/metrics`, 'GET')).text
+  const value = (result: string): number => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+  return { hits: value('hit'), misses: value('miss') }
+}
