@@ -227,6 +227,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
         afterRestart,
         bytesPerVersion: afterRestart.rssBytes / versions,
         bytesPerVersionDelta: (afterRestart.rssBytes - empty.rssBytes) / versions,
+        liveBytesPerVersionDelta: (afterIngest.rssBytes - empty.rssBytes) / versions,
         anonBytesPerVersionDelta: (afterRestart.rssAnonBytes - empty.rssAnonBytes) / versions,
       },
       restartEmpty,
