@@ -76,7 +76,7 @@ for (const node of profile.nodes) {
   const count = hits.get(node.id) ?? 0
   total += count
   const frame = node.callFrame
-  const where = frame.url === '' ? '' : ` ${path.relative(repositoryRoot, fileURLToPath(frame.url.startsWith('file:') ? frame.url : `file://${frame.url}`))}:${frame.lineNumber + 1}`
+  const where = frame.url === '' ? '' : ` ${frame.url.startsWith('file:') ? path.relative(repositoryRoot, fileURLToPath(frame.url)) : frame.url}:${frame.lineNumber + 1}`
   const key = `${frame.functionName || '(anonymous)'}${where}`
   selfSamples.set(key, (selfSamples.get(key) ?? 0) + count)
 }

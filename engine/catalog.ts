@@ -164,6 +164,8 @@ export class Catalog {
   readonly #sorted = new Map<CatalogType, string[] | null>()
   /** Keys whose latest version is live (not deleted): what plan quotas count. */
   readonly #liveCounts = new Map<CatalogType, number>()
+  /** Writes applied per type: caches of derived facts (engine/vat-column.ts) compare them. */
+  readonly #revisions = new Map<CatalogType, number>()
 
   constructor() {
     for (const type of ['article', 'pricelist', 'currency', 'tax_area', 'vat_class', 'vat_rate',
@@ -171,7 +173,13 @@ export class Catalog {
       this.#tables.set(type, new Map())
       this.#sorted.set(type, null)
       this.#liveCounts.set(type, 0)
+      this.#revisions.set(type, 0)
     }
+  }
+
+  /** How many writes of this type have been applied (moves with every `apply`). */
+  revision(type: CatalogType): number {
+    return this.#revisions.get(type)!
   }
 
   #table(type: CatalogType): Map<string, Version<unknown>[]> {
@@ -285,6 +293,7 @@ export class Catalog {
     const wasLive = before !== undefined && before[before.length - 1]!.value !== null
     const isLive = versions[versions.length - 1]!.value !== null
     if (wasLive !== isLive) this.#liveCounts.set(type, this.liveCount(type) + (isLive ? 1 : -1))
+    this.#revisions.set(type, this.#revisions.get(type)! + 1)
     table.set(key, versions)
   }
 }

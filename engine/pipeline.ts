@@ -12,13 +12,18 @@ import { assert } from './assert.js'
 import { compositeKey, type Article, type BundleRule, type Catalog, type Pricelist, type VatMode } from './catalog.js'
 import { convertAmount, resolveFx, type FxResolved } from './fx.js'
 import { amountAbsMax, bundleNestingMax, pricelistDepthMax } from './limits.js'
-import { amountUnit, fromRuleResult, mulDivRound, parseAmount, parseFraction, type Fraction } from './money.js'
+import { amountUnit, fromRuleResult, mulDivRound, parseAmount, type Fraction } from './money.js'
 import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
 import { applyRounding, type CompiledProfile } from './rounding.js'
 import { compileRules, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
+import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
+
+function vatStatus(lookup: VatLookup): VatInfo | Status {
+  return lookup === vatMissingClass ? Status.noVatClass : typeof lookup === 'string' ? Status.noVatRate : lookup
+}
 
 /** Per-item outcome; a larger value got further through the pipeline (used to pick the reason). */
 export const enum Status {
@@ -58,11 +63,6 @@ export interface PricelistInfo {
   readonly parent: string | null
 }
 
-interface VatInfo {
-  readonly classCode: string
-  readonly rateText: string
-  readonly rate: Fraction
-}
 
 /** One priced answer (amounts scaled). */
 export interface PricedItem {
@@ -127,28 +127,16 @@ export function nextVersionAfter(versions: readonly { from: number }[] | undefin
   return Number.POSITIVE_INFINITY
 }
 
-/** VAT rates as exact fractions, parsed once per distinct rate text (there are few). */
-const rateFractions = new Map<string, Fraction | null>()
-const rateFractionsMax = 4096
-
-function rateFraction(text: string): Fraction | null {
-  let fraction = rateFractions.get(text)
-  if (fraction === undefined) {
-    if (rateFractions.size >= rateFractionsMax) rateFractions.clear()
-    fraction = parseFraction(text, 4)
-    rateFractions.set(text, fraction)
-  }
-  return fraction
-}
-
 export class PriceContext {
   // Caches for one request, created on first use: a single read needs few of them.
   #pricelists: Map<string, PricelistInfo | null> | null = null
   #articles: Map<string, Record<string, unknown>> | null = null
   /** Bundle SKUs being resolved, outermost first: a component already on it is a cycle. */
   readonly bundleStack: string[] = []
+  /** The SKUs' VAT in the context's tax area, kept across requests (./vat-column.ts). */
+  #vatColumn: VatColumn | null = null
+  /** SKUs without a price-book id (no price anywhere) are looked up here, for this request only. */
   #vat: Map<string, VatInfo | Status> | null = null
-  #vatRates: Map<string, VatInfo | null> | null = null
   #fx: Map<string, FxResolved | null> | null = null
   #precision: Map<string, number> | null = null
   readonly #bundleSkus: Set<string>
@@ -192,38 +180,21 @@ export class PriceContext {
     return pricelistActiveAt(info.pricelist, this.at)
   }
 
-  /** The SKU's VAT class and rate in the context's tax area. */
-  vat(sku: string): VatInfo | Status {
+  /** The SKU's VAT class and rate in the context's tax area; `skuId` when the caller has it. */
+  vat(sku: string, skuId: number = this.prices.skuId(sku)): VatInfo | Status {
+    if (skuId >= 0) return vatStatus((this.#vatColumn ??= vatColumn(this.catalog, this.taxArea)).get(sku, skuId, this.at))
     let vat = (this.#vat ??= new Map()).get(sku)
     if (vat === undefined) {
       const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
-      if (mapping === null) vat = Status.noVatClass
-      else vat = this.#vatRate(mapping.vat_class_code) ?? Status.noVatRate
-      this.#vat!.set(sku, vat)
+      vat = mapping === null ? Status.noVatClass : (lookupVatRate(this.catalog, this.taxArea, mapping.vat_class_code, this.at) ?? Status.noVatRate)
+      this.#vat.set(sku, vat)
     }
     return vat
   }
 
-  #vatRate(classCode: string): VatInfo | null {
-    let info = (this.#vatRates ??= new Map()).get(classCode)
-    if (info === undefined) {
-      const rate = this.catalog.get('vat_rate', compositeKey(this.taxArea, classCode), this.at)
-      const fraction = rate === null ? null : rateFraction(rate.rate)
-      info = rate === null || fraction === null ? null : { classCode, rateText: rate.rate, rate: fraction }
-      this.#vatRates!.set(classCode, info)
-    }
-    return info
-  }
-
   /** The first instant after the context's at which the SKU's VAT mapping or its rate changes. */
   vatNextChange(sku: string): number {
-    const mappings = this.catalog.versions('article_taxclass', compositeKey(sku, this.taxArea))
-    let until = nextVersionAfter(mappings, this.at)
-    const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
-    if (mapping !== null) {
-      until = Math.min(until, nextVersionAfter(this.catalog.versions('vat_rate', compositeKey(this.taxArea, mapping.vat_class_code)), this.at))
-    }
-    return until
+    return vatNextChange(this.catalog, this.taxArea, sku, this.at)
   }
 
   fx(base: string, quote: string): FxResolved | null {

@@ -91,7 +91,7 @@ function bestOf(
   const prices = context.prices
   const at = context.at
   const skuId = prices.skuId(sku)
-  const vat = skuId >= 0 ? context.vat(sku) : Status.noVatClass
+  const vat = skuId >= 0 ? context.vat(sku, skuId) : Status.noVatClass
   if (validity !== null) trackValidity(context, sku, skuId, selected, validity)
   const rounding = options.rounding
   let status: Status = Status.noPrice
