@@ -15,11 +15,17 @@ export interface PriceReader {
   fromAt(position: number): number
   hasExtras(position: number): boolean
   contentAt(position: number): PriceContent | null
+  /** A SKU-major row of the sales in force (engine/current-rows.ts), or -1 where there are none. */
+  currentRow(skuId: number, at: number): number
+  readonly rows: Float64Array
+  fillCell(row: number, skuId: number, pricelistId: number, at: number): number
   /** The tenant's change count (prices and catalogue). */
   readonly changeCount: number
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
   nextChangeAfter(pricelistId: number, skuId: number, at: number): number
 }
+
+const noRows = new Float64Array(0)
 
 /** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */
 const extraTombstone = -2
@@ -90,6 +96,19 @@ export class PriceReplica implements PriceReader {
 
   hasExtras(position: number): boolean {
     return this.#columns.extra[position]! >= 0
+  }
+
+  /** Rows are the owner's (main thread only): a replica answers from the runs. */
+  currentRow(): number {
+    return -1
+  }
+
+  get rows(): Float64Array {
+    return noRows
+  }
+
+  fillCell(): number {
+    throw new Error('a replica has no rows')
   }
 
   contentAt(position: number): PriceContent | null {

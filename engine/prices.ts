@@ -15,6 +15,7 @@
  * @module
  */
 import { assert } from './assert.js'
+import { CurrentRows } from './current-rows.js'
 import { sha256Hex128 } from './hash.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
@@ -118,6 +119,8 @@ export class PriceBook {
   #writtenBy = new Int32Array(poolInitialCount)
   readonly #actors: string[] = []
   readonly #actorIds = new Map<string, number>()
+  /** SKU-major rows of the versions in force (main thread only; see `currentRow`). */
+  readonly #rows = new CurrentRows()
   /** Pairs (pricelist, SKU) whose latest version is live: what the price quota counts. */
   #livePairs = 0
   readonly #livePerPricelist: number[] = []
@@ -232,6 +235,36 @@ export class PriceBook {
     return this.#extra[position]! >= 0
   }
 
+  /**
+   * The start of the SKU's row of sales in force at `at` (cells indexed by pricelist id from it,
+   * in `rows`; a NaN cell is not filled yet: `fillCell`), or -1 when rows are off for this book.
+   * A row holds for one window of time: a read outside it starts the row again.
+   */
+  currentRow(skuId: number, at: number): number {
+    return this.#rows.row(skuId, this.pricelistCodes.length, this.skuCodes.length, at)
+  }
+
+  get rows(): Float64Array {
+    return this.#rows.cells
+  }
+
+  /**
+   * Fills the cell of (SKU, pricelist) in a row from `currentRow` with the sales of the live
+   * version in force at `at` when it has no extras, else -Infinity (the caller takes the full
+   * path); narrows the row's window to that version's. Answers the cell.
+   */
+  fillCell(row: number, skuId: number, pricelistId: number, at: number): number {
+    const offset = this.runOffset(pricelistId, skuId)
+    if (offset < 0) return this.#rows.fill(row, pricelistId, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
+    const end = offset + this.#runCount[offset]!
+    const position = positionInRun(this.#from, this.#runCount, offset, at)
+    if (position < 0) return this.#rows.fill(row, pricelistId, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, this.#from[offset]!)
+    const until = position + 1 < end ? this.#from[position + 1]! : Number.POSITIVE_INFINITY
+    const extra = this.#extra[position]!
+    const sales = extra === extraNone ? this.#sales[position]! : Number.NEGATIVE_INFINITY
+    return this.#rows.fill(row, pricelistId, sales, this.#from[position]!, until)
+  }
+
   /** Materialises the content at a pool position. */
   contentAt(position: number): PriceContent | null {
     return readContent(this.#sales, this.#extra, this.#extras, this.fieldNames, position)
@@ -297,6 +330,7 @@ export class PriceBook {
     this.#extrasLive -= beforeExtras
     const index = this.#ensureIndex(pricelistId, skuId)
     Atomics.store(index, skuId, offset + 1)
+    this.#rows.clear(skuId)
     // After the data: a reader that sees the new count sees the new run too.
     Atomics.add(this.#changes, 0, 1)
     const isLive = versions[versions.length - 1]!.content !== null

@@ -98,17 +98,29 @@ function bestOf(
   let bestGross = Number.POSITIVE_INFINITY
   let bestIndex = -1
   let bestItem: PricedItem | null = null
+  // The SKU's row of sales in force (main thread), else each pair's run.
+  const row = skuId >= 0 && typeof vat !== 'number' ? prices.currentRow(skuId, at) : -1
+  const rows = prices.rows
   for (let index = 0; index < selected.length; index++) {
     const candidate = selected[index]!
     if (candidate.fast && typeof vat !== 'number') {
-      const position = prices.livePositionAt(candidate.info!.id, skuId, at)
-      if (position >= 0 && !prices.hasExtras(position)) {
+      const pricelistId = candidate.info!.id
+      let base: number
+      if (row >= 0) {
+        base = rows[row + pricelistId]!
+        // NaN: not filled yet.
+        if (base !== base) base = prices.fillCell(row, skuId, pricelistId, at)
+      } else {
+        const position = prices.livePositionAt(pricelistId, skuId, at)
+        base = position >= 0 && !prices.hasExtras(position) ? prices.salesAt(position) : Number.NEGATIVE_INFINITY
+      }
+      if (base !== Number.NEGATIVE_INFINITY) {
         const fx = candidate.fx
         if (fx === undefined) {
           if (Status.noFxRate > status) status = Status.noFxRate
           continue
         }
-        const amount = fx === null ? prices.salesAt(position) : convertAmount(prices.salesAt(position), fx)
+        const amount = fx === null ? base : convertAmount(base, fx)
         if (outOfRange(amount)) {
           if (Status.noFxRate > status) status = Status.noFxRate
           continue

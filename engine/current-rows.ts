@@ -1,0 +1,90 @@
+/**
+ * SKU-major rows of the prices in force, for the price query's common case. The price book keeps
+ * its runs by pricelist (an index per pricelist over SKU ids, runs in the pool in load order), so
+ * one SKU over 10 pricelists touches about 50 places in memory, and the query is bound by memory
+ * latency, not arithmetic. A row puts the SKU's facts side by side:
+ *
+ *   [from, until, cell per pricelist id]
+ *
+ * A cell is the scaled sales of the live version in force over the whole window [from, until) when
+ * it has no extras (fields, breaks), -Infinity when the full path must answer (no price, a
+ * deletion, extras), NaN when not filled yet. Cells are filled on demand (the query's pricelists
+ * only), and each narrows the window to the span of the version it read, so every filled cell
+ * holds throughout the window. A read at an instant outside the window starts the row again
+ * (empty, window unbounded); a write of one of the SKU's prices clears its row.
+ *
+ * Main thread only (the price book's owner): cells are plain stores. Rows are off (`row` answers
+ * -1) for a book whose rows would take more than `rowsBytesMax`.
+ * @module
+ */
+
+/** Rows may take at most this much memory per price book; beyond it queries take the runs. */
+export const rowsBytesMax = 256 * 1024 * 1024
+/** Cells before the first pricelist cell: the window. */
+const header = 2
+
+export class CurrentRows {
+  /** Pricelist cells per row, and SKU rows: both grow by doubling. */
+  #slots = 0
+  #capacity = 0
+  /** Set once the rows would pass `rowsBytesMax`: this book answers from its runs from then on. */
+  #off = false
+  cells = new Float64Array(0)
+
+  /**
+   * The index of the SKU's first pricelist cell, its row holding at `at` (started again when it
+   * did not), or -1 when rows are off. `pricelists` and `skus`: the book's dictionary sizes now.
+   */
+  row(skuId: number, pricelists: number, skus: number, at: number): number {
+    if (pricelists > this.#slots || skuId >= this.#capacity) {
+      if (this.#off || !this.#grow(pricelists, Math.max(skus, skuId + 1))) return -1
+    }
+    const cells = this.cells
+    const start = skuId * (this.#slots + header)
+    if (!(at >= cells[start]! && at < cells[start + 1]!)) this.#start(start)
+    return start + header
+  }
+
+  /** Stores a cell and narrows its row's window to [from, until); answers the cell. */
+  fill(row: number, pricelistId: number, value: number, from: number, until: number): number {
+    const cells = this.cells
+    cells[row + pricelistId] = value
+    if (from > cells[row - 2]!) cells[row - 2] = from
+    if (until < cells[row - 1]!) cells[row - 1] = until
+    return value
+  }
+
+  /** Empties the SKU's row (one of its prices was written). */
+  clear(skuId: number): void {
+    if (skuId < this.#capacity) this.#start(skuId * (this.#slots + header))
+  }
+
+  #start(start: number): void {
+    const cells = this.cells
+    cells[start] = Number.NEGATIVE_INFINITY
+    cells[start + 1] = Number.POSITIVE_INFINITY
+    cells.fill(Number.NaN, start + header, start + header + this.#slots)
+  }
+
+  /** Room for the pricelists and SKUs (doubling); every row starts empty. False when over the bound. */
+  #grow(pricelists: number, skus: number): boolean {
+    let slots = Math.max(this.#slots, 8)
+    while (slots < pricelists) slots *= 2
+    let capacity = Math.max(this.#capacity, 1024)
+    while (capacity < skus) capacity *= 2
+    if (capacity * (slots + header) * Float64Array.BYTES_PER_ELEMENT > rowsBytesMax) {
+      this.#off = true
+      this.#slots = 0
+      this.#capacity = 0
+      this.cells = new Float64Array(0)
+      return false
+    }
+    const cells = new Float64Array(capacity * (slots + header))
+    // Empty rows: an empty window (from +Infinity) is started at the first read.
+    for (let start = 0; start < cells.length; start += slots + header) cells[start] = Number.POSITIVE_INFINITY
+    this.#slots = slots
+    this.#capacity = capacity
+    this.cells = cells
+    return true
+  }
+}
