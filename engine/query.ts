@@ -13,7 +13,7 @@ import { assert } from './assert.js'
 import { convertAmount, type FxResolved } from './fx.js'
 import {
   outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet,
-  type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo,
+  type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
 } from './pipeline.js'
 import { applyRounding } from './rounding.js'
 import { pricelistDepthMax } from './limits.js'
@@ -98,6 +98,8 @@ function bestOf(
   let bestGross = Number.POSITIVE_INFINITY
   let bestIndex = -1
   let bestItem: PricedItem | null = null
+  /** The fast-path winner's own sales (its pricelist's currency and VAT mode). */
+  let bestBase = 0
   // The SKU's row of sales in force (main thread), else each pair's run.
   const row = skuId >= 0 && typeof vat !== 'number' ? prices.currentRow(skuId, at) : -1
   const rows = prices.rows
@@ -132,6 +134,7 @@ function bestOf(
           bestGross = gross
           bestIndex = index
           bestItem = null
+          bestBase = base
         }
         continue
       }
@@ -154,11 +157,13 @@ function bestOf(
   }
   if (bestIndex < 0) return status
   if (bestItem !== null) return bestItem
-  // The winner came from the fast path: price it in full once (same arithmetic, full answer).
-  const code = selected[bestIndex]!.code
-  const resolved = resolveBase(context, code, sku)
-  assert(typeof resolved !== 'number', 'a fast-path winner resolves')
-  const priced = priceItem(context, resolved, sku, options, code)
+  // The winner came from the fast path: price it in full once (same arithmetic, full answer), from
+  // what resolveBase would give for a live own version without extras or rules.
+  const winner = selected[bestIndex]!.info!
+  const resolved: Resolved = {
+    sales: bestBase, fields: null, breaks: null, currency: winner.currency, vatMode: winner.vatMode!, inherited: false, source: winner.code, startDate: null,
+  }
+  const priced = priceItem(context, resolved, sku, options, winner.code)
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
 }
