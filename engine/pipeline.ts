@@ -236,14 +236,17 @@ export class PriceContext {
 // ---- VAT arithmetic (exact; rate is a percentage fraction n/d) -------------------------------
 
 /** NET mode: vat = round(net × rate) to `precision` decimals, half-up. */
+/** 10^(4 - precision): scaled units per step of a VAT precision (0 to 4 decimals). */
+const precisionSteps = [10_000, 1_000, 100, 10, 1]
+
 export function vatOfNet(net: number, rate: Fraction, precision: number): number {
-  const step = 10 ** (4 - precision)
+  const step = precisionSteps[precision] ?? 10 ** (4 - precision)
   return mulDivRound(net, rate.numerator, 100 * rate.denominator * step) * step
 }
 
 /** GROSS mode: vat = round(gross - gross / (1 + rate)) = round(gross × r / (1 + r)). */
 export function vatOfGross(gross: number, rate: Fraction, precision: number): number {
-  const step = 10 ** (4 - precision)
+  const step = precisionSteps[precision] ?? 10 ** (4 - precision)
   return mulDivRound(gross, rate.numerator, (100 * rate.denominator + rate.numerator) * step) * step
 }
 
