@@ -120,13 +120,6 @@ export function outOfRange(scaled: number): boolean {
   return !(Math.abs(scaled) <= scaledAmountMax)
 }
 
-/** The `from` of the first version after `at`, or +Infinity. */
-export function nextVersionAfter(versions: readonly { from: number }[] | undefined, at: number): number {
-  if (versions === undefined) return Number.POSITIVE_INFINITY
-  for (const version of versions) if (version.from > at) return version.from
-  return Number.POSITIVE_INFINITY
-}
-
 export class PriceContext {
   // Caches for one request, created on first use: a single read needs few of them.
   #pricelists: Map<string, PricelistInfo | null> | null = null

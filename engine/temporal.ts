@@ -46,6 +46,13 @@ export interface View<T> {
   readonly deletedAt: number | null
 }
 
+/** The `from` of the first version after `at`, or +Infinity. */
+export function nextVersionAfter(versions: readonly { from: number }[] | undefined, at: number): number {
+  if (versions === undefined) return Number.POSITIVE_INFINITY
+  for (const version of versions) if (version.from > at) return version.from
+  return Number.POSITIVE_INFINITY
+}
+
 /**
  * The record in force at `at`. A record deleted at or before `at` is absent unless
  * `includeDeleted`, which answers the last live version with its deletion time.

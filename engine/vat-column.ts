@@ -10,6 +10,7 @@
  */
 import { compositeKey, type Catalog } from './catalog.js'
 import { parseFraction, type Fraction } from './money.js'
+import { nextVersionAfter } from './temporal.js'
 
 /** What a SKU's VAT is in a tax area: its class and rate, or why there is none. */
 export interface VatInfo {
@@ -44,19 +45,12 @@ export function lookupVatRate(catalog: Catalog, taxArea: string, classCode: stri
   return rate === null || fraction === null ? null : { classCode, rateText: rate.rate, rate: fraction }
 }
 
-/** The first instant after `at` at which the `from` of a version list lies, or +Infinity. */
-function nextFrom(versions: readonly { from: number }[] | undefined, at: number): number {
-  if (versions === undefined) return Number.POSITIVE_INFINITY
-  for (const version of versions) if (version.from > at) return version.from
-  return Number.POSITIVE_INFINITY
-}
-
 /** The first instant after `at` at which the SKU's VAT mapping in the area, or its class's rate, changes. */
 export function vatNextChange(catalog: Catalog, taxArea: string, sku: string, at: number): number {
   const key = compositeKey(sku, taxArea)
-  let until = nextFrom(catalog.versions('article_taxclass', key), at)
+  let until = nextVersionAfter(catalog.versions('article_taxclass', key), at)
   const mapping = catalog.get('article_taxclass', key, at)
-  if (mapping !== null) until = Math.min(until, nextFrom(catalog.versions('vat_rate', compositeKey(taxArea, mapping.vat_class_code)), at))
+  if (mapping !== null) until = Math.min(until, nextVersionAfter(catalog.versions('vat_rate', compositeKey(taxArea, mapping.vat_class_code)), at))
   return until
 }
 

@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
+import { answerCacheCounts } from './helpers/metrics.js'
 import { expectStatus, mapSkus, putPricelist, setupReference } from './helpers/price-fixtures.js'
 
 for (const engine of ['main', 'worker'] as const) {
@@ -30,8 +31,8 @@ for (const engine of ['main', 'worker'] as const) {
     }
 
     const counts = async (): Promise<number[]> => {
-      const text = (await server.request('GET', '/metrics')).text
-      return ['hit', 'miss'].map((result) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]))
+      const { hits, misses } = await answerCacheCounts(server)
+      return [hits, misses]
     }
     const [hitsBefore, missesBefore] = await counts()
     const first = await query()
@@ -94,8 +95,8 @@ t.test('PRICING_ANSWER_CACHE_ITEMS=0: no cache on either thread, every SKU compu
   await mapSkus(client, 'standard', ['A', 'B', 'C'], ['SE'])
   await expectStatus(client.call('POST', '/price/batch', [{ sku: 'A', pricelist: 'net', price: 100 }, { sku: 'B', pricelist: 'net', price: 10 }]), 202, 'prices')
   const misses = async (): Promise<number[]> => {
-    const text = (await server.request('GET', '/metrics')).text
-    return ['hit', 'miss'].map((result) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1]))
+    const { hits, misses } = await answerCacheCounts(server)
+    return [hits, misses]
   }
   for (const skus of [['A', 'B'], ['A', 'B', 'C']]) {
     const engine = skus.length >= 3 ? 'worker' : 'main'

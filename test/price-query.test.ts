@@ -9,6 +9,7 @@ import t from 'tap'
 import {
   expectStatus, mapSkus, putArticle, putPrice, putPricelist, putSetting, query, setupReference,
 } from './helpers/price-fixtures.js'
+import { answerCacheCounts } from './helpers/metrics.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -469,9 +470,8 @@ t.test('the answer cache counts its SKUs in /metrics: computed (miss) then serve
   await mapSkus(shop, 'standard', skus)
   await expectStatus(shop.call('POST', '/price/batch', skus.map((sku, index) => ({ sku, pricelist: 'PL', price: 10 + index }))), 202, 'prices')
   const counts = async (): Promise<{ hit: number; miss: number }> => {
-    const text = (await server.request('GET', '/metrics')).text
-    const value = (result: string) => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
-    return { hit: value('hit'), miss: value('miss') }
+    const { hits, misses } = await answerCacheCounts(server)
+    return { hit: hits, miss: misses }
   }
   const before = await counts()
   const first = await run(shop, query(skus, ['PL']))

@@ -14,7 +14,8 @@
  * @module
  */
 import { compositeKey, type Catalog } from '../engine/catalog.js'
-import { nextVersionAfter, PriceContext, Status, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
+import { PriceContext, Status, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
+import { nextVersionAfter } from '../engine/temporal.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
