@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { Session, type Profiler } from 'node:inspector'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { formatSelfTimes, selfTimes } from './cpu-profile.js'
 import { PriceContext, type AnswerOptions } from '../engine/pipeline.js'
 import { queryPrices } from '../engine/query.js'
 import { buildCatalog, buildPriceBook, commonPricelists } from './engine.js'
@@ -68,21 +69,8 @@ mkdirSync(directory, { recursive: true })
 const file = path.join(directory, `engine-${mixed ? 'mixed' : 'common'}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
 writeFileSync(file, JSON.stringify(profile))
 
-const selfSamples = new Map<string, number>()
-const hits = new Map<number, number>()
-for (const id of profile.samples ?? []) hits.set(id, (hits.get(id) ?? 0) + 1)
-let total = 0
-for (const node of profile.nodes) {
-  const count = hits.get(node.id) ?? 0
-  total += count
-  const frame = node.callFrame
-  const where = frame.url === '' ? '' : ` ${frame.url.startsWith('file:') ? path.relative(repositoryRoot, fileURLToPath(frame.url)) : frame.url}:${frame.lineNumber + 1}`
-  const key = `${frame.functionName || '(anonymous)'}${where}`
-  selfSamples.set(key, (selfSamples.get(key) ?? 0) + count)
-}
+const { samples, frames } = selfTimes(profile, repositoryRoot)
 process.stdout.write(`${mixed ? 'mixed' : 'common'} case, ${shape.skuCount.toLocaleString('en-US')} SKUs: ${Math.round(rate).toLocaleString('en-US')} resolutions/s under the profiler\n`)
-process.stdout.write(`top ${top} functions by self time (${total} samples), profile: ${path.relative(repositoryRoot, file)}\n`)
-for (const [key, count] of [...selfSamples].sort((left, right) => right[1] - left[1]).slice(0, top)) {
-  process.stdout.write(`${((count / total) * 100).toFixed(1).padStart(6)}%  ${key}\n`)
-}
+process.stdout.write(`top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, file)}\n`)
+process.stdout.write(formatSelfTimes(frames, top))
 if (Number.isNaN(sink)) throw new Error('unreachable')

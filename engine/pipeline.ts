@@ -21,7 +21,7 @@ import { compileRules, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
 import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
 
-function vatStatus(lookup: VatLookup): VatInfo | Status {
+export function vatStatus(lookup: VatLookup): VatInfo | Status {
   return lookup === vatMissingClass ? Status.noVatClass : typeof lookup === 'string' ? Status.noVatRate : lookup
 }
 
@@ -173,9 +173,14 @@ export class PriceContext {
     return pricelistActiveAt(info.pricelist, this.at)
   }
 
+  /** The VAT column of the context's catalogue and tax area (current as of this context's first use). */
+  vatColumn(): VatColumn {
+    return (this.#vatColumn ??= vatColumn(this.catalog, this.taxArea))
+  }
+
   /** The SKU's VAT class and rate in the context's tax area; `skuId` when the caller has it. */
   vat(sku: string, skuId: number = this.prices.skuId(sku)): VatInfo | Status {
-    if (skuId >= 0) return vatStatus((this.#vatColumn ??= vatColumn(this.catalog, this.taxArea)).get(sku, skuId, this.at))
+    if (skuId >= 0) return vatStatus(this.vatColumn().get(sku, skuId, this.at))
     let vat = (this.#vat ??= new Map()).get(sku)
     if (vat === undefined) {
       const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
@@ -477,15 +482,24 @@ export interface AnswerOptions {
  * break go through FX, VAT and rounding; `options.quantity` selects the break whose
  * quantity_break is the largest not above it (none: the base).
  */
-export function priceItem(context: PriceContext, resolved: Resolved, sku: string, options: AnswerOptions, pricelist = ''): PricedItem | Status {
+export function priceItem(
+  context: PriceContext,
+  resolved: Resolved,
+  sku: string,
+  options: AnswerOptions,
+  pricelist = '',
+  /** The SKU's VAT and the currency's VAT precision, when the caller has them. */
+  known: VatInfo | null = null,
+  knownPrecision = -1,
+): PricedItem | Status {
   let fx: FxResolved | null = null
   if (resolved.currency !== options.currency) {
     fx = context.fx(resolved.currency, options.currency)
     if (fx === null) return Status.noFxRate
   }
-  const vat = context.vat(sku)
+  const vat = known ?? context.vat(sku)
   if (typeof vat === 'number') return vat
-  const precision = context.vatPrecision(options.currency)
+  const precision = knownPrecision >= 0 ? knownPrecision : context.vatPrecision(options.currency)
   const mode = resolved.vatMode
   const sales = fx === null ? resolved.sales : convertAmount(resolved.sales, fx)
   if (outOfRange(sales)) return Status.noFxRate

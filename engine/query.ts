@@ -12,11 +12,12 @@
 import { assert } from './assert.js'
 import { convertAmount, type FxResolved } from './fx.js'
 import {
-  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet,
+  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet, vatStatus,
   type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
 } from './pipeline.js'
 import { applyRounding } from './rounding.js'
 import { pricelistDepthMax } from './limits.js'
+import type { VatInfo } from './vat-column.js'
 
 export interface QueryRequest {
   readonly skus: readonly string[]
@@ -37,6 +38,8 @@ export interface Candidate {
   readonly info: PricelistInfo | null
   /** Own prices may take the fast path: a live pricelist with a VAT mode and no rules. */
   readonly fast: boolean
+  /** Its VAT mode is NET (the fast path adds the VAT). */
+  readonly net: boolean
   /** FX to the answer currency: null when the currencies are equal, undefined when no rate exists. */
   readonly fx: FxResolved | null | undefined
 }
@@ -45,23 +48,83 @@ function candidates(context: PriceContext, pricelists: readonly string[], curren
   return pricelists.map((code) => {
     const info = context.pricelist(code)
     const fx = info === null || info.currency === currency ? null : (context.fx(info.currency, currency) ?? undefined)
-    return { code, info, fast: info !== null && info.vatMode !== null && info.rules.length === 0 && info.id >= 0, fx }
+    const fast = info !== null && info.vatMode !== null && info.rules.length === 0 && info.id >= 0
+    return { code, info, fast, net: fast && info.vatMode === 'NET', fx }
   })
 }
+
+/**
+ * SKUs per step of a query. A step first finds the SKUs' ids, then their VAT slots and rows, then
+ * prices them: each of the first two loops makes independent reads that miss the CPU caches (the
+ * dictionary, the VAT column and the rows together are tens of MB for 100,000 SKUs), so the CPU
+ * overlaps them, and the pricing loop finds what it reads in the cache. One SKU at a time, each
+ * miss would wait for the one before.
+ */
+const stepSkus = 64
+const stepIds = new Int32Array(stepSkus)
+const stepRows = new Int32Array(stepSkus)
+const stepVat: (VatInfo | Status)[] = new Array<VatInfo | Status>(stepSkus).fill(Status.noVatClass)
+/** A SKU already answered earlier in the query. */
+const duplicate = -2
 
 /** Best = lowest gross in the requested currency after rounding; ties to the first pricelist code. */
 export function queryPrices(context: PriceContext, request: QueryRequest): QueryResult {
   const items: PricedItem[] = []
   const unavailable: QueryResult['unavailable'] = []
-  const seen = new Set<string>()
-  const selected = candidates(context, request.pricelists, request.options.currency)
-  const precision = context.vatPrecision(request.options.currency)
-  for (const sku of request.skus) {
-    if (seen.has(sku)) continue
-    seen.add(sku)
-    const best = bestOf(context, sku, selected, request.options, precision)
-    if (typeof best === 'number') unavailable.push({ sku, reason: statusReasons[best] })
-    else items.push(best)
+  const options = request.options
+  const selected = candidates(context, request.pricelists, options.currency)
+  const precision = context.vatPrecision(options.currency)
+  const prices = context.prices
+  const at = context.at
+  const column = context.vatColumn()
+  const mark = column.nextMark()
+  /** SKUs without an id (no price anywhere) are checked for duplicates by code. */
+  let unknownSeen: Set<string> | null = null
+  /** The last row cell the fast path reads: touched with the row's first. */
+  let lastCell = 0
+  for (const candidate of selected) if (candidate.fast) lastCell = Math.max(lastCell, candidate.info!.id)
+  const skus = request.skus
+  for (let start = 0; start < skus.length; start += stepSkus) {
+    const count = Math.min(stepSkus, skus.length - start)
+    for (let step = 0; step < count; step++) stepIds[step] = prices.skuId(skus[start + step]!)
+    let touched = 0
+    let rows = prices.rows
+    for (let step = 0; step < count; step++) {
+      const skuId = stepIds[step]!
+      if (skuId < 0) continue
+      if (!column.markOnce(skuId, mark)) {
+        stepIds[step] = duplicate
+        continue
+      }
+      const vat = vatStatus(column.get(skus[start + step]!, skuId, at))
+      stepVat[step] = vat
+      const row = typeof vat === 'number' ? -1 : prices.currentRow(skuId, at)
+      stepRows[step] = row
+      if (row >= 0) touched += prices.rows[row + lastCell]!
+    }
+    if (prices.rows !== rows) {
+      // The rows grew (the first query after the book did): row indexes from before are stale.
+      rows = prices.rows
+      for (let step = 0; step < count; step++) {
+        if (stepIds[step]! >= 0 && stepRows[step]! >= 0) stepRows[step] = prices.currentRow(stepIds[step]!, at)
+      }
+    }
+    if (touched !== touched) rowsTouched++
+    for (let step = 0; step < count; step++) {
+      const skuId = stepIds[step]!
+      if (skuId === duplicate) continue
+      const sku = skus[start + step]!
+      let best: PricedItem | Status
+      if (skuId < 0) {
+        if ((unknownSeen ??= new Set()).has(sku)) continue
+        unknownSeen.add(sku)
+        best = bestOf(context, sku, -1, context.vat(sku, -1), -1, selected, options, precision, null)
+      } else {
+        best = bestOf(context, sku, skuId, stepVat[step]!, stepRows[step]!, selected, options, precision, null)
+      }
+      if (typeof best === 'number') unavailable.push({ sku, reason: statusReasons[best] })
+      else items.push(best)
+    }
   }
   if (request.sortOrder !== null) {
     const direction = request.sortOrder === 'ASC' ? 1 : -1
@@ -69,6 +132,9 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   }
   return { items, unavailable }
 }
+
+/** Counts steps whose touched cells summed to NaN (unfilled cells): keeps the touching reads live. */
+let rowsTouched = 0
 
 /**
  * Until when an answer stays right by time alone (writes are counted separately): the first
@@ -79,19 +145,38 @@ export interface Validity {
   until: number
 }
 
-/** The best price of one SKU over the candidates (used by queries; see the module comment). */
-function bestOf(
+/** bestOf for one SKU on its own: its id, VAT and row looked up here. */
+function bestOfSku(
   context: PriceContext,
   sku: string,
   selected: readonly Candidate[],
   options: AnswerOptions,
   precision: number,
-  validity: Validity | null = null,
+  validity: Validity | null,
+): PricedItem | Status {
+  const skuId = context.prices.skuId(sku)
+  const vat = context.vat(sku, skuId)
+  const row = skuId >= 0 && typeof vat !== 'number' ? context.prices.currentRow(skuId, context.at) : -1
+  return bestOf(context, sku, skuId, vat, row, selected, options, precision, validity)
+}
+
+/**
+ * The best price of one SKU over the candidates (see the module comment). `skuId`: its id in the
+ * price book or -1; `vat`: its VAT in the context's area; `row`: its current row or -1.
+ */
+function bestOf(
+  context: PriceContext,
+  sku: string,
+  skuId: number,
+  vat: VatInfo | Status,
+  row: number,
+  selected: readonly Candidate[],
+  options: AnswerOptions,
+  precision: number,
+  validity: Validity | null,
 ): PricedItem | Status {
   const prices = context.prices
   const at = context.at
-  const skuId = prices.skuId(sku)
-  const vat = skuId >= 0 ? context.vat(sku, skuId) : Status.noVatClass
   if (validity !== null) trackValidity(context, sku, skuId, selected, validity)
   const rounding = options.rounding
   let status: Status = Status.noPrice
@@ -100,12 +185,21 @@ function bestOf(
   let bestItem: PricedItem | null = null
   /** The fast-path winner's own sales (its pricelist's currency and VAT mode). */
   let bestBase = 0
+  // NET candidates on the fast path compete by sales first: with a rate >= 0, gross = sales +
+  // VAT(sales) rises with sales (VAT rounds half-up, which never falls as its input rises), so the
+  // lowest sales has the lowest gross, and equal sales equal gross. The VAT is then computed once.
+  const knownVat = typeof vat === 'number' ? null : vat
+  // A SKU without an id has no price of its own anywhere: only inherited or bundle prices.
+  const fastVat = skuId >= 0 ? knownVat : null
+  const byNetSales = fastVat !== null && fastVat.rate.numerator >= 0
+  let netSales = Number.POSITIVE_INFINITY
+  let netIndex = -1
+  let netBase = 0
   // The SKU's row of sales in force (main thread), else each pair's run.
-  const row = skuId >= 0 && typeof vat !== 'number' ? prices.currentRow(skuId, at) : -1
   const rows = prices.rows
   for (let index = 0; index < selected.length; index++) {
     const candidate = selected[index]!
-    if (candidate.fast && typeof vat !== 'number') {
+    if (candidate.fast && fastVat !== null) {
       const pricelistId = candidate.info!.id
       let base: number
       if (row >= 0) {
@@ -128,8 +222,19 @@ function bestOf(
           continue
         }
         const sales = rounding === null ? amount : applyRounding(rounding, amount)
-        const gross = candidate.info!.vatMode === 'NET' ? sales + vatOfNet(sales, vat.rate, precision) : sales
-        // Strictly lower: the pricelists come sorted, so a tie keeps the code that sorts first.
+        let gross = sales
+        if (candidate.net) {
+          if (byNetSales) {
+            // Strictly lower: the pricelists come sorted, so a tie keeps the code that sorts first.
+            if (sales < netSales) {
+              netSales = sales
+              netIndex = index
+              netBase = base
+            }
+            continue
+          }
+          gross = sales + vatOfNet(sales, fastVat.rate, precision)
+        }
         if (gross < bestGross) {
           bestGross = gross
           bestIndex = index
@@ -144,7 +249,7 @@ function bestOf(
       if (resolved > status) status = resolved
       continue
     }
-    const priced = priceItem(context, resolved, sku, options, candidate.code)
+    const priced = priceItem(context, resolved, sku, options, candidate.code, knownVat, precision)
     if (typeof priced === 'number') {
       if (priced > status) status = priced
       continue
@@ -155,6 +260,15 @@ function bestOf(
       bestItem = priced
     }
   }
+  if (netIndex >= 0) {
+    const gross = netSales + vatOfNet(netSales, fastVat!.rate, precision)
+    if (gross < bestGross || (gross === bestGross && netIndex < bestIndex)) {
+      bestGross = gross
+      bestIndex = netIndex
+      bestItem = null
+      bestBase = netBase
+    }
+  }
   if (bestIndex < 0) return status
   if (bestItem !== null) return bestItem
   // The winner came from the fast path: price it in full once (same arithmetic, full answer), from
@@ -163,7 +277,7 @@ function bestOf(
   const resolved: Resolved = {
     sales: bestBase, fields: null, breaks: null, currency: winner.currency, vatMode: winner.vatMode!, inherited: false, source: winner.code, startDate: null,
   }
-  const priced = priceItem(context, resolved, sku, options, winner.code)
+  const priced = priceItem(context, resolved, sku, options, winner.code, fastVat, precision)
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
 }
@@ -208,7 +322,7 @@ export function chainCurrencies(context: PriceContext, selected: readonly Candid
  * `selected` comes from `selectCandidates`.
  */
 export function bestWithValidity(context: PriceContext, sku: string, selected: readonly Candidate[], options: AnswerOptions, validity: Validity): PricedItem | Status {
-  return bestOf(context, sku, selected, options, context.vatPrecision(options.currency), validity)
+  return bestOfSku(context, sku, selected, options, context.vatPrecision(options.currency), validity)
 }
 
 export function selectCandidates(context: PriceContext, pricelists: readonly string[], currency: string): readonly Candidate[] {
@@ -217,5 +331,5 @@ export function selectCandidates(context: PriceContext, pricelists: readonly str
 
 /** The best price of one SKU over pricelist codes (single reads and tests). */
 export function bestPrice(context: PriceContext, sku: string, pricelists: readonly string[], options: AnswerOptions): PricedItem | Status {
-  return bestOf(context, sku, candidates(context, pricelists, options.currency), options, context.vatPrecision(options.currency))
+  return bestOfSku(context, sku, candidates(context, pricelists, options.currency), options, context.vatPrecision(options.currency), null)
 }

@@ -55,35 +55,67 @@ export function vatNextChange(catalog: Catalog, taxArea: string, sku: string, at
 }
 
 const slotsInitial = 1024
+/**
+ * Doubles per SKU slot, side by side so that a look-up touches one cache line (32 bytes):
+ * [1 + value index (0: empty), from, until, query mark].
+ */
+const stride = 4
 
 export class VatColumn {
   #revision = -1
-  /** Per SKU id: 0 when empty, else 1 + an index into #values. */
-  #slots = new Int32Array(slotsInitial)
-  #from = new Float64Array(slotsInitial)
-  #until = new Float64Array(slotsInitial)
+  #cells = new Float64Array(slotsInitial * stride)
   /** The distinct answers of the column (a handful: the area's classes and the two misses). */
   #values: VatLookup[] = []
   readonly #valueIndex = new Map<string, number>()
+  #mark = 0
 
   constructor(
     readonly catalog: Catalog,
     readonly taxArea: string,
   ) {}
 
-  /** The SKU's VAT at `at`; `skuId` is its dense id in the price book (>= 0). */
-  get(sku: string, skuId: number, at: number): VatLookup {
+  /**
+   * Empties the column when a mapping or a rate was written since it was filled. Every reader
+   * calls it before its look-ups (a price context once, when it first needs the column): `get`
+   * itself does not look at the catalogue's revisions.
+   */
+  refresh(): this {
     const revision = this.catalog.revision('article_taxclass') + this.catalog.revision('vat_rate')
     if (revision !== this.#revision) this.#reset(revision)
-    if (skuId < this.#slots.length) {
-      const slot = this.#slots[skuId]!
-      if (slot > 0 && at >= this.#from[skuId]! && at < this.#until[skuId]!) return this.#values[slot - 1]!
+    return this
+  }
+
+  /** The SKU's VAT at `at`; `skuId` is its dense id in the price book (>= 0). */
+  get(sku: string, skuId: number, at: number): VatLookup {
+    const cells = this.#cells
+    const start = skuId * stride
+    if (start < cells.length) {
+      const slot = cells[start]!
+      if (slot > 0 && at >= cells[start + 1]! && at < cells[start + 2]!) return this.#values[slot - 1]!
     }
     const value = this.#lookup(sku, at)
-    const slot = this.#slots[skuId] ?? 0
+    const slot = start < cells.length ? cells[start]! : 0
     // A read before the slot's instant answers for the past: it does not replace a current slot.
-    if (slot === 0 || at >= this.#from[skuId]!) this.#store(skuId, value, at, vatNextChange(this.catalog, this.taxArea, sku, at))
+    if (slot === 0 || at >= cells[start + 1]!) this.#store(skuId, value, at, vatNextChange(this.catalog, this.taxArea, sku, at))
     return value
+  }
+
+  /** A new mark for `markOnce`: one per query. */
+  nextMark(): number {
+    return ++this.#mark
+  }
+
+  /**
+   * True the first time a query (its `mark`) asks for the SKU, false after: the price query's
+   * duplicate check, on the cache line the VAT look-up reads anyway.
+   */
+  markOnce(skuId: number, mark: number): boolean {
+    const start = skuId * stride
+    if (start >= this.#cells.length) this.#grow(skuId + 1)
+    const cells = this.#cells
+    if (cells[start + 3] === mark) return false
+    cells[start + 3] = mark
+    return true
   }
 
   #lookup(sku: string, at: number): VatLookup {
@@ -93,7 +125,7 @@ export class VatColumn {
   }
 
   #store(skuId: number, value: VatLookup, from: number, until: number): void {
-    if (skuId >= this.#slots.length) this.#grow(skuId + 1)
+    if (skuId * stride >= this.#cells.length) this.#grow(skuId + 1)
     const key = typeof value === 'string' ? value : `${value.classCode}\u0001${value.rateText}`
     let index = this.#valueIndex.get(key)
     if (index === undefined) {
@@ -101,28 +133,26 @@ export class VatColumn {
       this.#values.push(value)
       this.#valueIndex.set(key, index)
     }
-    this.#slots[skuId] = index + 1
-    this.#from[skuId] = from
-    this.#until[skuId] = until
+    const cells = this.#cells
+    const start = skuId * stride
+    cells[start] = index + 1
+    cells[start + 1] = from
+    cells[start + 2] = until
   }
 
   #grow(count: number): void {
-    let length = this.#slots.length
+    let length = this.#cells.length / stride
     while (length < count) length *= 2
-    const slots = new Int32Array(length)
-    slots.set(this.#slots)
-    const from = new Float64Array(length)
-    from.set(this.#from)
-    const until = new Float64Array(length)
-    until.set(this.#until)
-    this.#slots = slots
-    this.#from = from
-    this.#until = until
+    const cells = new Float64Array(length * stride)
+    cells.set(this.#cells)
+    this.#cells = cells
   }
 
   #reset(revision: number): void {
     this.#revision = revision
-    this.#slots.fill(0)
+    // Slots empty; the query marks stay (a query in progress keeps its duplicate check).
+    const cells = this.#cells
+    for (let start = 0; start < cells.length; start += stride) cells[start] = 0
     this.#values = []
     this.#valueIndex.clear()
   }
@@ -131,6 +161,7 @@ export class VatColumn {
 /** Columns by catalogue (a tenant's, or a worker's replica of it) and tax area. */
 const columns = new WeakMap<Catalog, Map<string, VatColumn>>()
 
+/** The column of the catalogue and area, emptied first if a mapping or rate was written since. */
 export function vatColumn(catalog: Catalog, taxArea: string): VatColumn {
   let byArea = columns.get(catalog)
   if (byArea === undefined) {
@@ -142,5 +173,5 @@ export function vatColumn(catalog: Catalog, taxArea: string): VatColumn {
     column = new VatColumn(catalog, taxArea)
     byArea.set(taxArea, column)
   }
-  return column
+  return column.refresh()
 }

@@ -1,0 +1,91 @@
+/**
+ * `npm run bench:profile-http`: where the server spends its time on one HTTP scenario. Starts the
+ * compiled server on the bench workload (generated into `--data DIR` once and reused by later runs
+ * on the same directory; a fresh temporary directory otherwise), then runs the scenario under
+ * `node --cpu-prof` with the answer cache off, as `npm run bench` does, stops the server and prints
+ * the functions with the most self time. The profile is kept in bench/results/profiles/ (open it in
+ * Chrome's DevTools).
+ * Flags: --scenario get|query-100|query-1000 (query-100), --skus N (100,000), --seconds S (8),
+ * --connections N (64), --data DIR, --top N (25).
+ * @module
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { formatSelfTimes, selfTimes, type CpuProfile } from './cpu-profile.js'
+import { generate } from './generate.js'
+import { clockTicksPerSecond, cpuTicks } from './proc.js'
+import { measureLoad, scenarioDefinitions } from './scenarios.js'
+import { PricingServer, provisionTenant, TenantClient } from './server-process.js'
+import { defaultShape } from './workload.js'
+
+const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const repositoryRoot = path.resolve(buildRoot, '..')
+const argv = process.argv.slice(2)
+const flag = (name: string): string | undefined => {
+  const index = argv.indexOf(`--${name}`)
+  return index < 0 ? undefined : argv[index + 1]
+}
+const scenarioName = flag('scenario') ?? 'query-100'
+const shape = { ...defaultShape, skuCount: Number(flag('skus') ?? defaultShape.skuCount) }
+const seconds = Number(flag('seconds') ?? 8)
+const connections = Number(flag('connections') ?? 64)
+const top = Number(flag('top') ?? 25)
+const slug = 'bench'
+
+interface Credentials {
+  readonly adminToken: string
+  readonly clientId: string
+  readonly clientSecret: string
+  readonly skuCount: number
+}
+
+const keptDir = flag('data')
+const workDir = keptDir === undefined ? mkdtempSync(path.join(os.tmpdir(), 'pricing-profile-')) : path.resolve(keptDir)
+mkdirSync(workDir, { recursive: true })
+const credentialsPath = path.join(workDir, 'credentials.json')
+const profileDir = path.join(workDir, 'cpu-profiles')
+const env = { PRICING_ANSWER_CACHE_ITEMS: '0' }
+
+try {
+  let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null
+  if (credentials !== null && credentials.skuCount !== shape.skuCount) throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
+  const adminToken = credentials?.adminToken ?? randomBytes(16).toString('hex')
+  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken, env })
+  if (credentials === null) {
+    await server.start()
+    await server.waitReady()
+    const client = await provisionTenant(server, slug)
+    process.stderr.write(`[profile-http] generating ${shape.skuCount.toLocaleString('en-US')} SKUs\n`)
+    await generate(client, shape, () => cpuTicks(server.pid) / clockTicksPerSecond())
+    await server.stop()
+    credentials = { adminToken, clientId: client.clientId, clientSecret: client.clientSecret, skuCount: shape.skuCount }
+    writeFileSync(credentialsPath, JSON.stringify(credentials))
+  }
+  rmSync(profileDir, { recursive: true, force: true })
+  await server.start({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` })
+  await server.waitReady()
+  const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
+  const token = await client.refreshToken()
+  const scenario = scenarioDefinitions(slug, shape).find((definition) => definition.name === scenarioName)
+  if (scenario === undefined) throw new Error(`no scenario ${scenarioName}`)
+  const load = await measureLoad(server.url, server.pid, scenario.requests, { authorization: `Bearer ${token}` }, {
+    connections, durationS: seconds, warmupS: 2, clockTicks: clockTicksPerSecond(),
+  })
+  await server.stop()
+  const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))
+  if (written.length === 0) throw new Error('the server wrote no CPU profile')
+  const profile = JSON.parse(readFileSync(path.join(profileDir, written[0]!), 'utf8')) as CpuProfile
+  const keptProfiles = path.join(repositoryRoot, 'bench', 'results', 'profiles')
+  mkdirSync(keptProfiles, { recursive: true })
+  const kept = path.join(keptProfiles, `http-${scenarioName}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
+  renameSync(path.join(profileDir, written[0]!), kept)
+  const { samples, frames } = selfTimes(profile, repositoryRoot)
+  process.stdout.write(`${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler (whole run, warm-up and start included in the profile)\n`)
+  process.stdout.write(`top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, kept)}\n`)
+  process.stdout.write(formatSelfTimes(frames, top))
+} finally {
+  if (keptDir === undefined) rmSync(workDir, { recursive: true, force: true })
+}
