@@ -65,7 +65,7 @@ try {
     writeFileSync(credentialsPath, JSON.stringify(credentials))
   }
   rmSync(profileDir, { recursive: true, force: true })
-  await server.start({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` })
+  await server.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
   await server.waitReady()
   const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
   const token = await client.refreshToken()

@@ -18,8 +18,8 @@ export interface Listening {
  * Spawns `node <entry> ...args` and resolves once a stdout line matches `pattern` (its first group
  * is the port). Stdout keeps being drained so that the child never blocks on a full pipe.
  */
-export function spawnListening(entry: string, args: readonly string[], env: Record<string, string>, pattern: RegExp): Promise<Listening> {
-  const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+export function spawnListening(entry: string, args: readonly string[], env: Record<string, string>, pattern: RegExp, nodeArgs: readonly string[] = []): Promise<Listening> {
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   let lineCount = 0
@@ -77,8 +77,11 @@ export class PricingServer {
     return pid
   }
 
-  /** Starts the process and waits until it listens (not until it is ready); `extraEnv` for this start only. */
-  async start(extraEnv: Record<string, string> = {}): Promise<void> {
+  /**
+   * Starts the process and waits until it listens (not until it is ready); `extraEnv` and
+   * `nodeArgs` (e.g. --cpu-prof) for this start only.
+   */
+  async start(extraEnv: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<void> {
     const env = {
       PRICING_PORT: '0',
       PRICING_HOST: '127.0.0.1',
@@ -92,7 +95,7 @@ export class PricingServer {
       ...this.options.env,
       ...extraEnv,
     }
-    const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/)
+    const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/, nodeArgs)
     this.#child = listening.child
     this.#stdoutLineCount = listening.stdoutLineCount
     this.url = `http://127.0.0.1:${listening.port}`

@@ -6,17 +6,28 @@
  *
  *   [from, until, cell per pricelist id]
  *
- * A cell is the scaled sales of the live version in force over the whole window [from, until) when
- * it has no extras (fields, breaks), -Infinity when the full path must answer (no price, a
- * deletion, extras), NaN when not filled yet. Cells are filled on demand (the query's pricelists
- * only), and each narrows the window to the span of the version it read, so every filled cell
- * holds throughout the window. A read at an instant outside the window starts the row again
+ * A cell (`cellOf`, the same encoding a replica answers from its runs) is, for the version in force
+ * over the whole window [from, until):
+ *  - the scaled sales of a live version without extras (fields, breaks);
+ *  - `cellExtras` + its pool position for a live version with extras (the query reads its breaks);
+ *  - `cellNoPrice` (-Infinity) when there is no live version (none, or a deletion);
+ *  - NaN when not filled yet.
+ * Cells are filled on demand (the query's pricelists only), and each narrows the window to the span
+ * of the version it read, so every filled cell holds throughout the window. A read at an instant outside the window starts the row again
  * (empty, window unbounded); a write of one of the SKU's prices clears its row.
  *
  * Main thread only (the price book's owner): cells are plain stores. Rows are off (`row` answers
  * -1) for a book whose rows would take more than `rowsBytesMax`.
  * @module
  */
+
+/** A cell with no live version in force. */
+export const cellNoPrice = Number.NEGATIVE_INFINITY
+/**
+ * Cells at or above this hold a pool position with extras (cell - cellExtras). Scaled sales stay
+ * below 10^15 in magnitude (engine/limits.ts), so they never reach it; positions stay exact.
+ */
+export const cellExtras = 2 ** 52
 
 /** Rows may take at most this much memory per price book; beyond it queries take the runs. */
 export const rowsBytesMax = 256 * 1024 * 1024

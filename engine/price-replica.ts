@@ -4,7 +4,8 @@
  * makes (`PriceReader`), exactly as the PriceBook does.
  * @module
  */
-import { nextFromAfter, positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+import { cellNoPrice } from './current-rows.js'
+import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
@@ -19,11 +20,16 @@ export interface PriceReader {
   currentRow(skuId: number, at: number): number
   readonly rows: Float64Array
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number
+  /** The cell of (pricelist, SKU) at `at` read from the runs (the rows' encoding). */
+  cellAt(pricelistId: number, skuId: number, at: number): number
+  /** The pre-VAT amount a scaled quantity selects at a pool position (engine/prices.ts). */
+  amountForQuantity(position: number, quantity: number): number
   /** The tenant's change count (prices and catalogue). */
   readonly changeCount: number
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
   nextChangeAfter(pricelistId: number, skuId: number, at: number): number
 }
+
 
 const noRows = new Float64Array(0)
 
@@ -109,6 +115,21 @@ export class PriceReplica implements PriceReader {
 
   fillCell(): number {
     throw new Error('a replica has no rows')
+  }
+
+  cellAt(pricelistId: number, skuId: number, at: number): number {
+    const columns = this.#columns
+    const index = columns.index[pricelistId]
+    if (index === null || index === undefined || skuId >= index.length) return cellNoPrice
+    const offset = Atomics.load(index, skuId) - 1
+    if (offset < 0) return cellNoPrice
+    const position = positionInRun(columns.from, columns.runCount, offset, at)
+    return position < 0 ? cellNoPrice : cellOf(columns.sales, columns.extra, position)
+  }
+
+  amountForQuantity(position: number, quantity: number): number {
+    const columns = this.#columns
+    return amountForQuantity(columns.sales, columns.extra, columns.extras, position, quantity)
   }
 
   contentAt(position: number): PriceContent | null {

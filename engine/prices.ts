@@ -15,8 +15,10 @@
  * @module
  */
 import { assert } from './assert.js'
-import { CurrentRows } from './current-rows.js'
+import { cellExtras, cellNoPrice, CurrentRows } from './current-rows.js'
 import { sha256Hex128 } from './hash.js'
+import { amountAbsMax } from './limits.js'
+import { amountUnit, mulDivRound } from './money.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
 export interface QuantityBreak {
@@ -249,20 +251,29 @@ export class PriceBook {
   }
 
   /**
-   * Fills the cell of (SKU, pricelist) in a row from `currentRow` with the sales of the live
-   * version in force at `at` when it has no extras, else -Infinity (the caller takes the full
-   * path); narrows the row's window to that version's. Answers the cell.
+   * Fills the cell of (SKU, pricelist) in a row from `currentRow` (encoding: engine/current-rows.ts)
+   * with the live version in force at `at`, and narrows the row's window to that version's span.
+   * Answers the cell.
    */
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number {
     const offset = this.runOffset(pricelistId, skuId)
-    if (offset < 0) return this.#rows.fill(row, pricelistId, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
+    if (offset < 0) return this.#rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
     const end = offset + this.#runCount[offset]!
     const position = positionInRun(this.#from, this.#runCount, offset, at)
-    if (position < 0) return this.#rows.fill(row, pricelistId, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, this.#from[offset]!)
+    if (position < 0) return this.#rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, this.#from[offset]!)
     const until = position + 1 < end ? this.#from[position + 1]! : Number.POSITIVE_INFINITY
-    const extra = this.#extra[position]!
-    const sales = extra === extraNone ? this.#sales[position]! : Number.NEGATIVE_INFINITY
-    return this.#rows.fill(row, pricelistId, sales, this.#from[position]!, until)
+    return this.#rows.fill(row, pricelistId, cellOf(this.#sales, this.#extra, position), this.#from[position]!, until)
+  }
+
+  /** The cell of (pricelist, SKU) at `at` from the runs, as a row would hold it. */
+  cellAt(pricelistId: number, skuId: number, at: number): number {
+    const position = this.positionAt(pricelistId, skuId, at)
+    return position < 0 ? cellNoPrice : cellOf(this.#sales, this.#extra, position)
+  }
+
+  /** See `amountForQuantity`. */
+  amountForQuantity(position: number, quantity: number): number {
+    return amountForQuantity(this.#sales, this.#extra, this.#extras, position, quantity)
   }
 
   /** Materialises the content at a pool position. */
@@ -576,6 +587,40 @@ export function positionInRun(from: Float64Array, runCount: Int32Array, offset: 
     }
   }
   return found
+}
+
+/** A row cell for the version at a pool position (engine/current-rows.ts). */
+export function cellOf(sales: Float64Array, extra: Int32Array, position: number): number {
+  const extraAt = extra[position]!
+  return extraAt === extraNone ? sales[position]! : extraAt === extraTombstone ? cellNoPrice : cellExtras + position
+}
+
+/**
+ * The pre-VAT amount that `quantity` (scaled like break quantities) selects at a pool position with
+ * extras, in the pricelist's currency: the break with the largest quantity not above it (fixed, or
+ * a percent of the base, half-up), else the base sales. NaN when any break's amount leaves the
+ * amount range: the full pipeline refuses such an item, and the caller leaves it to the pipeline.
+ * The same arithmetic as `priceItem`, without building the breaks.
+ */
+export function amountForQuantity(sales: Float64Array, extra: Int32Array, extras: Float64Array, position: number, quantity: number): number {
+  const base = sales[position]!
+  let cursor = extra[position]!
+  if (cursor < 0) return base
+  cursor += 1 + 2 * extras[cursor]!
+  const breakCount = extras[cursor++]!
+  let selected = base
+  let selectedQuantity = -1
+  for (let index = 0; index < breakCount; index++, cursor += 3) {
+    const breakQuantity = extras[cursor]!
+    const value = extras[cursor + 2]!
+    const amount = extras[cursor + 1] === breakKindPercent ? mulDivRound(base, value, 100 * amountUnit) : value
+    if (!(Math.abs(amount) <= amountAbsMax * amountUnit)) return Number.NaN
+    if (breakQuantity <= quantity && breakQuantity > selectedQuantity) {
+      selected = amount
+      selectedQuantity = breakQuantity
+    }
+  }
+  return selected
 }
 
 export function readContent(

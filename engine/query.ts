@@ -10,13 +10,16 @@
  * @module
  */
 import { assert } from './assert.js'
+import { cellExtras, cellNoPrice } from './current-rows.js'
 import { convertAmount, type FxResolved } from './fx.js'
 import {
   outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet, vatStatus,
   type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
 } from './pipeline.js'
+import { amountUnit } from './money.js'
 import { applyRounding } from './rounding.js'
 import { pricelistDepthMax } from './limits.js'
+import type { PriceReader } from './price-replica.js'
 import type { VatInfo } from './vat-column.js'
 
 export interface QueryRequest {
@@ -42,14 +45,36 @@ export interface Candidate {
   readonly net: boolean
   /** FX to the answer currency: null when the currencies are equal, undefined when no rate exists. */
   readonly fx: FxResolved | null | undefined
+  /**
+   * Fast path: price-book ids (-1: no prices) of the pricelist and of the ancestors whose price it
+   * inherits as it stands (no rules, the same currency and VAT mode), nearest first. The first with
+   * a live version in force prices the SKU.
+   */
+  readonly chain: readonly number[]
+  /** An ancestor past the chain would convert its price or apply rules: then the full path answers. */
+  readonly chainOpen: boolean
 }
 
 function candidates(context: PriceContext, pricelists: readonly string[], currency: string): Candidate[] {
   return pricelists.map((code) => {
     const info = context.pricelist(code)
     const fx = info === null || info.currency === currency ? null : (context.fx(info.currency, currency) ?? undefined)
-    const fast = info !== null && info.vatMode !== null && info.rules.length === 0 && info.id >= 0
-    return { code, info, fast, net: fast && info.vatMode === 'NET', fx }
+    const fast = info !== null && info.vatMode !== null && info.rules.length === 0
+    const chain: number[] = []
+    let chainOpen = false
+    for (let current = fast ? info : null, depth = 0; current !== null; depth++) {
+      chain.push(current.id)
+      if (current.parent === null) break
+      // resolveBase answers no_price through a parent that is not live or has no VAT mode.
+      const parent = context.pricelist(current.parent)
+      if (parent === null || parent.vatMode === null) break
+      if (parent.rules.length > 0 || parent.currency !== info!.currency || parent.vatMode !== info!.vatMode || depth >= pricelistDepthMax) {
+        chainOpen = true
+        break
+      }
+      current = parent
+    }
+    return { code, info, fast, net: fast && info.vatMode === 'NET', fx, chain, chainOpen }
   })
 }
 
@@ -179,12 +204,16 @@ function bestOf(
   const at = context.at
   if (validity !== null) trackValidity(context, sku, skuId, selected, validity)
   const rounding = options.rounding
+  // Scaled like break quantities; rounding removes binary noise (as priceItem does).
+  const quantity = Math.round(options.quantity * amountUnit)
   let status: Status = Status.noPrice
   let bestGross = Number.POSITIVE_INFINITY
   let bestIndex = -1
   let bestItem: PricedItem | null = null
-  /** The fast-path winner's own sales (its pricelist's currency and VAT mode). */
+  /** The fast-path winner's own sales (its pricelist's currency and VAT mode), when `bestPlain`. */
   let bestBase = 0
+  /** The fast-path winner is a plain own price (else it is priced in full again: breaks, inheritance). */
+  let bestPlain = true
   // NET candidates on the fast path compete by sales first: with a rate >= 0, gross = sales +
   // VAT(sales) rises with sales (VAT rounds half-up, which never falls as its input rises), so the
   // lowest sales has the lowest gross, and equal sales equal gross. The VAT is then computed once.
@@ -195,33 +224,43 @@ function bestOf(
   let netSales = Number.POSITIVE_INFINITY
   let netIndex = -1
   let netBase = 0
-  // The SKU's row of sales in force (main thread), else each pair's run.
+  let netPlain = true
+  // The SKU's row of cells in force (main thread), else each pair's run.
   const rows = prices.rows
   for (let index = 0; index < selected.length; index++) {
     const candidate = selected[index]!
     if (candidate.fast && fastVat !== null) {
-      const pricelistId = candidate.info!.id
-      let base: number
-      if (row >= 0) {
-        base = rows[row + pricelistId]!
-        // NaN: not filled yet.
-        if (base !== base) base = prices.fillCell(row, skuId, pricelistId, at)
-      } else {
-        const position = prices.livePositionAt(pricelistId, skuId, at)
-        base = position >= 0 && !prices.hasExtras(position) ? prices.salesAt(position) : Number.NEGATIVE_INFINITY
+      const pricelistId = candidate.chain[0]!
+      let cell = cellNoPrice
+      if (pricelistId >= 0) {
+        if (row >= 0) {
+          cell = rows[row + pricelistId]!
+          // NaN: not filled yet.
+          if (cell !== cell) cell = prices.fillCell(row, skuId, pricelistId, at)
+        } else {
+          cell = prices.cellAt(pricelistId, skuId, at)
+        }
       }
-      if (base !== Number.NEGATIVE_INFINITY) {
+      let amount = cell
+      let plain = true
+      if (!(cell > cellNoPrice && cell < cellExtras)) {
+        amount = otherAmount(context, candidate, cell, row, skuId, sku, quantity)
+        // No price anywhere along the chain, and nothing past it that could give one.
+        if (amount === cellNoPrice) continue
+        plain = false
+      }
+      if (amount === amount) {
         const fx = candidate.fx
         if (fx === undefined) {
           if (Status.noFxRate > status) status = Status.noFxRate
           continue
         }
-        const amount = fx === null ? base : convertAmount(base, fx)
-        if (outOfRange(amount)) {
+        const converted = fx === null ? amount : convertAmount(amount, fx)
+        if (outOfRange(converted)) {
           if (Status.noFxRate > status) status = Status.noFxRate
           continue
         }
-        const sales = rounding === null ? amount : applyRounding(rounding, amount)
+        const sales = rounding === null ? converted : applyRounding(rounding, converted)
         let gross = sales
         if (candidate.net) {
           if (byNetSales) {
@@ -229,7 +268,8 @@ function bestOf(
             if (sales < netSales) {
               netSales = sales
               netIndex = index
-              netBase = base
+              netBase = amount
+              netPlain = plain
             }
             continue
           }
@@ -239,7 +279,8 @@ function bestOf(
           bestGross = gross
           bestIndex = index
           bestItem = null
-          bestBase = base
+          bestBase = amount
+          bestPlain = plain
         }
         continue
       }
@@ -267,19 +308,61 @@ function bestOf(
       bestIndex = netIndex
       bestItem = null
       bestBase = netBase
+      bestPlain = netPlain
     }
   }
   if (bestIndex < 0) return status
   if (bestItem !== null) return bestItem
-  // The winner came from the fast path: price it in full once (same arithmetic, full answer), from
-  // what resolveBase would give for a live own version without extras or rules.
+  // The winner came from the fast path: price it in full once (same arithmetic, full answer). A
+  // plain own price is what resolveBase gives for a live own version without extras or rules;
+  // inherited prices and breaks are resolved again.
   const winner = selected[bestIndex]!.info!
-  const resolved: Resolved = {
-    sales: bestBase, fields: null, breaks: null, currency: winner.currency, vatMode: winner.vatMode!, inherited: false, source: winner.code, startDate: null,
-  }
+  const resolved: Resolved | Status = bestPlain
+    ? { sales: bestBase, fields: null, breaks: null, currency: winner.currency, vatMode: winner.vatMode!, inherited: false, source: winner.code, startDate: null }
+    : resolveBase(context, winner.code, sku)
+  assert(typeof resolved !== 'number', 'the fast path and resolveBase agree')
   const priced = priceItem(context, resolved, sku, options, winner.code, fastVat, precision)
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
+}
+
+/**
+ * A candidate's pre-VAT amount when its own cell is not a plain price (engine/current-rows.ts):
+ * the amount its quantity selects from breaks, or the price of the first unchanged ancestor with
+ * one (no own price and no bundle rule); cellNoPrice when there is none and the full path could
+ * find none either; NaN when the full path must answer (a bundle rule, conversion or rules past the
+ * chain, breaks in another currency, a break out of range).
+ */
+function otherAmount(context: PriceContext, candidate: Candidate, own: number, row: number, skuId: number, sku: string, quantity: number): number {
+  let cell = own
+  if (cell === cellNoPrice) {
+    if (context.hasBundleRule(sku)) return Number.NaN
+    cell = inheritedCell(context.prices, candidate.chain, row, skuId, context.at)
+    if (cell === cellNoPrice) return candidate.chainOpen ? Number.NaN : cellNoPrice
+  }
+  if (cell < cellExtras) return cell
+  return candidate.fx === null ? context.prices.amountForQuantity(cell - cellExtras, quantity) : Number.NaN
+}
+
+/**
+ * The first cell with a live version along a candidate's chain of unchanged ancestors (past its
+ * own pricelist), or cellNoPrice.
+ */
+function inheritedCell(prices: PriceReader, chain: readonly number[], row: number, skuId: number, at: number): number {
+  const rows = prices.rows
+  for (let link = 1; link < chain.length; link++) {
+    const pricelistId = chain[link]!
+    if (pricelistId < 0) continue
+    let cell: number
+    if (row >= 0) {
+      cell = rows[row + pricelistId]!
+      if (cell !== cell) cell = prices.fillCell(row, skuId, pricelistId, at)
+    } else {
+      cell = prices.cellAt(pricelistId, skuId, at)
+    }
+    if (cell !== cellNoPrice) return cell
+  }
+  return cellNoPrice
 }
 
 /** Fills `validity` for one SKU: the runs of every candidate and the SKU's VAT mapping and rate. */
