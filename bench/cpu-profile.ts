@@ -10,6 +10,10 @@ import { fileURLToPath } from 'node:url'
 export interface CpuProfile {
   readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[]
   readonly samples?: readonly number[]
+  /** Microseconds between samples (the first from startTime). */
+  readonly timeDeltas?: readonly number[]
+  readonly startTime: number
+  readonly endTime: number
 }
 
 export interface SelfTime {
@@ -18,10 +22,20 @@ export interface SelfTime {
   readonly share: number
 }
 
-/** Functions by self time, largest first; `share` is a fraction of all samples. */
-export function selfTimes(profile: CpuProfile, root: string): { samples: number; frames: SelfTime[] } {
+/**
+ * Functions by self time, largest first; `share` is a fraction of the samples counted. `window`:
+ * only samples taken that many microseconds before the profile's end (from, until) count.
+ */
+export function selfTimes(profile: CpuProfile, root: string, window: { fromEndUs: number; untilEndUs: number } | null = null): { samples: number; frames: SelfTime[] } {
   const hits = new Map<number, number>()
-  for (const id of profile.samples ?? []) hits.set(id, (hits.get(id) ?? 0) + 1)
+  const samples = profile.samples ?? []
+  const deltas = profile.timeDeltas ?? []
+  let time = profile.startTime
+  for (let index = 0; index < samples.length; index++) {
+    time += deltas[index] ?? 0
+    if (window !== null && (time < profile.endTime - window.fromEndUs || time > profile.endTime - window.untilEndUs)) continue
+    hits.set(samples[index]!, (hits.get(samples[index]!) ?? 0) + 1)
+  }
   const byFrame = new Map<string, number>()
   let total = 0
   for (const node of profile.nodes) {

@@ -3,7 +3,7 @@
  * compiled server on the bench workload (generated into `--data DIR` once and reused by later runs
  * on the same directory; a fresh temporary directory otherwise), then runs the scenario under
  * `node --cpu-prof` with the answer cache off, as `npm run bench` does, stops the server and prints
- * the functions with the most self time. The profile is kept in bench/results/profiles/ (open it in
+ * the functions with the most self time over the measured interval (start and warm-up left out). The profile is kept in bench/results/profiles/ (open it in
  * Chrome's DevTools).
  * Flags: --scenario get|query-100|query-1000 (query-100), --skus N (100,000), --seconds S (8),
  * --connections N (64), --data DIR, --top N (25).
@@ -71,10 +71,16 @@ try {
   const token = await client.refreshToken()
   const scenario = scenarioDefinitions(slug, shape).find((definition) => definition.name === scenarioName)
   if (scenario === undefined) throw new Error(`no scenario ${scenarioName}`)
+  const warmupS = 2
+  const loadStarted = performance.now()
   const load = await measureLoad(server.url, server.pid, scenario.requests, { authorization: `Bearer ${token}` }, {
-    connections, durationS: seconds, warmupS: 2, clockTicks: clockTicksPerSecond(),
+    connections, durationS: seconds, warmupS, clockTicks: clockTicksPerSecond(),
   })
+  const loadEnded = performance.now()
   await server.stop()
+  const stopped = performance.now()
+  // The measured interval, counted back from the process's end (where the profile ends).
+  const window = { fromEndUs: (stopped - loadStarted - warmupS * 1000) * 1000, untilEndUs: (stopped - loadEnded) * 1000 }
   const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))
   if (written.length === 0) throw new Error('the server wrote no CPU profile')
   const profile = JSON.parse(readFileSync(path.join(profileDir, written[0]!), 'utf8')) as CpuProfile
@@ -82,8 +88,8 @@ try {
   mkdirSync(keptProfiles, { recursive: true })
   const kept = path.join(keptProfiles, `http-${scenarioName}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
   renameSync(path.join(profileDir, written[0]!), kept)
-  const { samples, frames } = selfTimes(profile, repositoryRoot)
-  process.stdout.write(`${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler (whole run, warm-up and start included in the profile)\n`)
+  const { samples, frames } = selfTimes(profile, repositoryRoot, window)
+  process.stdout.write(`${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler; self time over the measured interval\n`)
   process.stdout.write(`top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, kept)}\n`)
   process.stdout.write(formatSelfTimes(frames, top))
 } finally {

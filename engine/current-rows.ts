@@ -9,12 +9,13 @@
  * A cell (`cellOf`, the same encoding a replica answers from its runs) is, for the version in force
  * over the whole window [from, until):
  *  - the scaled sales of a live version without extras (fields, breaks);
- *  - `cellExtras` + its pool position for a live version with extras (the query reads its breaks);
+ *  - `cellExtras` + its extras cursor for a live version with extras (the query reads its breaks);
  *  - `cellNoPrice` (-Infinity) when there is no live version (none, or a deletion);
  *  - NaN when not filled yet.
  * Cells are filled on demand (the query's pricelists only), and each narrows the window to the span
- * of the version it read, so every filled cell holds throughout the window. A read at an instant outside the window starts the row again
- * (empty, window unbounded); a write of one of the SKU's prices clears its row.
+ * of the version it read, so every filled cell holds throughout the window. A read at an instant
+ * outside the window starts the row again (empty, window unbounded); a write of one of the SKU's
+ * prices clears its row, and a compaction of the price book (extras cursors move) clears them all.
  *
  * Main thread only (the price book's owner): cells are plain stores. Rows are off (`row` answers
  * -1) for a book whose rows would take more than `rowsBytesMax`.
@@ -24,8 +25,9 @@
 /** A cell with no live version in force. */
 export const cellNoPrice = Number.NEGATIVE_INFINITY
 /**
- * Cells at or above this hold a pool position with extras (cell - cellExtras). Scaled sales stay
- * below 10^15 in magnitude (engine/limits.ts), so they never reach it; positions stay exact.
+ * Cells at or above this hold the extras cursor of a version with extras (cell - cellExtras).
+ * Scaled sales stay below 10^15 in magnitude (engine/limits.ts), so they never reach it; cursors
+ * stay exact.
  */
 export const cellExtras = 2 ** 52
 
@@ -68,6 +70,12 @@ export class CurrentRows {
   /** Empties the SKU's row (one of its prices was written). */
   clear(skuId: number): void {
     if (skuId < this.#capacity) this.#start(skuId * (this.#slots + header))
+  }
+
+  /** Empties every row (the price book compacted: extras cursors moved). */
+  clearAll(): void {
+    const cells = this.cells
+    for (let start = 0; start < cells.length; start += this.#slots + header) cells[start] = Number.POSITIVE_INFINITY
   }
 
   #start(start: number): void {

@@ -22,8 +22,8 @@ export interface PriceReader {
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number
   /** The cell of (pricelist, SKU) at `at` read from the runs (the rows' encoding). */
   cellAt(pricelistId: number, skuId: number, at: number): number
-  /** The pre-VAT amount a scaled quantity selects at a pool position (engine/prices.ts). */
-  amountForQuantity(position: number, quantity: number): number
+  /** The pre-VAT amount a scaled quantity selects from an extras block (a cell's cursor: engine/prices.ts). */
+  amountForQuantity(cursor: number, quantity: number): number
   /** The tenant's change count (prices and catalogue). */
   readonly changeCount: number
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
@@ -127,9 +127,8 @@ export class PriceReplica implements PriceReader {
     return position < 0 ? cellNoPrice : cellOf(columns.sales, columns.extra, position)
   }
 
-  amountForQuantity(position: number, quantity: number): number {
-    const columns = this.#columns
-    return amountForQuantity(columns.sales, columns.extra, columns.extras, position, quantity)
+  amountForQuantity(cursor: number, quantity: number): number {
+    return amountForQuantity(this.#columns.extras, cursor, quantity)
   }
 
   contentAt(position: number): PriceContent | null {

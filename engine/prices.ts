@@ -6,7 +6,8 @@
  *   index          per pricelist id: Int32Array over SKU ids -> run offset + 1 (0 = no prices)
  *   pool           runs of versions sorted by `from`: from, sales, extra (Float64/Int32 columns);
  *                  runCount[offset] holds a run's length
- *   extras         Float64Array: [fieldCount, (fieldId, value)…, breakCount, (qty, kind, value)…]
+ *   extras         Float64Array: [sales, breakCount, (qty, kind, value)…, fieldCount, (fieldId, value)…]
+ *                  (the sales again and the breaks first: a query selects a break from one place)
  *
  * Runs are immutable: a write appends a new run and then publishes its offset with one Int32 store,
  * so a reader sees either the old run or the new one, never a mix. Replaced runs are garbage until
@@ -271,9 +272,9 @@ export class PriceBook {
     return position < 0 ? cellNoPrice : cellOf(this.#sales, this.#extra, position)
   }
 
-  /** See `amountForQuantity`. */
-  amountForQuantity(position: number, quantity: number): number {
-    return amountForQuantity(this.#sales, this.#extra, this.#extras, position, quantity)
+  /** See `amountForQuantity`; `cursor` from a cell (cell - cellExtras). */
+  amountForQuantity(cursor: number, quantity: number): number {
+    return amountForQuantity(this.#extras, cursor, quantity)
   }
 
   /** Materialises the content at a pool position. */
@@ -356,7 +357,7 @@ export class PriceBook {
     const fieldNames = content.fields === null ? [] : Object.keys(content.fields)
     const breaks = content.breaks ?? []
     if (fieldNames.length === 0 && breaks.length === 0) return extraNone
-    const size = 2 + fieldNames.length * 2 + breaks.length * 3
+    const size = extrasSlots(breaks.length, fieldNames.length)
     if (this.#extrasUsed + size > this.#extras.length) {
       const grown = sharedFloat64(Math.max(Math.ceil(this.#extras.length * poolGrowth), this.#extrasUsed + size))
       grown.set(this.#extras.subarray(0, this.#extrasUsed))
@@ -366,16 +367,17 @@ export class PriceBook {
     const extras = this.#extras
     const start = this.#extrasUsed
     let cursor = start
-    extras[cursor++] = fieldNames.length
-    for (const name of fieldNames) {
-      extras[cursor++] = this.#internField(name)
-      extras[cursor++] = content.fields![name]!
-    }
+    extras[cursor++] = content.sales
     extras[cursor++] = breaks.length
     for (const entry of breaks) {
       extras[cursor++] = entry.quantity
       extras[cursor++] = entry.kind
       extras[cursor++] = entry.value
+    }
+    extras[cursor++] = fieldNames.length
+    for (const name of fieldNames) {
+      extras[cursor++] = this.#internField(name)
+      extras[cursor++] = content.fields![name]!
     }
     this.#extrasUsed = cursor
     this.#extrasLive += cursor - start
@@ -489,6 +491,8 @@ export class PriceBook {
     this.#extrasUsed = extrasUsed
     this.#poolUsed = used
     this.#poolLive = used
+    // Cells of versions with extras hold their extras cursor, which moved.
+    this.#rows.clearAll()
     this.#newGeneration()
   }
 
@@ -555,11 +559,15 @@ export class PriceBook {
   }
 }
 
-/** Slots of one extras block: [fieldCount, (fieldId, value)…, breakCount, (qty, kind, value)…]. */
+/** Slots of an extras block with these counts: [sales, breakCount, (qty, kind, value)…, fieldCount, (fieldId, value)…]. */
+export function extrasSlots(breakCount: number, fieldCount: number): number {
+  return 3 + breakCount * 3 + fieldCount * 2
+}
+
+/** Slots of the extras block at `at`. */
 function extrasSize(extras: Float64Array, at: number): number {
-  const fieldCount = extras[at]!
-  const breakCount = extras[at + 1 + fieldCount * 2]!
-  return 2 + fieldCount * 2 + breakCount * 3
+  const breakCount = extras[at + 1]!
+  return extrasSlots(breakCount, extras[at + 2 + breakCount * 3]!)
 }
 
 /** The `from` of the first version after `at` in the run at `offset` (none, or -1: +Infinity). */
@@ -592,28 +600,25 @@ export function positionInRun(from: Float64Array, runCount: Int32Array, offset: 
 /** A row cell for the version at a pool position (engine/current-rows.ts). */
 export function cellOf(sales: Float64Array, extra: Int32Array, position: number): number {
   const extraAt = extra[position]!
-  return extraAt === extraNone ? sales[position]! : extraAt === extraTombstone ? cellNoPrice : cellExtras + position
+  return extraAt === extraNone ? sales[position]! : extraAt === extraTombstone ? cellNoPrice : cellExtras + extraAt
 }
 
 /**
- * The pre-VAT amount that `quantity` (scaled like break quantities) selects at a pool position with
- * extras, in the pricelist's currency: the break with the largest quantity not above it (fixed, or
- * a percent of the base, half-up), else the base sales. NaN when any break's amount leaves the
- * amount range: the full pipeline refuses such an item, and the caller leaves it to the pipeline.
- * The same arithmetic as `priceItem`, without building the breaks.
+ * The pre-VAT amount that `quantity` (scaled like break quantities) selects from the extras block
+ * at `cursor`, in the pricelist's currency: the break with the largest quantity not above it
+ * (fixed, or a percent of the base, half-up), else the base sales. NaN when any break's amount
+ * leaves the amount range: the full pipeline refuses such an item, and the caller leaves it to the
+ * pipeline. The same arithmetic as `priceItem`, without building the breaks.
  */
-export function amountForQuantity(sales: Float64Array, extra: Int32Array, extras: Float64Array, position: number, quantity: number): number {
-  const base = sales[position]!
-  let cursor = extra[position]!
-  if (cursor < 0) return base
-  cursor += 1 + 2 * extras[cursor]!
-  const breakCount = extras[cursor++]!
+export function amountForQuantity(extras: Float64Array, cursor: number, quantity: number): number {
+  const base = extras[cursor]!
+  const breakCount = extras[cursor + 1]!
   let selected = base
   let selectedQuantity = -1
-  for (let index = 0; index < breakCount; index++, cursor += 3) {
-    const breakQuantity = extras[cursor]!
-    const value = extras[cursor + 2]!
-    const amount = extras[cursor + 1] === breakKindPercent ? mulDivRound(base, value, 100 * amountUnit) : value
+  for (let at = cursor + 2, end = at + breakCount * 3; at < end; at += 3) {
+    const breakQuantity = extras[at]!
+    const value = extras[at + 2]!
+    const amount = extras[at + 1] === breakKindPercent ? mulDivRound(base, value, 100 * amountUnit) : value
     if (!(Math.abs(amount) <= amountAbsMax * amountUnit)) return Number.NaN
     if (breakQuantity <= quantity && breakQuantity > selectedQuantity) {
       selected = amount
@@ -633,16 +638,7 @@ export function readContent(
   const extraAt = extra[position]!
   if (extraAt === extraTombstone) return null
   if (extraAt === extraNone) return { sales: sales[position]!, fields: null, breaks: null }
-  let cursor = extraAt
-  const fieldCount = extras[cursor++]!
-  let fields: Record<string, number> | null = null
-  if (fieldCount > 0) {
-    fields = {}
-    for (let index = 0; index < fieldCount; index++) {
-      const name = fieldNames[extras[cursor++]!]!
-      fields[name] = extras[cursor++]!
-    }
-  }
+  let cursor = extraAt + 1
   const breakCount = extras[cursor++]!
   let breaks: QuantityBreak[] | null = null
   if (breakCount > 0) {
@@ -650,6 +646,15 @@ export function readContent(
     for (let index = 0; index < breakCount; index++) {
       breaks.push({ quantity: extras[cursor]!, kind: extras[cursor + 1]! as 0 | 1, value: extras[cursor + 2]! })
       cursor += 3
+    }
+  }
+  const fieldCount = extras[cursor++]!
+  let fields: Record<string, number> | null = null
+  if (fieldCount > 0) {
+    fields = {}
+    for (let index = 0; index < fieldCount; index++) {
+      const name = fieldNames[extras[cursor++]!]!
+      fields[name] = extras[cursor++]!
     }
   }
   return { sales: sales[position]!, fields, breaks }

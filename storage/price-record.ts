@@ -14,7 +14,7 @@
  * @module
  */
 import { assert } from '../engine/assert.js'
-import type { PriceContent, PriceVersion, QuantityBreak } from '../engine/prices.js'
+import { extrasSlots, type PriceContent, type PriceVersion, type QuantityBreak } from '../engine/prices.js'
 
 const recordFormat = 1
 const flagDeleted = 1
@@ -217,7 +217,7 @@ export function measurePriceRecord(buffer: Uint8Array, size: RecordSize): void {
       breakCount = view.getUint8(cursor++)
       cursor += breakCount * 17
     }
-    if (fieldCount > 0 || breakCount > 0) size.extrasSlots += 2 + fieldCount * 2 + breakCount * 3
+    if (fieldCount > 0 || breakCount > 0) size.extrasSlots += extrasSlots(breakCount, fieldCount)
   }
 }
 

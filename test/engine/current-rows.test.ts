@@ -1,8 +1,9 @@
 /**
  * The query's SKU-major rows (engine/current-rows.ts) answer exactly what the runs answer: random
- * sequences of price writes (versions at random instants, deletions, quantity breaks) and queries
- * at random instants (forward, back in time, and after writes) compare `queryPrices` on the price
- * book (rows) with `queryPrices` on a replica of the same book, which has no rows and reads the runs.
+ * sequences of price writes (versions at random instants, deletions, quantity breaks), compactions
+ * of the book and queries at random instants (forward, back in time, and after writes) compare
+ * `queryPrices` on the price book (rows) with `queryPrices` on a replica of the same book, which has
+ * no rows and reads the runs.
  */
 import fc from 'fast-check'
 import t from 'tap'
@@ -46,6 +47,7 @@ const versionArbitrary = fc.record({
 const operationArbitrary = fc.oneof(
   fc.record({ kind: fc.constant('write' as const), sku: fc.constantFrom(...skus), list: fc.constantFrom(...lists), versions: fc.array(versionArbitrary, { minLength: 1, maxLength: 4 }) }),
   fc.record({ kind: fc.constant('query' as const), at: fc.integer({ min: 0, max: 110 }) }),
+  fc.record({ kind: fc.constant('compact' as const) }),
 )
 
 function versionsOf(specs: { from: number; kind: string; sales: number }[]): PriceVersion[] {
@@ -53,7 +55,7 @@ function versionsOf(specs: { from: number; kind: string; sales: number }[]): Pri
   for (const spec of specs) byFrom.set(spec.from, spec)
   return [...byFrom.values()].sort((left, right) => left.from - right.from).map((spec) => ({
     from: spec.from,
-    content: spec.kind === 'deleted' ? null : { sales: spec.sales, fields: null, breaks: spec.kind === 'breaks' ? [{ quantity: 100_000, kind: 1, value: 900_000 }] : null },
+    content: spec.kind === 'deleted' ? null : { sales: spec.sales, fields: null, breaks: spec.kind === 'breaks' ? [{ quantity: spec.sales % 2 === 0 ? 5_000 : 100_000, kind: 1, value: 900_000 }] : null },
     writtenAt: 0,
     writtenBy: 'test',
   }))
@@ -70,6 +72,12 @@ t.test('rows and runs answer the same queries, through writes and at any instant
       for (const operation of operations) {
         if (operation.kind === 'write') {
           book.apply(operation.list, operation.sku, versionsOf(operation.versions))
+          continue
+        }
+        if (operation.kind === 'compact') {
+          // Moves every run and extras block (replaced ones are dropped): cells that hold an
+          // extras cursor must not outlive it.
+          book.compactToFit()
           continue
         }
         const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0, 0))
