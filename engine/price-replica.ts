@@ -1,10 +1,11 @@
 /**
- * A read-only view of a PriceBook in another thread: the same shared columns (no copy), with the
- * dictionaries kept in step by appending what the owner adds. It answers the lookups the pipeline
+ * A read-only view of a PriceBook in another thread: the same shared columns and SKU table (no
+ * copy), with the pricelist and field dictionaries kept in step by appending what the owner adds. It answers the lookups the pipeline
  * makes (`PriceReader`), exactly as the PriceBook does.
  * @module
  */
 import { cellNoPrice } from './current-rows.js'
+import { lookupSku } from './sku-dictionary.js'
 import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
@@ -37,7 +38,6 @@ const noRows = new Float64Array(0)
 const extraTombstone = -2
 
 export class PriceReplica implements PriceReader {
-  readonly #skuIds = new Map<string, number>()
   readonly #pricelistIds = new Map<string, number>()
   readonly #fieldNames: string[] = []
   #columns: SharedColumns
@@ -47,13 +47,12 @@ export class PriceReplica implements PriceReader {
     this.append(dictionary)
   }
 
-  get sizes(): { skus: number; pricelists: number; fields: number } {
-    return { skus: this.#skuIds.size, pricelists: this.#pricelistIds.size, fields: this.#fieldNames.length }
+  get sizes(): { pricelists: number; fields: number } {
+    return { pricelists: this.#pricelistIds.size, fields: this.#fieldNames.length }
   }
 
   /** Appends dictionary entries (ids are positions, so order matters and nothing is re-sent). */
   append(delta: DictionaryDelta): void {
-    for (const code of delta.skus) this.#skuIds.set(code, this.#skuIds.size)
     for (const code of delta.pricelists) this.#pricelistIds.set(code, this.#pricelistIds.size)
     for (const name of delta.fields) this.#fieldNames.push(name)
   }
@@ -64,7 +63,7 @@ export class PriceReplica implements PriceReader {
   }
 
   skuId(code: string): number {
-    return this.#skuIds.get(code) ?? -1
+    return lookupSku(this.#columns.skus, code)
   }
 
   get changeCount(): number {

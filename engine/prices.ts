@@ -2,7 +2,8 @@
  * The price book: every price version of a tenant in struct-of-arrays typed arrays backed by
  * SharedArrayBuffer, so that worker threads read the same memory without copying.
  *
- *   dictionaries   SKU code <-> dense id, pricelist code <-> dense id, field name <-> id
+ *   dictionaries   SKU code -> dense id (a shared hash table: ./sku-dictionary.ts), pricelist code
+ *                  <-> dense id, field name <-> id
  *   index          per pricelist id: Int32Array over SKU ids -> run offset + 1 (0 = no prices)
  *   pool           runs of versions sorted by `from`: from, sales, extra (Float64/Int32 columns);
  *                  runCount[offset] holds a run's length
@@ -20,6 +21,7 @@ import { cellExtras, cellNoPrice, CurrentRows } from './current-rows.js'
 import { sha256Hex128 } from './hash.js'
 import { amountAbsMax } from './limits.js'
 import { amountUnit, mulDivRound } from './money.js'
+import { SkuDictionary, type SkuTable } from './sku-dictionary.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
 export interface QuantityBreak {
@@ -86,17 +88,18 @@ export interface SharedColumns {
   readonly index: (Int32Array | null)[]
   /** One cell counting every change of the tenant (prices and catalogue): answer caches compare it. */
   readonly changes: Int32Array
+  /** SKU code -> id (new SKUs show in it at once; its growth is a new generation). */
+  readonly skus: SkuTable
 }
 
-/** Dictionary growth since a position: what a replica must append to stay in step. */
+/** Dictionary growth since a position: what a replica must append to stay in step (SKUs are shared). */
 export interface DictionaryDelta {
-  readonly skus: string[]
   readonly pricelists: string[]
   readonly fields: string[]
 }
 
 export class PriceBook {
-  readonly #skuIds = new Map<string, number>()
+  readonly #skus = new SkuDictionary()
   readonly skuCodes: string[] = []
   readonly #pricelistIds = new Map<string, number>()
   readonly pricelistCodes: string[] = []
@@ -143,7 +146,7 @@ export class PriceBook {
   }
 
   skuId(code: string): number {
-    return this.#skuIds.get(code) ?? -1
+    return this.#skus.lookup(code)
   }
 
   pricelistId(code: string): number {
@@ -151,10 +154,10 @@ export class PriceBook {
   }
 
   #internSku(code: string): number {
-    let id = this.#skuIds.get(code)
-    if (id === undefined) {
+    let id = this.#skus.lookup(code)
+    if (id < 0) {
       id = this.skuCodes.length
-      this.#skuIds.set(code, id)
+      if (this.#skus.add(code)) this.#newGeneration()
       this.skuCodes.push(code)
       this.#sortedSkus = null
     }
@@ -523,6 +526,7 @@ export class PriceBook {
       extras: this.#extras,
       index: [...this.#index],
       changes: this.#changes,
+      skus: this.#skus.table,
     }
   }
 
@@ -542,9 +546,8 @@ export class PriceBook {
   }
 
   /** Dictionary entries added since the given lengths. */
-  dictionaryDelta(skus: number, pricelists: number, fields: number): DictionaryDelta {
+  dictionaryDelta(pricelists: number, fields: number): DictionaryDelta {
     return {
-      skus: this.skuCodes.slice(skus),
       pricelists: this.pricelistCodes.slice(pricelists),
       fields: this.fieldNames.slice(fields),
     }
@@ -555,7 +558,7 @@ export class PriceBook {
     let bytes = this.#from.byteLength + this.#sales.byteLength + this.#extra.byteLength + this.#runCount.byteLength
     bytes += this.#extras.byteLength + this.#writtenAt.byteLength + this.#writtenBy.byteLength
     for (const index of this.#index) bytes += index?.byteLength ?? 0
-    return bytes
+    return bytes + this.#skus.byteSize
   }
 }
 

@@ -24,7 +24,6 @@ interface FeedState {
   sequence: number
   /** The sequence of the last snapshot broadcast (-1: none yet). */
   snapshotSequence: number
-  skus: number
   pricelists: number
   fields: number
   generation: number
@@ -64,7 +63,7 @@ export class QueryPool {
     let feed = this.#feeds.get(tenant.slug)
     if (feed === undefined) {
       const sizes = tenant.prices
-      feed = { sequence: 0, snapshotSequence: -1, skus: sizes.skuCodes.length, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
+      feed = { sequence: 0, snapshotSequence: -1, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
       this.#feeds.set(tenant.slug, feed)
     }
     return feed
@@ -74,11 +73,10 @@ export class QueryPool {
   publish(tenant: ReplicatedTenant, changes: readonly [CatalogType, string, Version<unknown>[]][]): void {
     const feed = this.#feed(tenant)
     const prices = tenant.prices
-    const dictionary = prices.dictionaryDelta(feed.skus, feed.pricelists, feed.fields)
+    const dictionary = prices.dictionaryDelta(feed.pricelists, feed.fields)
     const columns = prices.generation !== feed.generation ? prices.sharedColumns() : null
-    if (changes.length === 0 && columns === null && dictionary.skus.length === 0 && dictionary.pricelists.length === 0 && dictionary.fields.length === 0) return
+    if (changes.length === 0 && columns === null && dictionary.pricelists.length === 0 && dictionary.fields.length === 0) return
     feed.sequence++
-    feed.skus = prices.skuCodes.length
     feed.pricelists = prices.pricelistCodes.length
     feed.fields = prices.fieldNames.length
     feed.generation = prices.generation
@@ -98,7 +96,7 @@ export class QueryPool {
     return {
       sequence: feed.sequence,
       entries: [...tenant.catalog.entries()],
-      dictionary: tenant.prices.dictionaryDelta(0, 0, 0),
+      dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
     }
   }

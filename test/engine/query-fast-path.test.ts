@@ -154,7 +154,7 @@ t.test('the fast path answers what the full pipeline answers, on the book and on
   fc.assert(
     fc.property(worldArbitrary, fc.array(queryArbitrary, { minLength: 1, maxLength: 6 }), (world, asked) => {
       const { catalog, book } = build(world)
-      const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0, 0))
+      const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0))
       for (const query of asked) {
         const options: AnswerOptions = { currency: query.currency, rounding: query.rounding ? profile : null, quantity: query.quantity }
         const codes = [...query.lists].sort()
