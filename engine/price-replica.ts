@@ -6,7 +6,7 @@
  */
 import { cellNoPrice } from './current-rows.js'
 import { lookupSku } from './sku-dictionary.js'
-import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, readExtras, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
@@ -23,6 +23,10 @@ export interface PriceReader {
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number
   /** The cell of (pricelist, SKU) at `at` read from the runs (the rows' encoding). */
   cellAt(pricelistId: number, skuId: number, at: number): number
+  /** The content of the version whose extras block is at `cursor` (a cell's). */
+  contentAtCursor(cursor: number): PriceContent
+  /** The first slot of an extras block (a query reads the blocks of a step together, early). */
+  extrasAt(cursor: number): number
   /** The pre-VAT amount a scaled quantity selects from an extras block (a cell's cursor: engine/prices.ts). */
   amountForQuantity(cursor: number, quantity: number): number
   /** The tenant's change count (prices and catalogue). */
@@ -128,6 +132,14 @@ export class PriceReplica implements PriceReader {
 
   amountForQuantity(cursor: number, quantity: number): number {
     return amountForQuantity(this.#columns.extras, cursor, quantity)
+  }
+
+  contentAtCursor(cursor: number): PriceContent {
+    return readExtras(this.#columns.extras, this.#fieldNames, cursor)
+  }
+
+  extrasAt(cursor: number): number {
+    return this.#columns.extras[cursor]!
   }
 
   contentAt(position: number): PriceContent | null {

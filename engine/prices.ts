@@ -275,6 +275,16 @@ export class PriceBook {
     return position < 0 ? cellNoPrice : cellOf(this.#sales, this.#extra, position)
   }
 
+  /** The content of the version whose extras block is at `cursor` (a cell's). */
+  contentAtCursor(cursor: number): PriceContent {
+    return readExtras(this.#extras, this.fieldNames, cursor)
+  }
+
+  /** The first slot of the extras block at `cursor` (see PriceReader). */
+  extrasAt(cursor: number): number {
+    return this.#extras[cursor]!
+  }
+
   /** See `amountForQuantity`; `cursor` from a cell (cell - cellExtras). */
   amountForQuantity(cursor: number, quantity: number): number {
     return amountForQuantity(this.#extras, cursor, quantity)
@@ -641,7 +651,12 @@ export function readContent(
   const extraAt = extra[position]!
   if (extraAt === extraTombstone) return null
   if (extraAt === extraNone) return { sales: sales[position]!, fields: null, breaks: null }
-  let cursor = extraAt + 1
+  return readExtras(extras, fieldNames, extraAt)
+}
+
+/** The content of a version with extras, from its extras block (which holds its sales too). */
+export function readExtras(extras: Float64Array, fieldNames: readonly string[], at: number): PriceContent {
+  let cursor = at + 1
   const breakCount = extras[cursor++]!
   let breaks: QuantityBreak[] | null = null
   if (breakCount > 0) {
@@ -660,7 +675,7 @@ export function readContent(
       fields[name] = extras[cursor++]!
     }
   }
-  return { sales: sales[position]!, fields, breaks }
+  return { sales: extras[at]!, fields, breaks }
 }
 
 /** Do two contents price the same (dedup)? */

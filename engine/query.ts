@@ -51,6 +51,8 @@ export interface Candidate {
    * a live version in force prices the SKU.
    */
   readonly chain: readonly number[]
+  /** The codes of the chain's pricelists (the answer's source). */
+  readonly chainCodes: readonly string[]
   /** An ancestor past the chain would convert its price or apply rules: then the full path answers. */
   readonly chainOpen: boolean
 }
@@ -61,9 +63,11 @@ function candidates(context: PriceContext, pricelists: readonly string[], curren
     const fx = info === null || info.currency === currency ? null : (context.fx(info.currency, currency) ?? undefined)
     const fast = info !== null && info.vatMode !== null && info.rules.length === 0
     const chain: number[] = []
+    const chainCodes: string[] = []
     let chainOpen = false
     for (let current = fast ? info : null, depth = 0; current !== null; depth++) {
       chain.push(current.id)
+      chainCodes.push(current.code)
       if (current.parent === null) break
       // resolveBase answers no_price through a parent that is not live or has no VAT mode.
       const parent = context.pricelist(current.parent)
@@ -74,7 +78,7 @@ function candidates(context: PriceContext, pricelists: readonly string[], curren
       }
       current = parent
     }
-    return { code, info, fast, net: fast && info.vatMode === 'NET', fx, chain, chainOpen }
+    return { code, info, fast, net: fast && info.vatMode === 'NET', fx, chain, chainCodes, chainOpen }
   })
 }
 
@@ -105,9 +109,10 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   const mark = column.nextMark()
   /** SKUs without an id (no price anywhere) are checked for duplicates by code. */
   let unknownSeen: Set<string> | null = null
-  /** The last row cell the fast path reads: touched with the row's first. */
-  let lastCell = 0
-  for (const candidate of selected) if (candidate.fast) lastCell = Math.max(lastCell, candidate.info!.id)
+  /** The row cells the fast path reads first (its candidates' own pricelists). */
+  const ownIds: number[] = []
+  for (const candidate of selected) if (candidate.fast && candidate.chain[0]! >= 0) ownIds.push(candidate.chain[0]!)
+  const lastCell = ownIds.length === 0 ? 0 : Math.max(...ownIds)
   const skus = request.skus
   for (let start = 0; start < skus.length; start += stepSkus) {
     const count = Math.min(stepSkus, skus.length - start)
@@ -132,6 +137,15 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
       rows = prices.rows
       for (let step = 0; step < count; step++) {
         if (stepIds[step]! >= 0 && stepRows[step]! >= 0) stepRows[step] = prices.currentRow(stepIds[step]!, at)
+      }
+    }
+    // The extras blocks (breaks) the filled cells point to, read together for the same reason.
+    for (let step = 0; step < count; step++) {
+      const row = stepRows[step]!
+      if (stepIds[step]! < 0 || row < 0) continue
+      for (let index = 0; index < ownIds.length; index++) {
+        const cell = rows[row + ownIds[index]!]!
+        if (cell >= cellExtras) touched += prices.extrasAt(cell - cellExtras)
       }
     }
     if (touched !== touched) rowsTouched++
@@ -210,10 +224,9 @@ function bestOf(
   let bestGross = Number.POSITIVE_INFINITY
   let bestIndex = -1
   let bestItem: PricedItem | null = null
-  /** The fast-path winner's own sales (its pricelist's currency and VAT mode), when `bestPlain`. */
-  let bestBase = 0
-  /** The fast-path winner is a plain own price (else it is priced in full again: breaks, inheritance). */
-  let bestPlain = true
+  /** The fast-path winner's cell (a plain price or an extras cursor) and the link of its chain it came from. */
+  let bestCell = 0
+  let bestLink = 0
   // NET candidates on the fast path compete by sales first: with a rate >= 0, gross = sales +
   // VAT(sales) rises with sales (VAT rounds half-up, which never falls as its input rises), so the
   // lowest sales has the lowest gross, and equal sales equal gross. The VAT is then computed once.
@@ -223,8 +236,8 @@ function bestOf(
   const byNetSales = fastVat !== null && fastVat.rate.numerator >= 0
   let netSales = Number.POSITIVE_INFINITY
   let netIndex = -1
-  let netBase = 0
-  let netPlain = true
+  let netCell = 0
+  let netLink = 0
   // The SKU's row of cells in force (main thread), else each pair's run.
   const rows = prices.rows
   for (let index = 0; index < selected.length; index++) {
@@ -242,12 +255,13 @@ function bestOf(
         }
       }
       let amount = cell
-      let plain = true
+      let link = 0
       if (!(cell > cellNoPrice && cell < cellExtras)) {
         amount = otherAmount(context, candidate, cell, row, skuId, sku, quantity)
         // No price anywhere along the chain, and nothing past it that could give one.
         if (amount === cellNoPrice) continue
-        plain = false
+        cell = found.cell
+        link = found.link
       }
       if (amount === amount) {
         const fx = candidate.fx
@@ -268,8 +282,8 @@ function bestOf(
             if (sales < netSales) {
               netSales = sales
               netIndex = index
-              netBase = amount
-              netPlain = plain
+              netCell = cell
+              netLink = link
             }
             continue
           }
@@ -279,8 +293,8 @@ function bestOf(
           bestGross = gross
           bestIndex = index
           bestItem = null
-          bestBase = amount
-          bestPlain = plain
+          bestCell = cell
+          bestLink = link
         }
         continue
       }
@@ -307,20 +321,28 @@ function bestOf(
       bestGross = gross
       bestIndex = netIndex
       bestItem = null
-      bestBase = netBase
-      bestPlain = netPlain
+      bestCell = netCell
+      bestLink = netLink
     }
   }
   if (bestIndex < 0) return status
   if (bestItem !== null) return bestItem
-  // The winner came from the fast path: price it in full once (same arithmetic, full answer). A
-  // plain own price is what resolveBase gives for a live own version without extras or rules;
-  // inherited prices and breaks are resolved again.
-  const winner = selected[bestIndex]!.info!
-  const resolved: Resolved | Status = bestPlain
-    ? { sales: bestBase, fields: null, breaks: null, currency: winner.currency, vatMode: winner.vatMode!, inherited: false, source: winner.code, startDate: null }
-    : resolveBase(context, winner.code, sku)
-  assert(typeof resolved !== 'number', 'the fast path and resolveBase agree')
+  // The winner came from the fast path: price it in full once (same arithmetic, full answer), from
+  // what resolveBase gives for the version its cell holds: the pricelist's own or, unchanged, an
+  // ancestor's (inherited).
+  const candidate = selected[bestIndex]!
+  const winner = candidate.info!
+  const content = bestCell < cellExtras ? null : prices.contentAtCursor(bestCell - cellExtras)
+  const resolved: Resolved = {
+    sales: content === null ? bestCell : content.sales,
+    fields: content === null ? null : content.fields,
+    breaks: content === null ? null : content.breaks,
+    currency: winner.currency,
+    vatMode: winner.vatMode!,
+    inherited: bestLink > 0,
+    source: candidate.chainCodes[bestLink]!,
+    startDate: null,
+  }
   const priced = priceItem(context, resolved, sku, options, winner.code, fastVat, precision)
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
@@ -335,18 +357,23 @@ function bestOf(
  */
 function otherAmount(context: PriceContext, candidate: Candidate, own: number, row: number, skuId: number, sku: string, quantity: number): number {
   let cell = own
+  found.link = 0
   if (cell === cellNoPrice) {
     if (context.hasBundleRule(sku)) return Number.NaN
     cell = inheritedCell(context.prices, candidate.chain, row, skuId, context.at)
     if (cell === cellNoPrice) return candidate.chainOpen ? Number.NaN : cellNoPrice
   }
+  found.cell = cell
   if (cell < cellExtras) return cell
   return candidate.fx === null ? context.prices.amountForQuantity(cell - cellExtras, quantity) : Number.NaN
 }
 
+/** Where `otherAmount` found its amount: the cell, and the link of the candidate's chain. */
+const found = { cell: 0, link: 0 }
+
 /**
  * The first cell with a live version along a candidate's chain of unchanged ancestors (past its
- * own pricelist), or cellNoPrice.
+ * own pricelist; `found.link` says which), or cellNoPrice.
  */
 function inheritedCell(prices: PriceReader, chain: readonly number[], row: number, skuId: number, at: number): number {
   const rows = prices.rows
@@ -360,7 +387,10 @@ function inheritedCell(prices: PriceReader, chain: readonly number[], row: numbe
     } else {
       cell = prices.cellAt(pricelistId, skuId, at)
     }
-    if (cell !== cellNoPrice) return cell
+    if (cell !== cellNoPrice) {
+      found.link = link
+      return cell
+    }
   }
   return cellNoPrice
 }

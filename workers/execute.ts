@@ -19,7 +19,8 @@ import { nextVersionAfter } from '../engine/temporal.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
-import { answerJson, itemJson, jsonString } from './render.js'
+import { answerBytes } from './answer-bytes.js'
+import { itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
   readonly at: number
@@ -90,7 +91,7 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   if (!input.cacheable || tenant === '' || cachedItemsMax === 0) {
     answerCacheCounts.misses += input.skus.length
     const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
-    return answerJson(result.items, result.unavailable)
+    return answerBytes(result.items, result.unavailable)
   }
   return cachedQuery(context, input, options, tenant, sequence)
 }
