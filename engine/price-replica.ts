@@ -5,12 +5,14 @@
  * @module
  */
 import { cellNoPrice } from './current-rows.js'
-import { lookupSku } from './sku-dictionary.js'
+import { lookupSku, lookupSkus } from './sku-dictionary.js'
 import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, readExtras, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
   skuId(code: string): number
+  /** Ids of `count` codes from `start` into `ids` (-1: absent), looked up together. */
+  skuIds(codes: readonly string[], start: number, count: number, ids: Int32Array): void
   pricelistId(code: string): number
   livePositionAt(pricelistId: number, skuId: number, at: number): number
   salesAt(position: number): number
@@ -27,6 +29,8 @@ export interface PriceReader {
   contentAtCursor(cursor: number): PriceContent
   /** The first slot of an extras block (a query reads the blocks of a step together, early). */
   extrasAt(cursor: number): number
+  /** Whether any live version has extras (else no cell points to a block). */
+  hasExtrasBlocks(): boolean
   /** The pre-VAT amount a scaled quantity selects from an extras block (a cell's cursor: engine/prices.ts). */
   amountForQuantity(cursor: number, quantity: number): number
   /** The tenant's change count (prices and catalogue). */
@@ -68,6 +72,10 @@ export class PriceReplica implements PriceReader {
 
   skuId(code: string): number {
     return lookupSku(this.#columns.skus, code)
+  }
+
+  skuIds(codes: readonly string[], start: number, count: number, ids: Int32Array): void {
+    lookupSkus(this.#columns.skus, codes, start, count, ids)
   }
 
   get changeCount(): number {
@@ -136,6 +144,10 @@ export class PriceReplica implements PriceReader {
 
   contentAtCursor(cursor: number): PriceContent {
     return readExtras(this.#columns.extras, this.#fieldNames, cursor)
+  }
+
+  hasExtrasBlocks(): boolean {
+    return true
   }
 
   extrasAt(cursor: number): number {

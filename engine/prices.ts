@@ -21,7 +21,7 @@ import { cellExtras, cellNoPrice, CurrentRows } from './current-rows.js'
 import { sha256Hex128 } from './hash.js'
 import { amountAbsMax } from './limits.js'
 import { amountUnit, mulDivRound } from './money.js'
-import { SkuDictionary, type SkuTable } from './sku-dictionary.js'
+import { lookupSkus, SkuDictionary, type SkuTable } from './sku-dictionary.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
 export interface QuantityBreak {
@@ -147,6 +147,10 @@ export class PriceBook {
 
   skuId(code: string): number {
     return this.#skus.lookup(code)
+  }
+
+  skuIds(codes: readonly string[], start: number, count: number, ids: Int32Array): void {
+    lookupSkus(this.#skus.table, codes, start, count, ids)
   }
 
   pricelistId(code: string): number {
@@ -278,6 +282,10 @@ export class PriceBook {
   /** The content of the version whose extras block is at `cursor` (a cell's). */
   contentAtCursor(cursor: number): PriceContent {
     return readExtras(this.#extras, this.fieldNames, cursor)
+  }
+
+  hasExtrasBlocks(): boolean {
+    return this.#extrasLive > 0
   }
 
   /** The first slot of the extras block at `cursor` (see PriceReader). */

@@ -113,10 +113,11 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   const ownIds: number[] = []
   for (const candidate of selected) if (candidate.fast && candidate.chain[0]! >= 0) ownIds.push(candidate.chain[0]!)
   const lastCell = ownIds.length === 0 ? 0 : Math.max(...ownIds)
+  const withExtras = prices.hasExtrasBlocks()
   const skus = request.skus
   for (let start = 0; start < skus.length; start += stepSkus) {
     const count = Math.min(stepSkus, skus.length - start)
-    for (let step = 0; step < count; step++) stepIds[step] = prices.skuId(skus[start + step]!)
+    prices.skuIds(skus, start, count, stepIds)
     let touched = 0
     let rows = prices.rows
     for (let step = 0; step < count; step++) {
@@ -140,7 +141,7 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
       }
     }
     // The extras blocks (breaks) the filled cells point to, read together for the same reason.
-    for (let step = 0; step < count; step++) {
+    for (let step = 0; step < (withExtras ? count : 0); step++) {
       const row = stepRows[step]!
       if (stepIds[step]! < 0 || row < 0) continue
       for (let index = 0; index < ownIds.length; index++) {

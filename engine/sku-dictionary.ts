@@ -63,10 +63,28 @@ function hashOf(code: string, seed: number): number {
 
 /** The id of `code` in `table`, or -1. Any thread. */
 export function lookupSku(table: SkuTable, code: string): number {
+  return probe(table, code, hashOf(code, table.seed))
+}
+
+const stepHashes = new Int32Array(256)
+
+/**
+ * Ids of `count` codes from `start` into `ids` (-1: absent): first every hash (arithmetic only),
+ * then every probe, so that the probes' cache misses overlap instead of waiting one by one.
+ */
+export function lookupSkus(table: SkuTable, codes: readonly string[], start: number, count: number, ids: Int32Array): void {
+  const seed = table.seed
+  for (let done = 0; done < count; done += stepHashes.length) {
+    const chunk = Math.min(stepHashes.length, count - done)
+    for (let index = 0; index < chunk; index++) stepHashes[index] = hashOf(codes[start + done + index]!, seed)
+    for (let index = 0; index < chunk; index++) ids[done + index] = probe(table, codes[start + done + index]!, stepHashes[index]!)
+  }
+}
+
+function probe(table: SkuTable, code: string, hash: number): number {
   const slots = table.slots
   const mask = (slots.length >>> 3) - 1
   const length = code.length
-  const hash = hashOf(code, table.seed)
   for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
     const base = slot << 3
     const idPlusOne = Atomics.load(slots, base + 1)
