@@ -37,7 +37,7 @@ export const rowsBytesMax = 256 * 1024 * 1024
 const header = 2
 
 export class CurrentRows {
-  /** Pricelist cells per row, and SKU rows: both grow by doubling. */
+  /** Pricelist cells per row (as many as the book has pricelists), and SKU rows (doubling). */
   #slots = 0
   #capacity = 0
   /** Set once the rows would pass `rowsBytesMax`: this book answers from its runs from then on. */
@@ -87,8 +87,8 @@ export class CurrentRows {
 
   /** Room for the pricelists and SKUs (doubling); every row starts empty. False when over the bound. */
   #grow(pricelists: number, skus: number): boolean {
-    let slots = Math.max(this.#slots, 8)
-    while (slots < pricelists) slots *= 2
+    // Exactly the pricelists (a new pricelist, rare, starts every row again): a row of 10 is 96 bytes.
+    const slots = Math.max(this.#slots, pricelists, 1)
     let capacity = Math.max(this.#capacity, 1024)
     while (capacity < skus) capacity *= 2
     if (capacity * (slots + header) * Float64Array.BYTES_PER_ELEMENT > rowsBytesMax) {

@@ -4,9 +4,9 @@
  * makes (`PriceReader`), exactly as the PriceBook does.
  * @module
  */
-import { cellNoPrice } from './current-rows.js'
+import { cellNoPrice, CurrentRows } from './current-rows.js'
 import { lookupSku, lookupSkus } from './sku-dictionary.js'
-import { amountForQuantity, cellOf, nextFromAfter, positionInRun, readContent, readExtras, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+import { amountForQuantity, cellOf, fillFromRun, nextFromAfter, positionInRun, readContent, readExtras, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
@@ -23,6 +23,8 @@ export interface PriceReader {
   currentRow(skuId: number, at: number): number
   readonly rows: Float64Array
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number
+  /** Empties rows that writes may have made stale (a replica's; the owner clears its own). Once per query. */
+  refreshRows(): void
   /** The cell of (pricelist, SKU) at `at` read from the runs (the rows' encoding). */
   cellAt(pricelistId: number, skuId: number, at: number): number
   /** The content of the version whose extras block is at `cursor` (a cell's). */
@@ -40,8 +42,6 @@ export interface PriceReader {
 }
 
 
-const noRows = new Float64Array(0)
-
 /** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */
 const extraTombstone = -2
 
@@ -49,6 +49,9 @@ export class PriceReplica implements PriceReader {
   readonly #pricelistIds = new Map<string, number>()
   readonly #fieldNames: string[] = []
   #columns: SharedColumns
+  readonly #rows = new CurrentRows()
+  /** The tenant's change count when the rows were last emptied (-1: never filled). */
+  #rowsChangeCount = -1
 
   constructor(columns: SharedColumns, dictionary: DictionaryDelta) {
     this.#columns = columns
@@ -67,7 +70,9 @@ export class PriceReplica implements PriceReader {
 
   /** A newer generation of columns (after growth or compaction). */
   setColumns(columns: SharedColumns): void {
-    if (columns.generation >= this.#columns.generation) this.#columns = columns
+    if (columns.generation < this.#columns.generation) return
+    if (columns.generation !== this.#columns.generation) this.#rows.clearAll()
+    this.#columns = columns
   }
 
   skuId(code: string): number {
@@ -115,17 +120,33 @@ export class PriceReplica implements PriceReader {
     return this.#columns.extra[position]! >= 0
   }
 
-  /** Rows are the owner's (main thread only): a replica answers from the runs. */
-  currentRow(): number {
-    return -1
+  /**
+   * This thread's rows (engine/current-rows.ts). The owner clears a row when it writes the SKU's
+   * prices; a replica does not see which SKU was written, so it empties all its rows when the
+   * tenant's change count has moved since they were filled (`refreshRows`, once per query), and
+   * when the columns change generation (a compaction moves extras cursors).
+   */
+  currentRow(skuId: number, at: number): number {
+    return this.#rows.row(skuId, this.#pricelistIds.size, skuId + 1, at)
   }
 
   get rows(): Float64Array {
-    return noRows
+    return this.#rows.cells
   }
 
-  fillCell(): number {
-    throw new Error('a replica has no rows')
+  fillCell(row: number, skuId: number, pricelistId: number, at: number): number {
+    const columns = this.#columns
+    const index = columns.index[pricelistId]
+    const offset = index === null || index === undefined || skuId >= index.length ? -1 : Atomics.load(index, skuId) - 1
+    return fillFromRun(this.#rows, row, pricelistId, columns.from, columns.runCount, columns.sales, columns.extra, offset, at)
+  }
+
+  refreshRows(): void {
+    const count = Atomics.load(this.#columns.changes, 0)
+    if (count !== this.#rowsChangeCount) {
+      this.#rows.clearAll()
+      this.#rowsChangeCount = count
+    }
   }
 
   cellAt(pricelistId: number, skuId: number, at: number): number {

@@ -264,14 +264,11 @@ export class PriceBook {
    * Answers the cell.
    */
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number {
-    const offset = this.runOffset(pricelistId, skuId)
-    if (offset < 0) return this.#rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
-    const end = offset + this.#runCount[offset]!
-    const position = positionInRun(this.#from, this.#runCount, offset, at)
-    if (position < 0) return this.#rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, this.#from[offset]!)
-    const until = position + 1 < end ? this.#from[position + 1]! : Number.POSITIVE_INFINITY
-    return this.#rows.fill(row, pricelistId, cellOf(this.#sales, this.#extra, position), this.#from[position]!, until)
+    return fillFromRun(this.#rows, row, pricelistId, this.#from, this.#runCount, this.#sales, this.#extra, this.runOffset(pricelistId, skuId), at)
   }
+
+  /** Nothing to do: the owner's rows are cleared by its own writes. */
+  refreshRows(): void {}
 
   /** The cell of (pricelist, SKU) at `at` from the runs, as a row would hold it. */
   cellAt(pricelistId: number, skuId: number, at: number): number {
@@ -616,6 +613,22 @@ export function positionInRun(from: Float64Array, runCount: Int32Array, offset: 
     }
   }
   return found
+}
+
+/**
+ * Fills a row's cell for one pair from its run at `offset` (-1: none) with the version in force at
+ * `at`, narrowing the row's window to that version's span; answers the cell.
+ */
+export function fillFromRun(
+  rows: CurrentRows, row: number, pricelistId: number,
+  from: Float64Array, runCount: Int32Array, sales: Float64Array, extra: Int32Array, offset: number, at: number,
+): number {
+  if (offset < 0) return rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
+  const end = offset + runCount[offset]!
+  const position = positionInRun(from, runCount, offset, at)
+  if (position < 0) return rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, from[offset]!)
+  const until = position + 1 < end ? from[position + 1]! : Number.POSITIVE_INFINITY
+  return rows.fill(row, pricelistId, cellOf(sales, extra, position), from[position]!, until)
 }
 
 /** A row cell for the version at a pool position (engine/current-rows.ts). */

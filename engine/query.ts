@@ -58,6 +58,8 @@ export interface Candidate {
 }
 
 function candidates(context: PriceContext, pricelists: readonly string[], currency: string): Candidate[] {
+  // Once per query, before any row is read.
+  context.prices.refreshRows()
   return pricelists.map((code) => {
     const info = context.pricelist(code)
     const fx = info === null || info.currency === currency ? null : (context.fx(info.currency, currency) ?? undefined)
