@@ -78,7 +78,6 @@ export interface PricedItem {
   readonly inherited: boolean
   readonly breaks: readonly PricedAmounts[]
   readonly fx: FxResolved | null
-  readonly resolved: Resolved
 }
 
 const compiledRules = new WeakMap<Pricelist, readonly CompiledRule[]>()
@@ -536,7 +535,6 @@ export function priceItem(
     inherited: resolved.inherited,
     breaks,
     fx,
-    resolved,
   }
 }
 

@@ -13,8 +13,8 @@ import { assert } from './assert.js'
 import { cellExtras, cellNoPrice } from './current-rows.js'
 import { convertAmount, type FxResolved } from './fx.js'
 import {
-  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfNet, vatStatus,
-  type AnswerOptions, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
+  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfGross, vatOfNet, vatStatus,
+  type AnswerOptions, type PricedAmounts, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
 } from './pipeline.js'
 import { amountUnit } from './money.js'
 import { applyRounding } from './rounding.js'
@@ -230,6 +230,8 @@ function bestOf(
   /** The fast-path winner's cell (a plain price or an extras cursor) and the link of its chain it came from. */
   let bestCell = 0
   let bestLink = 0
+  /** The fast-path winner's sales in the answer's currency, rounded (its net on NET, gross on GROSS). */
+  let bestSales = 0
   // NET candidates on the fast path compete by sales first: with a rate >= 0, gross = sales +
   // VAT(sales) rises with sales (VAT rounds half-up, which never falls as its input rises), so the
   // lowest sales has the lowest gross, and equal sales equal gross. The VAT is then computed once.
@@ -298,6 +300,7 @@ function bestOf(
           bestItem = null
           bestCell = cell
           bestLink = link
+          bestSales = sales
         }
         continue
       }
@@ -326,20 +329,40 @@ function bestOf(
       bestItem = null
       bestCell = netCell
       bestLink = netLink
+      bestSales = netSales
     }
   }
   if (bestIndex < 0) return status
   if (bestItem !== null) return bestItem
-  // The winner came from the fast path: price it in full once (same arithmetic, full answer), from
-  // what resolveBase gives for the version its cell holds: the pricelist's own or, unchanged, an
-  // ancestor's (inherited).
   const candidate = selected[bestIndex]!
   const winner = candidate.info!
-  const content = bestCell < cellExtras ? null : prices.contentAtCursor(bestCell - cellExtras)
+  if (bestCell < cellExtras) {
+    // A plain price (the pricelist's own or, unchanged, an ancestor's): its amounts are what the
+    // comparison computed, as priceItem computes them (FX, rounding, then VAT in the list's mode).
+    const net = winner.vatMode === 'NET'
+    const vatAmount = net ? bestGross - bestSales : vatOfGross(bestSales, fastVat!.rate, precision)
+    return {
+      sku,
+      pricelist: winner.code,
+      currency: options.currency,
+      vatMode: winner.vatMode!,
+      net: net ? bestSales : bestSales - vatAmount,
+      vat: vatAmount,
+      gross: net ? bestGross : bestSales,
+      vatRateText: fastVat!.rateText,
+      vatClass: fastVat!.classCode,
+      inherited: bestLink > 0,
+      breaks: noBreaks,
+      fx: candidate.fx ?? null,
+    }
+  }
+  // A version with extras: priced in full once from its block (breaks and fields), as resolveBase
+  // gives it for the pricelist's own version or, unchanged, an ancestor's (inherited).
+  const content = prices.contentAtCursor(bestCell - cellExtras)
   const resolved: Resolved = {
-    sales: content === null ? bestCell : content.sales,
-    fields: content === null ? null : content.fields,
-    breaks: content === null ? null : content.breaks,
+    sales: content.sales,
+    fields: content.fields,
+    breaks: content.breaks,
     currency: winner.currency,
     vatMode: winner.vatMode!,
     inherited: bestLink > 0,
@@ -350,6 +373,8 @@ function bestOf(
   assert(typeof priced !== 'number' && priced.gross === bestGross, 'the fast path and the pipeline agree')
   return priced
 }
+
+const noBreaks: readonly PricedAmounts[] = Object.freeze([])
 
 /**
  * A candidate's pre-VAT amount when its own cell is not a plain price (engine/current-rows.ts):
