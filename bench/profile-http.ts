@@ -3,7 +3,8 @@
  * compiled server on the bench workload (generated into `--data DIR` once and reused by later runs
  * on the same directory; a fresh temporary directory otherwise), then runs the scenario under
  * `node --cpu-prof` with the answer cache off, as `npm run bench` does, stops the server and prints
- * the functions with the most self time over the measured interval (start and warm-up left out). The profile is kept in bench/results/profiles/ (open it in
+ * the functions with the most self time over the measured interval (start and warm-up left out),
+ * summed over the main thread and the price workers (one profile each). The profile is kept in bench/results/profiles/ (open it in
  * Chrome's DevTools).
  * Flags: --scenario get|query-100|query-1000 (query-100), --skus N (100,000), --seconds S (8),
  * --connections N (64), --data DIR, --top N (25).
@@ -81,16 +82,28 @@ try {
   const stopped = performance.now()
   // The measured interval, counted back from the process's end (where the profile ends).
   const window = { fromEndUs: (stopped - loadStarted - warmupS * 1000) * 1000, untilEndUs: (stopped - loadEnded) * 1000 }
-  const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'))
+  // One profile per thread: the main thread's and each price worker's.
+  const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
   if (written.length === 0) throw new Error('the server wrote no CPU profile')
-  const profile = JSON.parse(readFileSync(path.join(profileDir, written[0]!), 'utf8')) as CpuProfile
   const keptProfiles = path.join(repositoryRoot, 'bench', 'results', 'profiles')
   mkdirSync(keptProfiles, { recursive: true })
-  const kept = path.join(keptProfiles, `http-${scenarioName}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
-  renameSync(path.join(profileDir, written[0]!), kept)
-  const { samples, frames } = selfTimes(profile, repositoryRoot, window)
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+  const byFrame = new Map<string, number>()
+  const threads: string[] = []
+  let samples = 0
+  for (const [index, name] of written.entries()) {
+    const profile = JSON.parse(readFileSync(path.join(profileDir, name), 'utf8')) as CpuProfile
+    const kept = path.join(keptProfiles, `http-${scenarioName}-${stamp}-thread-${index}.cpuprofile`)
+    renameSync(path.join(profileDir, name), kept)
+    const thread = selfTimes(profile, repositoryRoot, window)
+    threads.push(`${path.relative(repositoryRoot, kept)} (${thread.samples} samples)`)
+    samples += thread.samples
+    for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
+  }
+  const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
   process.stdout.write(`${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler; self time over the measured interval\n`)
-  process.stdout.write(`top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, kept)}\n`)
+  process.stdout.write(`profiles:\n${threads.map((line) => `  ${line}\n`).join('')}`)
+  process.stdout.write(`top ${top} functions by self time, all threads (${samples} samples; idle threads count as (idle) or (program)):\n`)
   process.stdout.write(formatSelfTimes(frames, top))
 } finally {
   if (keptDir === undefined) rmSync(workDir, { recursive: true, force: true })

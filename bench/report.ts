@@ -6,6 +6,7 @@
  */
 import { changelogP99MaxMs, writeBatchItems, writeLanes, type ChangelogResult } from './changelog.js'
 import { accessLogCostMax, defaultSample, type AccessLogResult } from './access-log.js'
+import { isolationGetConnections, isolationP99RatioMax, isolationQueryConnections, type IsolationResult } from './isolation.js'
 import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { Memory } from './proc.js'
@@ -69,6 +70,8 @@ export interface BenchResults {
   readonly webhooks: WebhookResult
   /** GET throughput and CPU with the access log on vs off (access-log.ts). */
   readonly accessLog: AccessLogResult
+  /** GETs alone and beside 1,000-SKU queries (isolation.ts). */
+  readonly isolation: IsolationResult
   readonly checks: Check[]
 }
 
@@ -199,6 +202,30 @@ export function webhookChecks(webhooks: WebhookResult): Check[] {
     },
     { figure: 'webhooks: events the receiver got (delivery ran)', measured: formatInteger(webhooks.receivedEvents), target: '> 0', pass: webhooks.receivedEvents > 0 },
   ]
+}
+
+export function isolationChecks(isolation: IsolationResult): Check[] {
+  return [{
+    figure: `isolation: GET p99 with 1,000-SKU queries on ${isolationQueryConnections} connections vs GETs alone (${isolationGetConnections} connections)`,
+    measured: `${twoDecimals.format(isolation.p99Ratio)}x (${isolation.getWithQueries.latencyP99Ms} vs ${isolation.getAlone.latencyP99Ms} ms)`,
+    target: `<= ${isolationP99RatioMax}x`,
+    pass: isolation.p99Ratio <= isolationP99RatioMax,
+  }]
+}
+
+function isolationTable(isolation: IsolationResult): Table {
+  const row = (label: string, load: IsolationResult['getAlone']) => [
+    label, formatInteger(load.requestsPerSecond), String(load.latencyP50Ms), String(load.latencyP99Ms), String(load.latencyMaxMs), formatInteger(load.non2xx + load.errors),
+  ]
+  return {
+    header: ['load', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx + errors'],
+    rightAligned: [false, true, true, true, true, true],
+    rows: [
+      row(`GET alone, ${isolationGetConnections} connections`, isolation.getAlone),
+      row(`GET beside the queries, ${isolationGetConnections} connections`, isolation.getWithQueries),
+      row(`1,000-SKU queries, ${isolationQueryConnections} connections`, isolation.queries),
+    ],
+  }
 }
 
 export function accessLogChecks(accessLog: AccessLogResult): Check[] {
@@ -405,6 +432,7 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       title: `Access log cost (${results.accessLog.scenario} scenario on one server process; per sample, one load run in ${results.accessLog.rounds} rounds of off, on, on, off windows of ${results.accessLog.windowMs} ms, switched by PUT /admin/access-log, ${results.accessLog.settleMs} ms uncounted before each window)`,
       table: accessLogTable(results.accessLog),
     },
+    { title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)', table: isolationTable(results.isolation) },
     { title: 'Targets', table: checkTable(results.checks) },
   ]
 }

@@ -20,8 +20,9 @@ import type { BareAnswers, CapturedAnswer } from './bare-server.js'
 import { runChangelogBench } from './changelog.js'
 import { runEngineBench } from './engine.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
+import { runIsolationBench } from './isolation.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { accessLogChecks, changelogChecks, globalChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
+import { accessLogChecks, changelogChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
 import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
@@ -209,6 +210,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     const afterRestart = memory(server.pid)
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
+    const isolation = await runIsolationBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
     const webhooks = await runWebhookBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
     const accessLog = await runAccessLogBench(server, client, {
       shape: options.shape,
@@ -235,6 +237,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       scenarios,
       webhooks,
       accessLog,
+      isolation,
     }
   } finally {
     await server.stop()
@@ -276,6 +279,7 @@ async function main(): Promise<void> {
     ...changelogChecks(changelog),
     ...webhookChecks(phase.webhooks),
     ...accessLogChecks(phase.accessLog),
+    ...isolationChecks(phase.isolation),
   ]
   const results: BenchResults = { ...partial, checks }
   process.stdout.write(`\n${renderTerminal(results)}\n`)

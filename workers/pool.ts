@@ -52,8 +52,11 @@ export class QueryPool {
       maxThreads: count,
       // Replicas live in the threads: never let an idle thread go.
       idleTimeout: 2 ** 31 - 1,
-      // A bounded queue: beyond it the caller answers on the main thread instead (QueryPoolBusy).
-      maxQueue: count * 4,
+      // A bounded queue (each task holds its query's SKU codes): beyond it the caller answers on
+      // the main thread instead (QueryPoolBusy). Deep enough that a burst of big queries from many
+      // connections waits for the workers rather than landing on the main thread, in front of
+      // every small request.
+      maxQueue: count * 64,
       concurrentTasksPerWorker: 1,
       atomics: 'sync',
     })
