@@ -132,6 +132,8 @@ export class PriceContext {
   #fx: Map<string, FxResolved | null> | null = null
   #precision: Map<string, number> | null = null
   readonly #bundleSkus: Set<string>
+  #lastSku: string | null = null
+  #lastSkuId = -1
 
   constructor(
     readonly catalog: Catalog,
@@ -178,7 +180,16 @@ export class PriceContext {
   }
 
   /** The SKU's VAT class and rate in the context's tax area; `skuId` when the caller has it. */
-  vat(sku: string, skuId: number = this.prices.skuId(sku)): VatInfo | Status {
+  /** The SKU's id in the price book (-1: none); a read resolves and prices the same SKU, so the last is kept. */
+  skuId(sku: string): number {
+    if (sku !== this.#lastSku) {
+      this.#lastSku = sku
+      this.#lastSkuId = this.prices.skuId(sku)
+    }
+    return this.#lastSkuId
+  }
+
+  vat(sku: string, skuId: number = this.skuId(sku)): VatInfo | Status {
     if (skuId >= 0) return vatStatus(this.vatColumn().get(sku, skuId, this.at))
     let vat = (this.#vat ??= new Map()).get(sku)
     if (vat === undefined) {
@@ -290,7 +301,7 @@ export function resolveBase(context: PriceContext, code: string, sku: string, de
 
 /** Pool position of the pricelist's own live version of `sku` in force, or -1. */
 function ownPosition(context: PriceContext, info: PricelistInfo, sku: string): number {
-  const skuId = context.prices.skuId(sku)
+  const skuId = context.skuId(sku)
   return skuId < 0 || info.id < 0 ? -1 : context.prices.livePositionAt(info.id, skuId, context.at)
 }
 

@@ -196,7 +196,7 @@ function bestOfSku(
   precision: number,
   validity: Validity | null,
 ): PricedItem | Status {
-  const skuId = context.prices.skuId(sku)
+  const skuId = context.skuId(sku)
   const vat = context.vat(sku, skuId)
   const row = skuId >= 0 && typeof vat !== 'number' ? context.prices.currentRow(skuId, context.at) : -1
   return bestOf(context, sku, skuId, vat, row, selected, options, precision, validity)

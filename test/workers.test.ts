@@ -3,6 +3,7 @@
  * exactly as the main thread does, and never from state older than what the caller has written.
  * The server runs with a worker threshold of 3 SKUs so that small test queries cross it.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 import { expectStatus, mapSkus, putPricelist, setupReference } from './helpers/price-fixtures.js'
@@ -94,4 +95,22 @@ t.test('workers keep answering after a restart (replicas are rebuilt from snapsh
   t.equal(answer.status, 200)
   t.equal(answer.headers.get('x-price-engine'), 'worker')
   t.equal(answer.body.items.length, 3)
+})
+
+t.test('price workers run below the main thread\'s CPU priority (nice +10), the main thread at its own', { skip: process.platform !== 'linux' ? 'per-thread nice values are read from /proc (Linux)' : false }, async (t) => {
+  // Enough big queries at once that both workers have loaded the task module (which lowers them).
+  const answers = await Promise.all(Array.from({ length: 16 }, () => query(['W-001', 'W-002', 'W-003', 'W-004'])))
+  t.same(answers.map((answer) => answer.status), answers.map(() => 200))
+  const pid = server.pid
+  const niceOf = (tid: string): number => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    // Fields after the command's closing parenthesis; nice is field 19 of stat(5).
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+  }
+  const threads = readdirSync(`/proc/${pid}/task`)
+  const mainNice = niceOf(String(pid))
+  const lowered = threads.filter((tid) => niceOf(tid) === Math.min(19, mainNice + 10))
+  t.ok(lowered.length >= 2, `${lowered.length} threads at nice ${mainNice + 10} (the 2 price workers)`)
+  t.ok(threads.filter((tid) => niceOf(tid) === mainNice).length >= 1, `the main thread stays at nice ${mainNice}`)
+  t.ok(lowered.length < threads.length / 2, `the other threads (${threads.length - lowered.length}) keep the process's priority`)
 })

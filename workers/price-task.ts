@@ -3,6 +3,7 @@
  * caller's sequence. The first task for a tenant (or after a gap) asks for a snapshot.
  * @module
  */
+import os from 'node:os'
 import { workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
@@ -10,6 +11,24 @@ import { protocolVersion, type PriceWorkerData, type QueryTask, type QueryTaskRe
 import { ReplicaSet } from './replica.js'
 
 setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
+
+/** How much lower than the main thread a price worker runs (nice steps). */
+const workerNiceIncrement = 10
+lowerPriority()
+
+/**
+ * Price workers run below the main thread's CPU priority (nice +10; on Linux a thread's nice value
+ * is its own): when the cores are contended, the main thread, which answers every small request,
+ * gets the CPU first, so big queries on the workers do not stall single reads (issue 12). Idle
+ * cores still go to the workers. Where the system does not allow it, the worker runs as it is.
+ */
+function lowerPriority(): void {
+  try {
+    os.setPriority(0, Math.min(19, os.getPriority(0) + workerNiceIncrement))
+  } catch {
+    // Not permitted or not supported here: same priority as the main thread.
+  }
+}
 
 const replicas = new ReplicaSet()
 

@@ -44,6 +44,13 @@ export class TestServer {
     readonly env: Record<string, string>,
   ) {}
 
+  /** The running server's process id. */
+  get pid(): number {
+    const pid = this.#child?.pid
+    if (pid === undefined) throw new Error('the server is not running')
+    return pid
+  }
+
   async start(ready = true): Promise<void> {
     this.stdout = ''
     const child = spawn(process.execPath, [entryPath, 'start'], {
