@@ -6,7 +6,8 @@
  * the functions with the most self time over the measured interval (start and warm-up left out),
  * summed over the main thread and the price workers (one profile each). The profile is kept in bench/results/profiles/ (open it in
  * Chrome's DevTools).
- * Flags: --scenario get|query-100|query-1000 (query-100), --skus N (100,000), --seconds S (8),
+ * `--scenario ingest` profiles the price ingest of a fresh copy of the workload instead.
+ * Flags: --scenario get|query-100|query-1000|ingest (query-100), --skus N (100,000), --seconds S (8),
  * --connections N (64), --data DIR, --top N (25).
  * @module
  */
@@ -66,22 +67,42 @@ try {
     writeFileSync(credentialsPath, JSON.stringify(credentials))
   }
   rmSync(profileDir, { recursive: true, force: true })
-  await server.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
-  await server.waitReady()
-  const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
-  const token = await client.refreshToken()
-  const scenario = scenarioDefinitions(slug, shape).find((definition) => definition.name === scenarioName)
-  if (scenario === undefined) throw new Error(`no scenario ${scenarioName}`)
-  const warmupS = 2
-  const loadStarted = performance.now()
-  const load = await measureLoad(server.url, server.pid, scenario.requests, { authorization: `Bearer ${token}` }, {
-    connections, durationS: seconds, warmupS, clockTicks: clockTicksPerSecond(),
-  })
-  const loadEnded = performance.now()
-  await server.stop()
-  const stopped = performance.now()
-  // The measured interval, counted back from the process's end (where the profile ends).
-  const window = { fromEndUs: (stopped - loadStarted - warmupS * 1000) * 1000, untilEndUs: (stopped - loadEnded) * 1000 }
+  let summary: string
+  let window: { fromEndUs: number; untilEndUs: number }
+  if (scenarioName === 'ingest') {
+    // The price ingest of a fresh workload (the data directory's tenant is left alone).
+    const fresh = new PricingServer({ entry: server.options.entry, dataDir: path.join(workDir, 'ingest-data'), adminToken, env })
+    rmSync(path.join(workDir, 'ingest-data'), { recursive: true, force: true })
+    await fresh.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
+    await fresh.waitReady()
+    const client = await provisionTenant(fresh, slug)
+    const generated = await generate(client, shape, () => cpuTicks(fresh.pid) / clockTicksPerSecond())
+    const ingestEnded = performance.now()
+    await fresh.stop()
+    const stopped = performance.now()
+    rmSync(path.join(workDir, 'ingest-data'), { recursive: true, force: true })
+    const ingest = generated.ingest
+    window = { fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000, untilEndUs: (stopped - ingestEnded) * 1000 }
+    summary = `ingest: ${Math.round(ingest.itemsPerSecond).toLocaleString('en-US')} price versions/s, ${ingest.serverCpuMicrosPerItem.toFixed(1)} us CPU/version under the profiler`
+  } else {
+    await server.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
+    await server.waitReady()
+    const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
+    const token = await client.refreshToken()
+    const scenario = scenarioDefinitions(slug, shape).find((definition) => definition.name === scenarioName)
+    if (scenario === undefined) throw new Error(`no scenario ${scenarioName}`)
+    const warmupS = 2
+    const loadStarted = performance.now()
+    const load = await measureLoad(server.url, server.pid, scenario.requests, { authorization: `Bearer ${token}` }, {
+      connections, durationS: seconds, warmupS, clockTicks: clockTicksPerSecond(),
+    })
+    const loadEnded = performance.now()
+    await server.stop()
+    const stopped = performance.now()
+    // The measured interval, counted back from the process's end (where the profile ends).
+    window = { fromEndUs: (stopped - loadStarted - warmupS * 1000) * 1000, untilEndUs: (stopped - loadEnded) * 1000 }
+    summary = `${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler`
+  }
   // One profile per thread: the main thread's and each price worker's.
   const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
   if (written.length === 0) throw new Error('the server wrote no CPU profile')
@@ -101,7 +122,7 @@ try {
     for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
   }
   const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
-  process.stdout.write(`${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler; self time over the measured interval\n`)
+  process.stdout.write(`${summary}; self time over the measured interval\n`)
   process.stdout.write(`profiles:\n${threads.map((line) => `  ${line}\n`).join('')}`)
   process.stdout.write(`top ${top} functions by self time, all threads (${samples} samples; idle threads count as (idle) or (program)):\n`)
   process.stdout.write(formatSelfTimes(frames, top))
