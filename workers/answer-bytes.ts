@@ -217,6 +217,15 @@ const comma = encoder.encode(',')
 const itemRoom = 256
 const breakRoom = 160
 
+/** `net,"vat":vat,"gross":gross` (after a fragment ending in `"net":`). */
+function putAmounts(target: Uint8Array, at: number, net: number, vat: number, gross: number): number {
+  at = putAmount(target, at, net)
+  at = putFragment(target, at, vatOpen)
+  at = putAmount(target, at, vat)
+  at = putFragment(target, at, grossOpen)
+  return putAmount(target, at, gross)
+}
+
 function putItem(at: number, item: PricedItem): number {
   const breaks = item.breaks
   const headBytes = head(item)
@@ -225,11 +234,7 @@ function putItem(at: number, item: PricedItem): number {
   at = putFragment(target, at, itemOpen)
   at = putString(target, at, item.sku)
   at = putFragment(target, at, headBytes)
-  at = putAmount(target, at, item.net)
-  at = putFragment(target, at, vatOpen)
-  at = putAmount(target, at, item.vat)
-  at = putFragment(target, at, grossOpen)
-  at = putAmount(target, at, item.gross)
+  at = putAmounts(target, at, item.net, item.vat, item.gross)
   at = putFragment(target, at, middleBytes)
   for (let index = 0; index < breaks.length; index++) {
     const entry = breaks[index]!
@@ -237,11 +242,7 @@ function putItem(at: number, item: PricedItem): number {
     at = putFragment(target, at, breakOpen)
     at = putAmount(target, at, entry.quantity)
     at = putFragment(target, at, breakNet)
-    at = putAmount(target, at, entry.net)
-    at = putFragment(target, at, vatOpen)
-    at = putAmount(target, at, entry.vat)
-    at = putFragment(target, at, grossOpen)
-    at = putAmount(target, at, entry.gross)
+    at = putAmounts(target, at, entry.net, entry.vat, entry.gross)
     target[at++] = 0x7d
   }
   const fx = item.fx
