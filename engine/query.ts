@@ -1,12 +1,14 @@
 /**
  * The batch price query: the best price per SKU across the selected pricelists.
  *
- * Control plane once per query: the pricelists (with their FX to the answer currency), the VAT
- * precision, the rounding profile. Data plane per (SKU, pricelist): the common case — the
- * pricelist's own price, no rules, no quantity breaks or fields — is priced from the shared columns
- * with integer arithmetic and no allocation, only its gross compared. Everything else (inherited
- * prices, rules, bundles, breaks) takes the full pipeline. The winner of each SKU is then priced in
- * full once, so the answer is exactly what the full pipeline gives.
+ * Control plane once per query: the pricelists (with their FX to the answer currency, and the
+ * chain of ancestors each inherits from unchanged), the VAT precision, the rounding profile. Data
+ * plane per (SKU, pricelist), the fast path: a cell of the SKU's row (engine/current-rows.ts) gives
+ * the pricelist's own price, or an unchanged ancestor's, and a version with quantity breaks gives
+ * the amount the quantity selects; integer arithmetic, no allocation, only the gross compared.
+ * Everything else (rules, conversions along the chain, bundles, breaks in another currency) takes
+ * the full pipeline. The winner of each SKU is then answered with exactly the amounts the full
+ * pipeline gives (test/engine/query-fast-path.test.ts compares the two).
  * @module
  */
 import { assert } from './assert.js'
