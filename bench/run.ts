@@ -19,6 +19,7 @@ import { runAccessLogBench } from './access-log.js'
 import type { BareAnswers, CapturedAnswer } from './bare-server.js'
 import { runChangelogBench } from './changelog.js'
 import { runEngineBench } from './engine.js'
+import { collectGarbage } from './gc.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { runIsolationBench } from './isolation.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
@@ -198,14 +199,23 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     const client = await provisionTenant(server, tenantSlug)
     const restartEmpty = await restart(server)
     await sleep(settleMs)
+    const emptyBeforeGc = memory(server.pid)
+    await collectGarbage(server.pid)
+    await sleep(settleMs)
     const empty = memory(server.pid)
     await client.refreshToken()
     progress(`generating ${priceVersionCount(options.shape).toLocaleString('en-US')} price versions through the API`)
     const generated = await generate(client, options.shape, () => cpuTicks(server.pid) / options.load.clockTicks)
     await sleep(settleMs)
+    const afterIngestBeforeGc = memory(server.pid)
+    await collectGarbage(server.pid)
+    await sleep(settleMs)
     const afterIngest = memory(server.pid)
     progress('restarting with the full workload')
     const restarted = await restart(server)
+    await sleep(settleMs)
+    const afterRestartBeforeGc = memory(server.pid)
+    await collectGarbage(server.pid)
     await sleep(settleMs)
     const afterRestart = memory(server.pid)
     const versions = generated.ingest.priceVersionCount
@@ -224,8 +234,11 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,
       memory: {
+        emptyBeforeGc,
         empty,
+        afterIngestBeforeGc,
         afterIngest,
+        afterRestartBeforeGc,
         afterRestart,
         bytesPerVersion: afterRestart.rssBytes / versions,
         bytesPerVersionDelta: (afterRestart.rssBytes - empty.rssBytes) / versions,

@@ -115,7 +115,8 @@ export class SkuDictionary {
   #count = 0
   #keyUnits = 0
 
-  constructor(seed = (Math.random() * 2 ** 32) | 0) {
+  // Below 2^30: a small integer in V8 (no boxed number in the table object).
+  constructor(seed = Math.floor(Math.random() * 2 ** 30)) {
     this.#table = tableOf(sharedInt32(capacityInitial * slotWords), sharedUint16(keyUnitsInitial), sharedInt32(capacityInitial + 1), seed)
   }
 
