@@ -120,9 +120,12 @@ export class PriceBook {
   /** Extras slots of live runs (the rest up to #extrasUsed is garbage of replaced runs). */
   #extrasLive = 0
   #index: (Int32Array | null)[] = []
-  /** Main-thread only: who and when, parallel to the pool. */
+  /**
+   * Main-thread only: who and when, parallel to the pool. Writers are ids into #actors, 2 bytes
+   * each while a tenant has at most 65,535 distinct writers (API clients and people), 4 after.
+   */
   #writtenAt = new Float64Array(poolInitialCount)
-  #writtenBy = new Int32Array(poolInitialCount)
+  #writtenBy: Uint16Array | Int32Array = new Uint16Array(poolInitialCount)
   readonly #actors: string[] = []
   readonly #actorIds = new Map<string, number>()
   /** SKU-major rows of the versions in force (main thread only; see `currentRow`). */
@@ -194,6 +197,7 @@ export class PriceBook {
     let id = this.#actorIds.get(actor)
     if (id === undefined) {
       id = this.#actors.length
+      if (id > 0xffff && this.#writtenBy instanceof Uint16Array) this.#writtenBy = Int32Array.from(this.#writtenBy)
       this.#actorIds.set(actor, id)
       this.#actors.push(actor)
     }
@@ -344,7 +348,9 @@ export class PriceBook {
       assert(index === 0 || version.from > versions[index - 1]!.from, 'price versions sorted by from')
       this.#from[position] = version.from
       this.#writtenAt[position] = version.writtenAt
-      this.#writtenBy[position] = this.#internActor(version.writtenBy)
+      // The id first: interning may widen #writtenBy to a new array.
+      const writer = this.#internActor(version.writtenBy)
+      this.#writtenBy[position] = writer
       if (version.content === null) {
         this.#sales[position] = 0
         this.#extra[position] = extraTombstone
@@ -452,7 +458,7 @@ export class PriceBook {
     const extra = sharedInt32(capacity)
     const runCount = sharedInt32(capacity)
     const writtenAt = new Float64Array(capacity)
-    const writtenBy = new Int32Array(capacity)
+    const writtenBy = this.#writtenBy instanceof Uint16Array ? new Uint16Array(capacity) : new Int32Array(capacity)
     const indexes: (Int32Array | null)[] = []
     // Element loops over locals: runs are 1-3 versions, where subarray().set() costs more than the copy.
     const oldFrom = this.#from

@@ -161,10 +161,10 @@ t.test('a startup load allocates the price book once, at its size plus the fit h
   const book = new PriceBook()
   await store.loadIntoGradually(new Catalog(), 500, book)
   const generation = book.generation
-  // 6,000 versions x (8 from + 8 sales + 4 extra + 4 runCount + 8 writtenAt + 4 writtenBy) and
+  // 6,000 versions x (8 from + 8 sales + 4 extra + 4 runCount + 8 writtenAt + 2 writtenBy) and
   // 300 x 6 extras slots x 8, each with the headroom of a small book (1,024 versions or slots),
   // and the SKU table.
-  const poolBytes = (6_000 + 1_024) * 36 + (300 * 6 + 1_024) * 8
+  const poolBytes = (6_000 + 1_024) * 34 + (300 * 6 + 1_024) * 8
   const skus = book.sharedColumns().skus
   t.equal(skus.slots.length / 8, 8_192, 'the SKU table: the smallest power of two at least twice the SKUs')
   const indexBytes = book.byteSize - poolBytes - skus.slots.byteLength - skus.keys.byteLength - skus.offsets.byteLength
