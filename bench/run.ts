@@ -203,6 +203,9 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     await collectGarbage(server.pid)
     await sleep(settleMs)
     const empty = memory(server.pid)
+    // A fresh process for the ingest: once opened, the inspector (for the GC) costs CPU even after
+    // it is closed again (about 20-30% on the worker queries here).
+    await restart(server)
     await client.refreshToken()
     progress(`generating ${priceVersionCount(options.shape).toLocaleString('en-US')} price versions through the API`)
     const generated = await generate(client, options.shape, () => cpuTicks(server.pid) / options.load.clockTicks)
@@ -218,6 +221,8 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     await collectGarbage(server.pid)
     await sleep(settleMs)
     const afterRestart = memory(server.pid)
+    // And a fresh process for the load scenarios, for the same reason.
+    await restart(server)
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
     const isolation = await runIsolationBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
