@@ -57,7 +57,7 @@ export const SETTINGS = {
   workerThresholdSkus: setting(
     Type.Integer({ minimum: 1 }),
     500,
-    'price queries with at least this many SKUs run on a worker thread (measured: bench/results/threshold-latest.md)',
+    'price queries with at least this many SKUs run on a worker thread (npm run bench:threshold: the workers match the main thread from 250-1,000 SKUs on the bench machine)',
   ),
   answerCacheItems: setting(
     Type.Integer({ minimum: 0, maximum: 10_000_000 }),
