@@ -5,7 +5,9 @@
  * `renderItem` gives the object; `itemJson` and `answerJson` write the same JSON text as
  * JSON.stringify of those objects, field by field in the same order, without building the objects
  * (about 40% less CPU per item). Amounts print exactly as JSON.stringify prints the doubles
- * `renderItem` holds (19.99, never 19.990000000000002).
+ * `renderItem` holds (19.99, never 19.990000000000002). The query answer itself is written as bytes
+ * by ./answer-bytes.ts; `answerJson` is the text it must equal byte for byte
+ * (test/answer-bytes.test.ts), and `itemJson` renders single reads and cached items.
  * @module
  */
 import { amountScale, amountUnit, toNumber } from '../engine/money.js'
