@@ -64,6 +64,11 @@ export const SETTINGS = {
     50_000,
     'price query items kept per thread and tenant in the answer cache (about 350 bytes each); 0 turns the cache off',
   ),
+  mallocTuning: setting(
+    Type.Boolean(),
+    true,
+    "Linux, Node.js 22.15+: the server re-executes itself once at start with glibc's mmap threshold fixed at 128 KiB (GLIBC_TUNABLES), so that freed buffers go back to the system; false: as started",
+  ),
   webhookAllowPrivate: setting(
     Type.Boolean(),
     false,

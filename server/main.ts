@@ -67,6 +67,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const publicUrl = publicRoot(config, port)
   Object.assign(deps, { publicUrl })
   logger.info({ port, url: publicUrl, dataDir }, 'listening')
+  // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
+  logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   await tenants.loadAll(Date.now())
   logger.info({ tenants: tenants.all().length }, 'ready')
   if (firstStart && config.demo && system.listTenants().length === 0) {

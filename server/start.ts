@@ -1,7 +1,12 @@
 /**
- * Process entry used by bin/pricing-service.js and by the tests: runs the command line.
+ * Process entry used by bin/pricing-service.js and by the tests: runs the command line. The server
+ * (`start`) first re-executes itself once with glibc's malloc tuned (server/malloc-tuning.ts), before
+ * any other module has loaded.
  * @module
  */
-import { run } from './cli.js'
+import { tuneMalloc } from './malloc-tuning.js'
 
+const command = process.argv[2]
+if (command === undefined || command === 'start' || command.startsWith('-')) tuneMalloc(process.argv.slice(2))
+const { run } = await import('./cli.js')
 await run(process.argv.slice(2))

@@ -24,6 +24,7 @@ import { entityTypes, type Catalog, type CatalogType, type Change } from '../eng
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
 import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import { defaultMapRelease, MapRelease, type MapReleaseOptions } from './map-release.js'
 import { environmentOptions } from './options.js'
 import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
 
@@ -115,10 +116,13 @@ export class TenantStore {
   #oldest: number
   /** Entries the log holds at most (null: unlimited); the plan's `changelog_capacity`. */
   capacity: number | null = null
+  /** When the environment is reopened to give back its map's pages (storage/map-release.ts). */
+  readonly mapRelease: MapRelease
 
-  constructor(readonly path: string) {
+  constructor(readonly path: string, mapRelease: MapReleaseOptions = defaultMapRelease) {
     mkdirSync(path, { recursive: true })
     this.#db = openHandles(path)
+    this.mapRelease = new MapRelease(mapRelease, () => this.#remap())
     this.#actors = new ActorTable((this.#db.meta.get('actors') as string[] | undefined) ?? [])
     this.#sequence = (this.#db.meta.get('sequence') as number | undefined) ?? 0
     this.#checksum = (this.#db.meta.get('checksum') as string | undefined) ?? ''
@@ -197,8 +201,9 @@ export class TenantStore {
    * Reopens the environment, which unmaps it. The load read every table once through the map, and
    * the pages it touched stay in the process's resident set (RssFile) until unmapped, although
    * nothing reads most of them again: about 100 bytes per stored price version at 3M versions.
-   * They remain in the kernel's page cache, which reclaims them as it needs. Only at startup,
-   * before the tenant is loaded: no write is in flight and no reader holds a handle.
+   * They remain in the kernel's page cache, which reclaims them as it needs. At startup, before the
+   * tenant is loaded, and after writes (storage/map-release.ts) when none is in flight; reads are
+   * synchronous, so none holds a handle across it.
    */
   async #remap(): Promise<void> {
     await this.#db.root.close()
@@ -215,6 +220,9 @@ export class TenantStore {
    * `transaction()` callback would run every put on the main thread).
    */
   commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = []): Promise<LogEntry[]> {
+    // While the environment is being reopened, writes wait for it (in call order).
+    const reopening = this.mapRelease.running
+    if (reopening !== null) return reopening.then(() => this.commit(changes, extra, prices))
     const entries: LogEntry[] = []
     for (const change of changes) entries.push(this.#append(changeContent(change)))
     for (const change of prices) {
@@ -250,12 +258,19 @@ export class TenantStore {
     if (actors !== null) this.#db.meta.put('actors', actors)
     this.#db.meta.put('sequence', sequence)
     const written = this.#db.meta.put('checksum', this.#checksum)
-    return written.then(async () => {
-      await this.#db.root.flushed
-      // Transactions commit in call order, so every sequence up to this one is durable now.
-      if (sequence > this.#durableSequence) this.#durableSequence = sequence
-      return entries
-    })
+    let bytes = 0
+    for (const buffer of stored) bytes += buffer.length
+    for (const record of records) bytes += record.length
+    this.mapRelease.started(bytes)
+    const root = this.#db.root
+    return written
+      .then(async () => {
+        await root.flushed
+        // Transactions commit in call order, so every sequence up to this one is durable now.
+        if (sequence > this.#durableSequence) this.#durableSequence = sequence
+        return entries
+      })
+      .finally(() => this.mapRelease.settled())
   }
 
   /**
@@ -347,14 +362,23 @@ export class TenantStore {
 
   /** Stores webhooks (registration or delivery state); resolves once durable. */
   async putWebhooks(records: readonly StoredWebhook[]): Promise<void> {
+    const reopening = this.mapRelease.running
+    if (reopening !== null) await reopening
     let written: Promise<boolean> | undefined
     for (const record of records) written = this.#db.webhooks.put(record.id, record)
     if (written === undefined) return
-    await written
-    await this.#db.root.flushed
+    const root = this.#db.root
+    this.mapRelease.started(0)
+    try {
+      await written
+      await root.flushed
+    } finally {
+      this.mapRelease.settled()
+    }
   }
 
   async close(): Promise<void> {
+    await this.mapRelease.close()
     await this.#db.root.close()
   }
 }

@@ -58,7 +58,11 @@ export class QueryPool {
       // every small request.
       maxQueue: count * 64,
       concurrentTasksPerWorker: 1,
-      atomics: 'sync',
+      // 'async': a worker's event loop runs between tasks, so an idle worker applies sync messages
+      // as they arrive (workers/replica.ts). With 'sync' it blocked in Atomics.wait, and the
+      // messages of a write burst without queries queued up, each holding a column generation:
+      // 850 MB of shared buffers after a 3-million-version ingest.
+      atomics: 'async',
     })
   }
 
@@ -76,6 +80,14 @@ export class QueryPool {
   publish(tenant: ReplicatedTenant, changes: readonly [CatalogType, string, Version<unknown>[]][]): void {
     const feed = this.#feed(tenant)
     const prices = tenant.prices
+    // No worker has a replica before the first snapshot, which will carry all of this: nothing to
+    // send (a message would only be held, with the column generation it names, until dropped).
+    if (feed.snapshotSequence < 0) {
+      feed.pricelists = prices.pricelistCodes.length
+      feed.fields = prices.fieldNames.length
+      feed.generation = prices.generation
+      return
+    }
     const dictionary = prices.dictionaryDelta(feed.pricelists, feed.fields)
     const columns = prices.generation !== feed.generation ? prices.sharedColumns() : null
     if (changes.length === 0 && columns === null && dictionary.pricelists.length === 0 && dictionary.fields.length === 0) return

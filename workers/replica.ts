@@ -37,15 +37,24 @@ export class ReplicaSet {
   readonly #replicas = new Map<string, TenantReplica>()
   readonly #buffered = new Map<string, SyncMessage[] | 'overflow'>()
 
+  constructor() {
+    // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
+    // they arrive rather than held until the next task: a held message holds its column generation.
+    this.#channel.onmessage = (event) => this.#handle((event as { data: SyncMessage | SnapshotMessage }).data)
+  }
+
   /** Applies every queued sync message (synchronously: they were posted before the task). */
   drain(): void {
     for (;;) {
       const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage | SnapshotMessage } | undefined
       if (received === undefined) return
-      const message = received.message
-      if ('kind' in message) this.install(message.tenant, message.snapshot)
-      else this.#receive(message)
+      this.#handle(received.message)
     }
+  }
+
+  #handle(message: SyncMessage | SnapshotMessage): void {
+    if ('kind' in message) this.install(message.tenant, message.snapshot)
+    else this.#receive(message)
   }
 
   #receive(message: SyncMessage): void {
