@@ -14,6 +14,8 @@ export interface Reply {
   status: number
   body?: unknown
   headers?: Record<string, string>
+  /** Called once the body is written or dropped: the body borrows memory until then (a worker's answer arena). */
+  release?: () => void
 }
 
 export interface TenantContext<Body = unknown, Query = Record<string, unknown>> {

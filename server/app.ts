@@ -375,7 +375,7 @@ function toOutgoing(reply: Reply): Outgoing {
   const raw = reply.body
   if (raw === undefined) return { status: reply.status, headers }
   const typed = headers !== undefined && headers['content-type'] !== undefined
-  if (typed && (typeof raw === 'string' || Buffer.isBuffer(raw))) return { status: reply.status, headers, body: raw }
+  if (typed && (typeof raw === 'string' || Buffer.isBuffer(raw))) return reply.release === undefined ? { status: reply.status, headers, body: raw } : { status: reply.status, headers, body: raw, release: reply.release }
   const body = JSON.stringify(reply.body)
   return { status: reply.status, headers: typed ? headers : { ...headers, 'content-type': 'application/json' }, body }
 }

@@ -34,6 +34,8 @@ export interface Outgoing {
   /** Written after `headers` (the rate-limit headers), so neither object needs copying. */
   extraHeaders?: Readonly<Record<string, string>>
   body?: string | Buffer
+  /** Called once the body is written, or dropped (the request was aborted): it borrows memory until then. */
+  release?: () => void
 }
 
 export type Dispatch = (incoming: Incoming) => Outgoing | Promise<Outgoing>
@@ -199,7 +201,10 @@ function readBody(
 }
 
 function send(res: Uws.HttpResponse, state: { aborted: boolean }, requestId: string, outgoing: Outgoing, close: boolean): void {
-  if (state.aborted) return
+  if (state.aborted) {
+    outgoing.release?.()
+    return
+  }
   state.aborted = true
   res.cork(() => write(res, requestId, outgoing, close))
 }
@@ -224,6 +229,11 @@ function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, clo
     if (close) res.endWithoutBody(0, true)
     else res.endWithoutBody()
   } else {
-    res.end(outgoing.body ?? '', close)
+    try {
+      res.end(outgoing.body ?? '', close)
+    } finally {
+      // uWS has sent the body or copied what it could not send yet.
+      outgoing.release?.()
+    }
   }
 }

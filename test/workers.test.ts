@@ -64,6 +64,53 @@ t.test('a worker answers exactly what the main thread answers, item by item', as
   t.ok(inherited.body.items.every((item: { inherited: boolean; currency_code: string }) => item.inherited && item.currency_code === 'EUR'))
 })
 
+t.test("answers through the workers' answer arenas stay exact under concurrency, aborted requests and wrap-around", async (t) => {
+  // 60 distinct queries of ~6-9 KB answers; 30 rounds pass more than the two 4 MiB rings hold, twice over.
+  const rounds = 40
+  const all = Array.from({ length: 40 }, (_, index) => `W-${String(index).padStart(3, '0')}`)
+  const bodies = Array.from({ length: 60 }, (_, index) => ({
+    currency_code: 'SEK',
+    pricelist_filter: {},
+    skus: all.filter((_, position) => (position * 7 + index) % 5 !== 0).concat(index % 2 === 0 ? ['MISSING'] : []),
+    tax_area: 'SE',
+    sort_order: index % 3 === 0 ? 'ASC' : index % 3 === 1 ? 'DESC' : undefined,
+    quantity: 1 + (index % 12),
+  }))
+  const url = `${server.url}/t/workers/price/query`
+  const post = (body: unknown, signal?: AbortSignal) =>
+    fetch(url, { method: 'POST', headers: { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal })
+  const expected: string[] = []
+  for (const body of bodies) expected.push(await (await post(body)).text())
+  t.ok(expected.every((text) => text.startsWith('{"items":[')), 'every answer is an answer')
+  const bytesPerRound = expected.reduce((sum, text) => sum + Buffer.byteLength(text), 0)
+  t.ok(bytesPerRound * rounds > 2 * 2 * 4 * 1024 * 1024, `${rounds} rounds of ${bytesPerRound} bytes wrap both rings`)
+  let mismatches = 0
+  let fromWorkers = 0
+  let aborted = 0
+  for (let round = 0; round < rounds; round++) {
+    const controllers = bodies.map(() => new AbortController())
+    const answers = bodies.map(async (body, index) => {
+      const answer = await post(body, controllers[index]!.signal)
+      if (answer.headers.get('x-price-engine') === 'worker') fromWorkers++
+      if ((await answer.text()) !== expected[index]) mismatches++
+    })
+    // Every seventh request is given up while in flight: its answer is dropped, its arena bytes released.
+    controllers.forEach((controller, index) => {
+      if (index % 7 === round % 7) setTimeout(() => controller.abort(), index % 3)
+    })
+    for (const settled of await Promise.allSettled(answers)) if (settled.status === 'rejected') aborted++
+  }
+  t.equal(mismatches, 0, `every answer of ${rounds * 60 - aborted} byte for byte as answered alone`)
+  t.ok(aborted > 0, `${aborted} requests were aborted in flight`)
+  t.equal(fromWorkers, rounds * 60 - aborted, 'all from the workers')
+  // And after all that, the rings are not wedged: answers still come from the workers, exactly.
+  for (const [index, body] of bodies.slice(0, 5).entries()) {
+    const answer = await post(body)
+    t.equal(answer.headers.get('x-price-engine'), 'worker')
+    t.equal(await answer.text(), expected[index])
+  }
+})
+
 t.test('a worker never answers from state older than what the caller has written', async (t) => {
   const skus = ['W-005', 'W-006', 'W-007', 'W-008']
   for (let round = 1; round <= 25; round++) {

@@ -254,6 +254,17 @@ function putItem(at: number, item: PricedItem): number {
 
 /** The bytes of `answerJson(items, unavailable)` (./render.ts), in a buffer of their own. */
 export function answerBytes(items: readonly PricedItem[], unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[]): Buffer {
+  const view = answerBytesView(items, unavailable)
+  const answer = Buffer.allocUnsafeSlow(view.length)
+  answer.set(view)
+  return answer
+}
+
+/**
+ * As `answerBytes`, in this thread's scratch buffer: valid until the next answer is rendered here
+ * (a worker copies it into its answer arena at once, ./answer-arena.ts).
+ */
+export function answerBytesView(items: readonly PricedItem[], unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[]): Buffer {
   let at = putFragment(reserve(0, answerOpen.length), 0, answerOpen)
   for (let index = 0; index < items.length; index++) {
     if (index > 0) at = putFragment(reserve(at, 1), at, comma)
@@ -270,7 +281,5 @@ export function answerBytes(items: readonly PricedItem[], unavailable: readonly 
     at = putFragment(target, at, tail)
   }
   at = putFragment(reserve(at, answerClose.length), at, answerClose)
-  const answer = Buffer.allocUnsafeSlow(at)
-  answer.set(scratch.subarray(0, at))
-  return answer
+  return Buffer.from(scratch.buffer, 0, at)
 }

@@ -19,7 +19,7 @@ import { nextVersionAfter } from '../engine/temporal.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
-import { answerBytes } from './answer-bytes.js'
+import { answerBytes, answerBytesView } from './answer-bytes.js'
 import { itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
@@ -82,8 +82,12 @@ function cacheFor(tenant: string): { size: number; byQuery: Map<string, Map<stri
   return cache
 }
 
-/** The answer as JSON text. `sequence` is the catalogue state's replication sequence (0 on the main thread). */
-export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0): string | Buffer {
+/**
+ * The answer as JSON text. `sequence` is the catalogue state's replication sequence (0 on the main
+ * thread). `view`: the answer may be a view of this thread's scratch buffer, valid until the next
+ * query here (a worker copies it into its answer arena at once).
+ */
+export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0, view = false): string | Buffer {
   const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
@@ -91,7 +95,7 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   if (!input.cacheable || tenant === '' || cachedItemsMax === 0) {
     answerCacheCounts.misses += input.skus.length
     const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
-    return answerBytes(result.items, result.unavailable)
+    return view ? answerBytesView(result.items, result.unavailable) : answerBytes(result.items, result.unavailable)
   }
   return cachedQuery(context, input, options, tenant, sequence)
 }

@@ -10,6 +10,7 @@ import { Piscina } from 'piscina'
 import type { Catalog, CatalogType } from '../engine/catalog.js'
 import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
+import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import { protocolVersion, replicationChannelName, type PriceWorkerData, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
@@ -29,6 +30,12 @@ interface FeedState {
   generation: number
 }
 
+/** A worker's answer: its body, and what releases it once written (null: nothing to release). */
+export interface PoolAnswer {
+  readonly body: string | Buffer
+  readonly release: (() => void) | null
+}
+
 export class QueryPoolBusy extends Error {
   override name = 'QueryPoolBusy'
 }
@@ -37,6 +44,7 @@ export class QueryPool {
   readonly #pool: Piscina
   readonly #channel = new BroadcastChannel(replicationChannelName)
   readonly #feeds = new Map<string, FeedState>()
+  readonly #arenas = new ArenaReader()
 
   /**
    * @param threads worker threads (0: one per core)
@@ -116,8 +124,12 @@ export class QueryPool {
     }
   }
 
-  /** Runs a query on a worker; the answer reflects every change published before this call. */
-  async run(tenant: ReplicatedTenant, input: QueryInput): Promise<string | Buffer> {
+  /**
+   * Runs a query on a worker; the answer reflects every change published before this call.
+   * `release`, when not null, must be called once the body is written (or dropped): the body is a
+   * view of the worker's answer arena until then (./answer-arena.ts).
+   */
+  async run(tenant: ReplicatedTenant, input: QueryInput): Promise<PoolAnswer> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
@@ -133,12 +145,16 @@ export class QueryPool {
         result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
       }
     }
-    if (result.kind !== 'answer') throw new Error('worker could not build a replica from a snapshot')
+    if (result.kind === 'need_snapshot') throw new Error('worker could not build a replica from a snapshot')
     answerCacheCounts.hits += result.cacheHits
     answerCacheCounts.misses += result.cacheMisses
+    if (result.kind === 'arena') {
+      const { bytes, release } = this.#arenas.open(result.placement)
+      return { body: bytes, release }
+    }
     const json = result.json
     // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
-    return typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)
+    return { body: typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength), release: null }
   }
 
   get threads(): number {

@@ -4,8 +4,9 @@
  * @module
  */
 import os from 'node:os'
-import { workerData } from 'node:worker_threads'
+import { threadId, workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
+import { AnswerArena } from './answer-arena.js'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
 import { protocolVersion, type PriceWorkerData, type QueryTask, type QueryTaskResult } from './protocol.js'
 import { ReplicaSet } from './replica.js'
@@ -36,6 +37,7 @@ function lowerPriority(): void {
 }
 
 const replicas = new ReplicaSet()
+const arena = new AnswerArena(threadId)
 
 /** How long a worker waits for sync messages it has not seen yet (they are normally queued already). */
 const catchUpWaitMs = 1000
@@ -59,14 +61,21 @@ export default function run(task: QueryTask): QueryTaskResult {
     replica = current
   }
   const { hits, misses } = answerCacheCounts
-  const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence)
+  const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
 }
 
-/** Answer bytes in a buffer of their own are moved to the main thread, not copied. */
+/**
+ * Answer bytes go into the worker's answer arena (./answer-arena.ts); when they do not fit, into a
+ * buffer of their own, moved to the main thread (`json` may be a view of the renderer's scratch
+ * buffer: it is copied either way before the next query).
+ */
 function answer(json: string | Buffer, cacheHits: number, cacheMisses: number): QueryTaskResult {
-  if (typeof json === 'string' || json.byteOffset !== 0 || json.byteLength !== json.buffer.byteLength) return { kind: 'answer', json, cacheHits, cacheMisses }
-  const bytes = new Uint8Array(json.buffer, 0, json.byteLength)
+  if (typeof json === 'string') return { kind: 'answer', json, cacheHits, cacheMisses }
+  const placement = arena.place(json)
+  if (placement !== null) return { kind: 'arena', placement, cacheHits, cacheMisses }
+  const bytes = new Uint8Array(json.length)
+  bytes.set(json)
   const result: QueryTaskResult = { kind: 'answer', json: bytes, cacheHits, cacheMisses }
   return move({
     get [transferableSymbol]() {

@@ -14,6 +14,7 @@
 import type { CatalogType } from '../engine/catalog.js'
 import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
+import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
 export const protocolVersion = 1
@@ -58,4 +59,6 @@ export interface QueryTask extends QueryInput {
 export type QueryTaskResult =
   /** `cacheHits` and `cacheMisses`: this task's share of the worker's answer-cache counts (SKUs). */
   | { readonly kind: 'answer'; readonly json: string | Uint8Array; readonly cacheHits: number; readonly cacheMisses: number }
+  /** The answer bytes are in the worker's answer arena (./answer-arena.ts). */
+  | { readonly kind: 'arena'; readonly placement: ArenaPlacement; readonly cacheHits: number; readonly cacheMisses: number }
   | { readonly kind: 'need_snapshot' }

@@ -148,7 +148,7 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
  * Validates and selects on the main thread (cheap), then resolves: inline below the worker
  * threshold, on a worker thread above it (or inline when the pool's queue is full).
  */
-async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; engine: 'worker' | 'main' }> {
+async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; release: (() => void) | null; engine: 'worker' | 'main' }> {
   const { tenant, body } = context
   if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
@@ -173,12 +173,13 @@ async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json
   const pool = tenant.queryPool
   if (pool !== null && body.skus.length >= tenant.workerThresholdSkus) {
     try {
-      return { json: await pool.run(tenant, input), engine: 'worker' }
+      const answer = await pool.run(tenant, input)
+      return { json: answer.body, release: answer.release, engine: 'worker' }
     } catch (error) {
       if (!(error instanceof QueryPoolBusy)) throw error
     }
   }
-  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), engine: 'main' }
+  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null, engine: 'main' }
 }
 
 const TaxedQuery = Type.Object(
@@ -425,6 +426,10 @@ function pricelistsForSku(context: TenantContext<undefined, typeof PricelistsFor
   return { status: 200, body: page(found, query) }
 }
 
+// x-price-engine says which thread answered (operators and tests; the answer is the same).
+const workerAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'worker' }
+const mainAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'main' }
+
 export function priceReadRoutes(): TenantRoute[] {
   return [
     route<PriceQueryValue>({
@@ -442,8 +447,9 @@ export function priceReadRoutes(): TenantRoute[] {
       },
       handler: async (context) => {
         const answer = await runQuery(context)
-        // x-price-engine says which thread answered (operators and tests; the answer is the same).
-        return { status: 200, headers: { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': answer.engine }, body: answer.json }
+        const headers = answer.engine === 'worker' ? workerAnswerHeaders : mainAnswerHeaders
+        // A worker's answer is a view of its answer arena until written (workers/answer-arena.ts).
+        return answer.release === null ? { status: 200, headers, body: answer.json } : { status: 200, headers, body: answer.json, release: answer.release }
       },
     }),
     route<undefined, typeof TaxedQuery.static>({
