@@ -33,6 +33,10 @@ export class MapRelease {
   /** Set while a reopen waits for the writes in flight or runs: new writes wait for it. */
   running: Promise<void> | null = null
   #closed = false
+  /** Holders that need the environment open as it is (a backup's copy runs on it). */
+  #holds = 0
+  /** A reopen came due while held: it starts when the last hold ends. */
+  #wanted = false
   /** Reopens done (a metric for tests and operators). */
   count = 0
 
@@ -52,6 +56,25 @@ export class MapRelease {
     if (this.#written >= this.options.dueBytes && this.running === null) this.#start()
   }
 
+  /**
+   * Keeps the environment from being reopened until the returned function is called (a copy
+   * reads it meanwhile). A reopen already under way finishes first: await `running` before using
+   * the environment. Writes go on while held; a reopen that comes due waits for the last hold.
+   */
+  hold(): () => void {
+    this.#holds++
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      this.#holds--
+      if (this.#holds === 0 && this.#wanted && this.running === null && !this.#closed) {
+        this.#wanted = false
+        this.#start()
+      }
+    }
+  }
+
   /** A write is durable (or failed). */
   settled(): void {
     this.#pending--
@@ -69,6 +92,10 @@ export class MapRelease {
   }
 
   #start(): void {
+    if (this.#holds > 0) {
+      this.#wanted = true
+      return
+    }
     const run = async (): Promise<void> => {
       if (this.#pending > 0) await new Promise<void>((resolve) => (this.#drained = resolve))
       // In a turn of its own: the close and reopen then run in one chain of microtasks, with no

@@ -7,6 +7,9 @@ import type { RootDatabaseOptionsWithPath } from 'lmdb'
 export function environmentOptions(path: string, mapSizeBytes: number): RootDatabaseOptionsWithPath {
   const options: RootDatabaseOptionsWithPath & { safeRestore: boolean } = {
     path,
+    // Always a directory holding data.mdb: lmdb-js would take a path with a dot in its last part
+    // (a backup's id has one, `...12.123456Z`) for a single file.
+    noSubdir: false,
     // Sub-databases: log, log index by type, entity tables, meta (and room for later ones).
     maxDbs: 16,
     // Grows on demand; this is the initial map, not a cap.

@@ -377,6 +377,24 @@ export class TenantStore {
     }
   }
 
+  /**
+   * A consistent copy of the environment into the empty `directory` (LMDB's own copy, compacted,
+   * from one read transaction, while writes go on). Resolves with the last sequence durable when
+   * the copy started: the copy holds at least that much of the log.
+   */
+  async backup(directory: string): Promise<{ sequenceAtStart: number }> {
+    const release = this.mapRelease.hold()
+    try {
+      if (this.mapRelease.running !== null) await this.mapRelease.running
+      const sequenceAtStart = this.#durableSequence
+      mkdirSync(directory, { recursive: true })
+      await this.#db.root.backup(directory, true)
+      return { sequenceAtStart }
+    } finally {
+      release()
+    }
+  }
+
   async close(): Promise<void> {
     await this.mapRelease.close()
     await this.#db.root.close()
