@@ -23,7 +23,7 @@ export interface TenantContext<Body = unknown, Query = Record<string, unknown>> 
   readonly params: Record<string, string>
   readonly query: Query
   readonly body: Body
-  /** Who acts: the API key's client_id (or a console user later). */
+  /** Who acts: the API key's client_id, or a console user's e-mail address. */
   readonly actor: string
   readonly nowMs: number
   readonly incoming: Incoming
@@ -51,9 +51,16 @@ export interface TenantRoute extends RouteDocumentation {
   readonly path: string
   readonly query?: TObject
   readonly body?: TSchema
+  /** The body may be left out entirely; it then counts as `{}`. */
+  readonly bodyOptional?: boolean
   readonly response?: TSchema
   readonly responseStatus?: number
   readonly dimension: Dimension
+  /**
+   * `console`: only a person signed in to the console who is a user of the tenant (session cookie
+   * or console token; server/people/console-auth.ts). Default: any token of the tenant.
+   */
+  readonly access?: 'console'
   /** Items this request costs (spec's table); default 1. Runs before validation, on raw JSON. */
   readonly cost?: (body: unknown) => number
   readonly handler: (context: TenantContext<any, any>) => Reply | Promise<Reply>

@@ -28,10 +28,14 @@ import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import type { TokenClaims } from './auth.js'
+import { consoleSubject } from './people/console-auth.js'
+import type { SignIn } from './people/sign-in.js'
+import { portalRoutes } from './routes/portal.js'
 
 export interface AppDeps {
   readonly config: Config
   readonly system: SystemStore
+  readonly signIn: SignIn
   readonly tenants: TenantRegistry
   readonly tokens: TokenService
   readonly logger: Logger
@@ -83,7 +87,7 @@ export class PricingApp {
     this.#deps = deps
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -186,6 +190,7 @@ export class PricingApp {
       return this.#finish(incoming, compiled.label, this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
     }
     const nowMs = this.#deps.now()
+    if (compiled.route.access === 'console') return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
     const last = this.#lastClaims
     if (last !== null && incoming.authorization === this.#lastAuthorization && last.expiresAtMs > nowMs) {
       return this.#authorized(incoming, tenant, compiled, match.params, last.tenant, last.subject, nowMs)
@@ -204,6 +209,22 @@ export class PricingApp {
       this.#remember(incoming.authorization, claims)
       return this.#authorized(incoming, tenant, compiled, match.params, claims.tenant, claims.subject, nowMs)
     })
+  }
+
+  /** A console route: the signed-in person (server/people/console-auth.ts), then the tenant pipeline. */
+  #dispatchConsole(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], nowMs: number): Outgoing | Promise<Outgoing> {
+    const series = incoming.method === compiled.route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+    let subject: string | Promise<string>
+    try {
+      subject = consoleSubject(this.#deps, incoming, tenant.record.slug, nowMs)
+    } catch (error) {
+      return this.#failed(incoming, series, error, null)
+    }
+    if (typeof subject === 'string') return this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, subject, nowMs, false)
+    return subject.then(
+      (email) => this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, email, this.#deps.now(), false),
+      (error: unknown) => this.#failed(incoming, series, error, null),
+    )
   }
 
   #remember(authorization: string, claims: TokenClaims): void {
@@ -230,13 +251,14 @@ export class PricingApp {
     claimedTenant: string,
     subject: string,
     nowMs: number,
+    keyUse = true,
   ): Outgoing | Promise<Outgoing> {
     const route = compiled.route
     const bucket = tenant.buckets[route.dimension]
     if (claimedTenant !== tenant.record.slug) {
       return this.#reject(incoming, compiled, bucket, nowMs, 'Token belongs to another tenant')
     }
-    this.keyUsage.set(subject, nowMs)
+    if (keyUse) this.keyUsage.set(subject, nowMs)
     const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
     let reply: Reply | Promise<Reply>
     try {
@@ -284,7 +306,7 @@ export class PricingApp {
       tenant,
       params: namedParams(compiled.names, params),
       query: route.query === undefined || (incoming.query === '' && compiled.emptyQueryValid) ? {} : validateQuery(route.query, queryRecord(incoming.query)),
-      body: route.body === undefined ? json : validate(route.body, json, json === undefined ? '' : ''),
+      body: route.body === undefined ? json : validate(route.body, json === undefined && route.bodyOptional === true ? {} : json, ''),
       actor: subject,
       nowMs,
       incoming,

@@ -85,9 +85,15 @@ export const SETTINGS = {
     1,
     'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
   ),
-  smtpUrl: setting(Type.String(), '', 'reserved for the portal (not used yet)'),
+  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged'),
+  mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, 'reserved for the portal (not used yet)'),
   backupIntervalS: setting(Type.Integer({ minimum: 1 }), 600, 'seconds between automatic backups (reserved, not used yet)'),
+  backupDiskMaxBytes: setting(
+    Type.Integer({ minimum: 0 }),
+    10 * 1024 ** 3,
+    "bytes one tenant's backups may take together (a backup past it is refused with 507); 0: only the free-disk check",
+  ),
 }
 
 export type SettingKey = keyof typeof SETTINGS

@@ -23,6 +23,7 @@ export const reasonPhrases: Readonly<Record<number, string>> = {
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 }
 
 export const errorCodes = {
@@ -52,6 +53,8 @@ export const errorCodes = {
   internal_error: 500,
   fx_feed_unavailable: 502,
   not_ready: 503,
+  backup_failed: 503,
+  insufficient_storage: 507,
 } as const
 export type ErrorCode = keyof typeof errorCodes
 

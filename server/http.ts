@@ -18,6 +18,9 @@ export interface Incoming {
   readonly authorization: string
   readonly contentType: string
   readonly ifNoneMatch: string
+  /** The Cookie and Origin headers ('' when absent): console sessions and their cross-site check. */
+  readonly cookie: string
+  readonly origin: string
   readonly body: Buffer | null
   /** `performance.now()` when the request arrived (ms). */
   readonly startedAt: number
@@ -103,6 +106,8 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
     authorization: req.getHeader('authorization'),
     contentType: req.getHeader('content-type'),
     ifNoneMatch: req.getHeader('if-none-match'),
+    cookie: req.getHeader('cookie'),
+    origin: req.getHeader('origin'),
     body: null,
     startedAt: performance.now(),
     requestId: requestIdOf(req.getHeader('x-request-id')),

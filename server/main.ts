@@ -7,6 +7,8 @@ import path from 'node:path'
 import { existsSync } from 'node:fs'
 import { SystemStore } from '../storage/system-store.js'
 import { PricingApp, type AppDeps } from './app.js'
+import { createMailer } from './mail/mailer.js'
+import { SignIn } from './people/sign-in.js'
 import { TokenService } from './auth.js'
 import { loadConfig, type Config } from './config.js'
 import { provisionDemoTenant } from './demo/first-start.js'
@@ -40,10 +42,13 @@ export async function start(config: Config): Promise<RunningServer> {
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
     metrics,
   )
-  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment)
+  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger })
   const deps: AppDeps = {
     config,
     system,
+    // Links point at the public URL, final only once listening: read when used.
+    signIn: new SignIn(system, mailer, () => deps.publicUrl),
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.
     tokens: new TokenService(system, () => deps.publicUrl),
@@ -101,6 +106,7 @@ export async function start(config: Config): Promise<RunningServer> {
       await queryPool.close()
       await tenants.close()
       await system.close()
+      mailer.close()
       app.accessLog.flush()
       logger.info('closed')
     },

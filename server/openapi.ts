@@ -49,6 +49,8 @@ const tagDescriptions: Readonly<Record<string, string>> = {
   fx: 'Exchange rates: daily EUR rates and the feed',
   bundles: 'Bundle pricing rules',
   webhooks: 'Webhooks that receive change events',
+  portal: "People's sign-in: magic links, the session cookie, console tokens",
+  management: 'Backups and restores of a tenant: console sign-in only (a session cookie or a console token; API keys get 403)',
 }
 
 /** components/responses names: the reason phrase without spaces (`ContentTooLarge`). */

@@ -5,7 +5,8 @@
 import type { Database } from 'lmdb'
 import type { LimitOverrides, SystemStore, TenantRecord, TenantStatus, Tier, ApiKeyRecord } from '../storage/system-store.js'
 import { hashSecret, newKeyCredentials } from './auth.js'
-import { ApiError } from './errors.js'
+import { ApiError, validationError } from './errors.js'
+import { normalEmail } from './people/sign-in.js'
 import { slugPattern } from './tenants.js'
 
 export interface TenantInput {
@@ -45,12 +46,16 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
       details: [{ path: '/slug', message: 'invalid slug' }],
     })
   }
+  const ownerEmail = input.owner_email === undefined || input.owner_email === null ? null : normalEmail(input.owner_email)
+  if (input.owner_email !== undefined && input.owner_email !== null && ownerEmail === null) {
+    throw validationError([{ path: '/owner_email', message: 'must be an e-mail address' }], 'owner_email must be an e-mail address')
+  }
   const record: TenantRecord = {
     slug: input.slug,
     tier: input.tier,
     region: input.region,
     status: 'active',
-    owner_email: input.owner_email ?? null,
+    owner_email: ownerEmail,
     limits: input.limits ?? {},
     created_at: nowMs,
     updated_at: nowMs,
@@ -58,6 +63,8 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
   // Check and insert in one transaction: of concurrent creates of one slug exactly one wins.
   const created = await updateRecord(system.tenants, record.slug, (existing) => (existing === undefined ? record : undefined))
   if (created === undefined) throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
+  // The owner is the tenant's first user: signed in by magic link, they reach /management.
+  if (ownerEmail !== null) await system.put(system.members, `${record.slug} ${ownerEmail}`, { tenant: record.slug, email: ownerEmail, role: 'owner', created_at: nowMs })
   return record
 }
 

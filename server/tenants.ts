@@ -13,6 +13,7 @@ import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryPool } from '../workers/pool.js'
 import { effectiveLimits, type Limits } from './plans.js'
+import { TenantBackups } from '../storage/backup/backups.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
 import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
@@ -30,6 +31,8 @@ export class TenantRuntime {
   readonly log: Logger
   /** Webhook registrations and their dispatcher (null where no environment was given: tools). */
   readonly webhooks: TenantWebhooks | null
+  /** Backups on disk, under `<data>/backups/<slug>/` (storage/backup/backups.ts). */
+  readonly backups: TenantBackups
 
   constructor(
     record: TenantRecord,
@@ -40,9 +43,12 @@ export class TenantRuntime {
     readonly queryPool: QueryPool | null = null,
     readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
     webhookEnvironment: WebhookEnvironment | null = null,
+    /** Bytes this tenant's backups may take together (0: only the free-disk check). */
+    backupDiskMaxBytes = 0,
   ) {
     this.record = record
     this.slug = record.slug
+    this.backups = new TenantBackups(path.join(dataDir, 'backups', record.slug), record.slug, backupDiskMaxBytes)
     this.limits = effectiveLimits(record.tier, record.limits)
     this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
     this.store.capacity = this.limits.changelog_capacity
@@ -133,6 +139,7 @@ export class TenantRegistry {
     readonly queryPool: QueryPool | null = null,
     readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
     readonly webhookEnvironment: WebhookEnvironment | null = null,
+    readonly backupDiskMaxBytes = 0,
   ) {}
 
   get(slug: string): TenantRuntime | undefined {
@@ -150,7 +157,7 @@ export class TenantRegistry {
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment)
+    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes)
     this.#tenants.set(record.slug, runtime)
     return runtime
   }

@@ -1,6 +1,6 @@
 /**
- * The system environment: tenants, API keys, token-signing keys and the latest fetched FX feed
- * (later also users, sessions and portal requests). Small tables, read at startup and written
+ * The system environment: tenants, API keys, token-signing keys, the latest fetched FX feed, and
+ * people: tenant memberships, magic sign-in links and console sessions (later portal requests). Small tables, read at startup and written
  * rarely; every write is durable before it resolves.
  * @module
  */
@@ -66,6 +66,30 @@ export interface FxFeedRecord {
   days: { date: string; rates: Record<string, string> }[]
 }
 
+export type Role = 'owner' | 'admin' | 'editor' | 'viewer'
+
+/** A person's membership of a tenant (key: `<slug> <email>`). */
+export interface MemberRecord {
+  tenant: string
+  email: string
+  role: Role
+  created_at: number
+}
+
+/** A magic sign-in link, stored by the SHA-256 of its token (the token itself is only in the mail). */
+export interface SignInLinkRecord {
+  email: string
+  expires_at: number
+  used_at: number | null
+}
+
+/** A console session, stored by the SHA-256 of its cookie value. */
+export interface SessionRecord {
+  email: string
+  created_at: number
+  expires_at: number
+}
+
 export class SystemStore {
   readonly #root: RootDatabase
   readonly tenants: Database<TenantRecord, string>
@@ -73,6 +97,9 @@ export class SystemStore {
   readonly signingKeys: Database<SigningKeyRecord, string>
   /** 'latest' -> the latest fetched FX feed. */
   readonly fxFeed: Database<FxFeedRecord, string>
+  readonly members: Database<MemberRecord, string>
+  readonly signInLinks: Database<SignInLinkRecord, string>
+  readonly sessions: Database<SessionRecord, string>
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -81,6 +108,9 @@ export class SystemStore {
     this.keys = this.#root.openDB<ApiKeyRecord, string>({ name: 'api_keys' })
     this.signingKeys = this.#root.openDB<SigningKeyRecord, string>({ name: 'signing_keys' })
     this.fxFeed = this.#root.openDB<FxFeedRecord, string>({ name: 'fx_feed' })
+    this.members = this.#root.openDB<MemberRecord, string>({ name: 'members' })
+    this.signInLinks = this.#root.openDB<SignInLinkRecord, string>({ name: 'sign_in_links' })
+    this.sessions = this.#root.openDB<SessionRecord, string>({ name: 'sessions' })
   }
 
   listTenants(): TenantRecord[] {
@@ -95,9 +125,24 @@ export class SystemStore {
     return keys.sort((left, right) => left.created_at - right.created_at)
   }
 
+  /** Members of a tenant, oldest first. */
+  listMembers(tenant: string): MemberRecord[] {
+    return [...this.members.getRange({ start: `${tenant} `, end: `${tenant}!`, snapshot: false })].map((entry) => entry.value).sort((left, right) => left.created_at - right.created_at)
+  }
+
+  member(tenant: string, email: string): MemberRecord | undefined {
+    return this.members.get(`${tenant} ${email}`)
+  }
+
   /** Durable put: resolves after the commit is flushed. */
   async put<V>(db: Database<V, string>, key: string, value: V): Promise<void> {
     await db.put(key, value)
+    await this.#root.flushed
+  }
+
+  /** Durable removal. */
+  async remove<V>(db: Database<V, string>, key: string): Promise<void> {
+    await db.remove(key)
     await this.#root.flushed
   }
 

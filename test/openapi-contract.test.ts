@@ -12,7 +12,7 @@ import t, { type Test } from 'tap'
 import { spawnSync } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import SwaggerParser from '@apidevtools/swagger-parser'
@@ -47,6 +47,7 @@ interface CallOptions {
   headers?: Record<string, string>
   /** Bearer token; default the tenant's, `null` for none. */
   token?: string | null
+  redirect?: RequestRedirect
 }
 
 /**
@@ -56,7 +57,7 @@ interface CallOptions {
 async function call(test: Test, method: string, urlPath: string, expected: number, options: CallOptions = {}): Promise<Answer> {
   const fullPath = urlPath.startsWith('/') ? urlPath : `${base}/${urlPath}`
   const bearer = options.token === undefined ? (fullPath.startsWith('/t/') ? token : undefined) : (options.token ?? undefined)
-  const answer = await server.request(method, fullPath, { body: options.body, raw: options.raw, headers: options.headers, token: bearer })
+  const answer = await server.request(method, fullPath, { body: options.body, raw: options.raw, headers: options.headers, token: bearer, redirect: options.redirect })
   const problems = checker.problems(method, fullPath, answer)
   if (answer.status !== expected) problems.unshift(`expected ${expected}, got ${answer.status}: ${answer.text.slice(0, 300)}`)
   test.same(problems, [], `${method} ${fullPath} -> ${answer.status} as declared`)
@@ -143,6 +144,26 @@ t.test('every operation answers as the document declares', async (t) => {
     t.same((await call(t, 'GET', '/admin/access-log', 200, admin())).body, { enabled: false, sample: 0.1 }, 'the access log as configured')
     t.same((await call(t, 'PUT', '/admin/access-log', 200, admin({ enabled: true, sample: 0.5 }))).body, { enabled: true, sample: 0.5 })
     await call(t, 'PUT', '/admin/access-log', 400, admin({ enabled: true, sample: 2 }))
+
+    // People: a magic link from the outbox, the session, a console token, the management endpoints.
+    await call(t, 'POST', '/admin/tenants', 201, admin({ slug: 'people', tier: 'standard', region: 'local', owner_email: 'owner@example.com' }))
+    t.same((await call(t, 'POST', '/portal/sign-in', 202, { body: { email: 'owner@example.com' } })).body, { status: 'sent' })
+    await call(t, 'POST', '/portal/sign-in', 400, { body: { email: 'nope' } })
+    const outbox = path.join(server.dataDir, 'outbox')
+    const mail = readFileSync(path.join(outbox, readdirSync(outbox)[0]!), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=')
+    const link = new URL(/http:\/\/\S+\/portal\/verify\?token=[A-Za-z0-9_-]+/.exec(mail)![0])
+    const verified = await call(t, 'GET', `${link.pathname}${link.search}`, 303, { redirect: 'manual' })
+    await call(t, 'GET', `${link.pathname}${link.search}`, 401, { redirect: 'manual' })
+    const session = { cookie: /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0], origin: server.url }
+    const consoleToken = await call(t, 'POST', '/portal/console-token', 200, { body: { tenant: 'people' }, headers: session, token: null })
+    await call(t, 'POST', '/portal/console-token', 403, { body: { tenant: slug }, headers: session, token: null })
+    const asPerson: CallOptions = { token: consoleToken.body.access_token }
+    await call(t, 'GET', '/t/people/management/backups', 200, asPerson)
+    await call(t, 'GET', '/t/people/management/backups', 401, { token: null })
+    t.equal((await call(t, 'POST', '/t/people/management/backups', 201, { ...asPerson, body: { retain: true } })).body.retain, true)
+    await call(t, 'POST', '/t/people/management/backups', 400, { ...asPerson, body: { retain: 1 } })
+    await call(t, 'POST', '/portal/sign-out', 204, { headers: session, token: null })
+    await call(t, 'POST', '/portal/sign-out', 401, { headers: session, token: null })
     t.same((await call(t, 'PUT', '/admin/access-log', 200, admin({ enabled: false }))).body, { enabled: false, sample: 0.5 }, 'an absent sample is kept')
     t.equal(keys.body.find((listed: { client_id: string }) => listed.client_id === spare.body.client_id)?.revoked_at !== null, true, 'the spare key is revoked')
 

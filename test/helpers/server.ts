@@ -127,7 +127,11 @@ export class TestServer {
     rmSync(this.dataDir, { recursive: true, force: true })
   }
 
-  async request<T = any>(method: string, urlPath: string, options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string } = {}): Promise<Answer<T>> {
+  async request<T = any>(
+    method: string,
+    urlPath: string,
+    options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string; redirect?: RequestRedirect } = {},
+  ): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...options.headers }
     if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
     let body: string | Buffer | undefined = options.raw
@@ -135,7 +139,7 @@ export class TestServer {
       body = JSON.stringify(options.body)
       headers['content-type'] ??= 'application/json'
     }
-    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body: body as BodyInit | undefined })
+    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body: body as BodyInit | undefined, redirect: options.redirect ?? 'follow' })
     const text = await response.text()
     let json: unknown = undefined
     try {

@@ -1,0 +1,95 @@
+/**
+ * People's sign-in (API.md §4): a magic link by mail, single-use and valid 15 minutes, exchanged
+ * for a console session kept in the system store.
+ *
+ * - Tokens and session ids are 32 random bytes (base64url); only their SHA-256 is stored, so a copy
+ *   of the store signs nobody in.
+ * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session).
+ * - Anyone may ask for a link: the answer is the same whether the address belongs to a member or
+ *   not (it never reveals who is known); what the session may reach is decided by membership.
+ * - Sessions last 12 hours from sign-in, and end at sign-out.
+ * @module
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import type { SystemStore } from '../../storage/system-store.js'
+import type { Mailer } from '../mail/mailer.js'
+
+export const signInLinkLifetimeMs = 15 * 60_000
+export const sessionLifetimeMs = 12 * 3_600_000
+export const sessionCookie = 'pricing_session'
+
+function newSecret(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** A plausible address, lower-cased (the store's key); null otherwise. */
+export function normalEmail(text: string): string | null {
+  const email = text.trim().toLowerCase()
+  return email.length <= 254 && /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) ? email : null
+}
+
+export class SignIn {
+  constructor(
+    readonly system: SystemStore,
+    readonly mailer: Mailer,
+    /** Public root URL the link points at. */
+    readonly publicUrl: () => string,
+  ) {}
+
+  /** Stores a new link for `email` and mails it. */
+  async request(email: string, nowMs: number): Promise<void> {
+    const token = newSecret()
+    await this.system.put(this.system.signInLinks, secretHash(token), { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null })
+    const link = `${this.publicUrl()}/portal/verify?token=${token}`
+    await this.mailer.send({
+      to: email,
+      subject: 'Your sign-in link',
+      text: `Sign in to the pricing service console:\n\n${link}\n\nThe link works once, within 15 minutes. If you did not ask for it, ignore this mail.\n`,
+      link,
+    })
+  }
+
+  /** Spends a link: a new session's secret, or null when the link is unknown, used or expired. */
+  async verify(token: string, nowMs: number): Promise<{ session: string; email: string } | null> {
+    const key = secretHash(token)
+    const link = this.system.signInLinks.get(key)
+    if (link === undefined || link.used_at !== null || link.expires_at <= nowMs) return null
+    await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
+    const session = newSecret()
+    await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + sessionLifetimeMs })
+    return { session, email: link.email }
+  }
+
+  /** The signed-in address of a session secret, or null. */
+  session(secret: string, nowMs: number): string | null {
+    if (secret === '') return null
+    const record = this.system.sessions.get(secretHash(secret))
+    return record === undefined || record.expires_at <= nowMs ? null : record.email
+  }
+
+  async signOut(secret: string): Promise<void> {
+    await this.system.remove(this.system.sessions, secretHash(secret))
+  }
+}
+
+/** A cookie's value from a Cookie header, or ''. */
+export function cookieValue(header: string, name: string): string {
+  for (const part of header.split(';')) {
+    const equals = part.indexOf('=')
+    if (equals > 0 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim()
+  }
+  return ''
+}
+
+/** The Set-Cookie of a session (Secure when the service is public over HTTPS). */
+export function sessionSetCookie(secret: string, secure: boolean): string {
+  return `${sessionCookie}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${sessionLifetimeMs / 1000}${secure ? '; Secure' : ''}`
+}
+
+export function sessionClearCookie(secure: boolean): string {
+  return `${sessionCookie}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`
+}

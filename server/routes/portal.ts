@@ -1,0 +1,107 @@
+/**
+ * People's sign-in (API.md §4; server/people/sign-in.ts): ask for a magic link, spend it for a
+ * session cookie, sign out, and exchange the session for a console bearer token of one tenant.
+ * @module
+ */
+import { Type } from '@sinclair/typebox'
+import { parseJsonBody } from '../app.js'
+import { tokenLifetimeS } from '../auth.js'
+import { ApiError, validationError } from '../errors.js'
+import { sameOrigin } from '../people/console-auth.js'
+import { cookieValue, normalEmail, sessionClearCookie, sessionCookie, sessionSetCookie } from '../people/sign-in.js'
+import { validate } from '../validate.js'
+import type { RootContext, RootRoute } from './system.js'
+
+const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
+const SignInAnswer = Type.Object({ status: Type.Literal('sent') })
+const ConsoleTokenBody = Type.Object({ tenant: Type.String({ minLength: 1, maxLength: 63 }) }, { additionalProperties: false })
+const ConsoleTokenAnswer = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() })
+
+/** Where a fresh session lands (the console's pages come with the console issue). */
+const afterSignIn = '/console'
+
+function secure(context: RootContext): boolean {
+  return context.deps.publicUrl.startsWith('https://')
+}
+
+/** The session's address, for the cookie-authenticated portal calls (writes need a same-origin Origin). */
+function signedIn(context: RootContext): { email: string; secret: string } {
+  const secret = cookieValue(context.incoming.cookie, sessionCookie)
+  const email = context.deps.signIn.session(secret, context.nowMs)
+  if (email === null) throw new ApiError('unauthorized', 'Not signed in, or the session has ended')
+  if (!sameOrigin(context.incoming, context.deps.publicUrl)) {
+    throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
+  }
+  return { email, secret }
+}
+
+export function portalRoutes(): RootRoute[] {
+  return [
+    {
+      method: 'POST',
+      path: '/portal/sign-in',
+      operationId: 'requestSignInLink',
+      summary: 'Mail a single-use sign-in link (valid 15 minutes); the answer is the same for every address',
+      tag: 'portal',
+      body: SignInBody,
+      response: SignInAnswer,
+      responseStatus: 202,
+      handler: async (context) => {
+        const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
+        const email = normalEmail(body.email)
+        if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
+        await context.deps.signIn.request(email, context.nowMs)
+        return { status: 202, headers: { 'cache-control': 'no-store' }, body: { status: 'sent' } }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/portal/verify',
+      operationId: 'verifySignInLink',
+      summary: 'Spend a sign-in link: a session cookie (HttpOnly, SameSite=Lax) and a redirect to the console',
+      tag: 'portal',
+      responseStatus: 303,
+      errors: [401],
+      handler: async (context) => {
+        const token = context.query.get('token') ?? ''
+        const verified = token.length > 0 && token.length <= 128 ? await context.deps.signIn.verify(token, context.nowMs) : null
+        if (verified === null) throw new ApiError('unauthorized', 'This sign-in link is unknown, used or expired: ask for a new one')
+        return {
+          status: 303,
+          headers: { location: afterSignIn, 'set-cookie': sessionSetCookie(verified.session, secure(context)), 'cache-control': 'no-store' },
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/portal/sign-out',
+      operationId: 'signOut',
+      summary: 'End the session of the cookie',
+      tag: 'portal',
+      responseStatus: 204,
+      errors: [401, 403],
+      handler: async (context) => {
+        const { secret } = signedIn(context)
+        await context.deps.signIn.signOut(secret)
+        return { status: 204, headers: { 'set-cookie': sessionClearCookie(secure(context)), 'cache-control': 'no-store' } }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/portal/console-token',
+      operationId: 'issueConsoleToken',
+      summary: "A console bearer token (15 minutes) for one of the signed-in person's tenants",
+      tag: 'portal',
+      errors: [401, 403],
+      body: ConsoleTokenBody,
+      response: ConsoleTokenAnswer,
+      handler: async (context) => {
+        const { email } = signedIn(context)
+        const body = validate<typeof ConsoleTokenBody.static>(ConsoleTokenBody, parseJsonBody(context.incoming) ?? {})
+        if (context.deps.system.member(body.tenant, email) === undefined) throw new ApiError('forbidden', `${email} is not a user of tenant ${body.tenant}`)
+        const accessToken = await context.deps.tokens.issue(body.tenant, email, 'console', context.nowMs)
+        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { access_token: accessToken, token_type: 'Bearer', expires_in: tokenLifetimeS } }
+      },
+    },
+  ]
+}
