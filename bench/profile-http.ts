@@ -49,7 +49,7 @@ const workDir = keptDir === undefined ? mkdtempSync(path.join(os.tmpdir(), 'pric
 mkdirSync(workDir, { recursive: true })
 const credentialsPath = path.join(workDir, 'credentials.json')
 const profileDir = path.join(workDir, 'cpu-profiles')
-const env = { PRICING_ANSWER_CACHE_ITEMS: '0' }
+const env = { PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0' }
 
 try {
   let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null

@@ -191,7 +191,8 @@ type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
   // The answer cache off: the query figures are the engine's (each scenario reports its hit rate, 0).
-  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0' }
+  // Automatic backups off: a copy of the tenant in the middle of a scenario would be measured with it.
+  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0' }
   const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env })
   try {
     await server.start()

@@ -88,7 +88,7 @@ export const SETTINGS = {
   smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged'),
   mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, 'reserved for the portal (not used yet)'),
-  backupIntervalS: setting(Type.Integer({ minimum: 1 }), 600, 'seconds between automatic backups (reserved, not used yet)'),
+  backupIntervalS: setting(Type.Integer({ minimum: 0 }), 600, "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off"),
   backupDiskMaxBytes: setting(
     Type.Integer({ minimum: 0 }),
     10 * 1024 ** 3,

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { existsSync } from 'node:fs'
 import { SystemStore } from '../storage/system-store.js'
 import { PricingApp, type AppDeps } from './app.js'
+import { BackupScheduler } from './backups/scheduler.js'
 import { createMailer } from './mail/mailer.js'
 import { SignIn } from './people/sign-in.js'
 import { TokenService } from './auth.js'
@@ -80,6 +81,8 @@ export async function start(config: Config): Promise<RunningServer> {
     // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
     await provisionDemoTenant(deps, dataDir, Date.now())
   }
+  const backups = new BackupScheduler(tenants, config.backupIntervalS * 1000, logger)
+  if (config.backupIntervalS > 0) backups.start()
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
   const fxFeed = new FxFeedService(deps)
   setActiveFxFeed(fxFeed)
@@ -99,6 +102,7 @@ export async function start(config: Config): Promise<RunningServer> {
       if (closed) return
       closed = true
       clearInterval(usageTimer)
+      await backups.stop()
       await fxFeed.stop()
       setActiveFxFeed(null)
       if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)

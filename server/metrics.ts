@@ -7,6 +7,7 @@
  * @module
  */
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { backupCounts } from './backups/take.js'
 import { answerCacheCounts } from '../workers/execute.js'
 
 /** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
@@ -130,6 +131,14 @@ export class Metrics {
         { labels: { result: 'hit' }, value: answerCacheCounts.hits },
         { labels: { result: 'miss' }, value: answerCacheCounts.misses },
       ]),
+    )
+    this.registry.registerMetric(
+      exportedMetric('pricing_backups_total', 'Backups written or refused (no room, or a copy that failed or did not verify), by type', 'counter', () =>
+        (['automatic', 'manual'] as const).flatMap((type) => [
+          { labels: { type, outcome: 'written' }, value: backupCounts[type].written },
+          { labels: { type, outcome: 'refused' }, value: backupCounts[type].refused },
+        ]),
+      ),
     )
     collectDefaultMetrics({ register: this.registry })
   }

@@ -6,9 +6,8 @@
  */
 import { Type } from '@sinclair/typebox'
 import { route, type TenantRoute } from '../api.js'
-import { ApiError } from '../errors.js'
-import { BackupRefused, type BackupRecord } from '../../storage/backup/backups.js'
-import type { TenantRuntime } from '../tenants.js'
+import type { BackupRecord } from '../../storage/backup/backups.js'
+import { takeBackup } from '../backups/take.js'
 
 const Backup = Type.Object({
   id: Type.String({ description: '<slug>-<UTC timestamp with microseconds, colons as hyphens>' }),
@@ -21,31 +20,6 @@ const CreateBackupBody = Type.Object({ retain: Type.Optional(Type.Boolean()) }, 
 export function publicBackup(record: BackupRecord): typeof Backup.static {
   return { id: record.id, created: record.created, type: record.type, retain: record.retain }
 }
-
-/**
- * Takes a backup now; a refusal is answered 507 (no room) or 503 (failed), logged and counted, and
- * never listed.
- */
-export async function takeBackup(tenant: TenantRuntime, type: BackupRecord['type'], retain: boolean, nowMs: number): Promise<BackupRecord> {
-  try {
-    const record = await tenant.backups.create(tenant.store, type, retain, nowMs)
-    tenant.log.info({ backup: record.id, type, retain, sequence: record.sequence, bytes: record.bytes }, 'backup written')
-    backupCounts.written++
-    return record
-  } catch (error) {
-    backupCounts.failed++
-    tenant.log.error({ err: error, type }, 'backup failed')
-    if (error instanceof BackupRefused) {
-      throw error.reason === 'insufficient_storage'
-        ? new ApiError('insufficient_storage', error.message)
-        : new ApiError('backup_failed', error.message, {}, { 'retry-after': '60' })
-    }
-    throw error
-  }
-}
-
-/** Backups written and refused since start (the `pricing_backups_total` metric). */
-export const backupCounts = { written: 0, failed: 0 }
 
 export function managementRoutes(): TenantRoute[] {
   return [

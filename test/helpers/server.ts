@@ -64,6 +64,8 @@ export class TestServer {
         PRICING_LOG_LEVEL: 'info',
         // No automatic exchange-rate fetch from the internet in tests; FX tests serve fixture files.
         PRICING_FX_FEED_URL: '',
+        // No automatic backups unless a test asks (test/backup/scheduler.test.ts).
+        PRICING_BACKUP_INTERVAL_S: '0',
         ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
         ...this.env,
       },
