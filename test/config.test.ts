@@ -53,7 +53,8 @@ t.test('integers: both flag forms, flags over variables, range and type errors n
   t.same(problems({ PRICING_PORT: '70000' }), ['PRICING_PORT=70000: expected an integer from 0 to 65535'])
   t.same(problems({ PRICING_WORKERS: '1.5' }), ['PRICING_WORKERS=1.5: expected an integer from 0 to 256'])
   t.same(problems({ PRICING_FX_FETCH_DELAY_MS: '' }), ['PRICING_FX_FETCH_DELAY_MS=: expected an integer of at least 0'])
-  t.same(problems({}, ['--backup-interval-s=0x10']), ['--backup-interval-s=0x10: expected an integer of at least 1'])
+  t.same(problems({}, ['--fx-fetch-interval-ms=0x10']), ['--fx-fetch-interval-ms=0x10: expected an integer of at least 1'])
+  t.same(problems({}, ['--backup-interval-s=-1']), ['--backup-interval-s=-1: expected an integer of at least 0'])
 })
 
 t.test('numbers: fractions accepted within bounds, exclusive and inclusive bounds in words', async (t) => {
