@@ -4,30 +4,11 @@
  * from many concurrent callers keep their order and all land; reads in every turn of the event
  * loop never meet a closed environment; the mapping's resident pages drop after a reopen.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import t, { type Test } from 'tap'
-import type { EntryContent } from '../storage/log-entry.js'
+import t from 'tap'
+import { articleEntries, temporaryDir } from './helpers/store-fixtures.js'
 import { TenantStore } from '../storage/tenant-store.js'
-
-function temporaryDir(t: Test): string {
-  const directory = mkdtempSync(path.join(tmpdir(), 'pricing-map-release-'))
-  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
-  return directory
-}
-
-function entries(count: number, prefix: string): EntryContent[] {
-  return Array.from({ length: count }, (_, index) => ({
-    entityType: 'article' as const,
-    changeType: 'created' as const,
-    entityCode: `${prefix}-${index}-${'x'.repeat(200)}`,
-    compositeKey: null,
-    changedAt: 1_000 + index,
-    changedBy: 'tester',
-    contentHash: `${index}`.padStart(32, '0'),
-  }))
-}
 
 /** Resident KiB of this process's mappings of the environment's data file. */
 function mappedResidentKib(directory: string): number {
@@ -47,7 +28,7 @@ function mappedResidentKib(directory: string): number {
 }
 
 t.test('concurrent writes across many reopens all land, in order, and reads never fail', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'map-release')
   const store = new TenantStore(directory, { dueBytes: 256 * 1024, idleBytes: 1, idleMs: 10 })
   let reads = 0
   let readFailures = 0
@@ -68,7 +49,7 @@ t.test('concurrent writes across many reopens all land, in order, and reads neve
   const writes: Promise<number[]>[] = []
   for (let round = 0; round < 40; round++) {
     // Eight writers at a time, as concurrent requests: the due reopen waits for them to drain.
-    for (let writer = 0; writer < 8; writer++) writes.push(store.commit([], entries(50, `r${round}w${writer}`)).then((done) => done.map((entry) => entry.sequence)))
+    for (let writer = 0; writer < 8; writer++) writes.push(store.commit([], articleEntries(50, `r${round}w${writer}`, 200)).then((done) => done.map((entry) => entry.sequence)))
     await new Promise((resolve) => setImmediate(resolve))
   }
   const sequences = (await Promise.all(writes)).flat()
@@ -86,9 +67,9 @@ t.test('concurrent writes across many reopens all land, in order, and reads neve
 })
 
 t.test('a quiet store reopens by itself, and its mapping holds fewer pages afterwards', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'map-release')
   const store = new TenantStore(directory, { dueBytes: Number.POSITIVE_INFINITY, idleBytes: 1024 * 1024, idleMs: 50 })
-  for (let round = 0; round < 40; round++) await store.commit([], entries(200, `q${round}`))
+  for (let round = 0; round < 40; round++) await store.commit([], articleEntries(200, `q${round}`, 200))
   // Read everything once, so that the whole file is mapped in.
   t.equal(store.readLog(1, 100_000, null).length, 8_000)
   const before = mappedResidentKib(directory)

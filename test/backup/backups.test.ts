@@ -5,31 +5,12 @@
  * newest first and never shows a partial copy; the disk bound refuses before writing anything;
  * a partial copy left by a crash is removed at the next start.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { backupId, BackupRefused, isoMicros, TenantBackups } from '../../storage/backup/backups.js'
-import type { EntryContent } from '../../storage/log-entry.js'
 import { TenantStore } from '../../storage/tenant-store.js'
-
-function temporaryDir(t: Test): string {
-  const directory = mkdtempSync(path.join(tmpdir(), 'pricing-backup-'))
-  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
-  return directory
-}
-
-function entries(count: number, prefix: string): EntryContent[] {
-  return Array.from({ length: count }, (_, index) => ({
-    entityType: 'article' as const,
-    changeType: 'created' as const,
-    entityCode: `${prefix}-${index}`,
-    compositeKey: null,
-    changedAt: 1_000 + index,
-    changedBy: 'tester',
-    contentHash: `${index}`.padStart(32, '0'),
-  }))
-}
+import { articleEntries, temporaryDir } from '../helpers/store-fixtures.js'
 
 t.test('ids have the spec shape, with microseconds, colons as hyphens', async (t) => {
   const created = isoMicros(Date.UTC(2026, 10, 25, 18, 33, 12, 123) * 1000 + 456)
@@ -38,15 +19,15 @@ t.test('ids have the spec shape, with microseconds, colons as hyphens', async (t
 })
 
 t.test('a backup taken while writes go on is whole and verified; listing is newest first', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'backup')
   const store = new TenantStore(path.join(directory, 'tenant'))
-  for (let round = 0; round < 20; round++) await store.commit([], entries(500, `before${round}`))
+  for (let round = 0; round < 20; round++) await store.commit([], articleEntries(500, `before${round}`))
   const backups = new TenantBackups(path.join(directory, 'backups', 'acme'), 'acme', 0)
   // Writers keep going while the copy runs.
   let writing = true
   let during = 0
   const writer = (async () => {
-    while (writing) await store.commit([], entries(100, `during${during++}`))
+    while (writing) await store.commit([], articleEntries(100, `during${during++}`))
   })()
   let first, second
   try {
@@ -76,9 +57,9 @@ t.test('a backup taken while writes go on is whole and verified; listing is newe
 })
 
 t.test('the disk bound refuses a backup before anything is written', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'backup')
   const store = new TenantStore(path.join(directory, 'tenant'))
-  await store.commit([], entries(2_000, 'x'))
+  await store.commit([], articleEntries(2_000, 'x'))
   const backups = new TenantBackups(path.join(directory, 'backups', 'acme'), 'acme', 1)
   const refusal = await backups.create(store, 'manual', false, Date.now()).then(() => null, (error: unknown) => error)
   t.ok(refusal instanceof BackupRefused, 'refused')
@@ -89,7 +70,7 @@ t.test('the disk bound refuses a backup before anything is written', async (t) =
 })
 
 t.test('a partial copy left by a crash is never listed and is removed at the next start', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'backup')
   const root = path.join(directory, 'backups', 'acme')
   mkdirSync(path.join(root, 'acme-2026-01-01T00-00-00.000000Z.partial'), { recursive: true })
   writeFileSync(path.join(root, 'acme-2026-01-01T00-00-00.000000Z.partial', 'data.mdb'), 'torn')
@@ -99,9 +80,9 @@ t.test('a partial copy left by a crash is never listed and is removed at the nex
 })
 
 t.test('delete unlists first, then removes the data', async (t) => {
-  const directory = temporaryDir(t)
+  const directory = temporaryDir(t, 'backup')
   const store = new TenantStore(path.join(directory, 'tenant'))
-  await store.commit([], entries(10, 'x'))
+  await store.commit([], articleEntries(10, 'x'))
   const backups = new TenantBackups(path.join(directory, 'backups', 'acme'), 'acme', 0)
   const record = await backups.create(store, 'automatic', false, Date.now())
   backups.delete(record.id)
