@@ -16,9 +16,11 @@ Commands:
   key create <slug> [--name N]            prints the secret once
   key list <slug>
   key revoke <slug> <client_id>
+  backup create <slug> [--retain true]    a manual backup now (retained: never thinned)
+  backup list <slug>                      newest first
   help                                    this text (also --help, -h)
 
-Options for tenant and key commands:
+Options for tenant, key and backup commands:
   --data-dir DIR        work on this data directory (default ./data or PRICING_DATA_DIR)
   --url URL             work through a running server's admin API instead
   --admin-token TOKEN   the admin token for --url (default PRICING_ADMIN_TOKEN)

@@ -1,13 +1,15 @@
 /**
- * The `tenant` and `key` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
+ * The `tenant`, `key` and `backup` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
  * every mistake reported at once as a UsageError), then run either directly on the data directory
  * or, with `--url` and `--admin-token`, through a running server's operator API.
  * @module
  */
 import path from 'node:path'
 import { SystemStore, type LimitOverrides, type Tier } from '../../storage/system-store.js'
+import { TenantBackups } from '../../storage/backup/backups.js'
 import { TenantStore } from '../../storage/tenant-store.js'
-import { unknownVariables } from '../config.js'
+import { DEFAULTS, unknownVariables } from '../config.js'
+import { publicBackup } from '../routes/management.js'
 import { parseFlags } from '../flags.js'
 import { plans } from '../plans.js'
 import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
@@ -31,6 +33,8 @@ const commands: Readonly<Record<string, { readonly positionals: readonly string[
   'key create': { positionals: ['slug'], flags: ['name'] },
   'key list': { positionals: ['slug'], flags: [] },
   'key revoke': { positionals: ['slug', 'client_id'], flags: [] },
+  'backup create': { positionals: ['slug'], flags: ['retain'] },
+  'backup list': { positionals: ['slug'], flags: [] },
 }
 
 const statuses = ['active', 'suspended'] as const
@@ -48,6 +52,9 @@ interface Invocation {
   readonly status: (typeof statuses)[number] | undefined
   readonly limits: LimitOverrides | undefined
   readonly name: string | undefined
+  readonly retain: boolean
+  /** The bound of PRICING_BACKUP_DISK_MAX_BYTES (or its default), for backups on the data directory. */
+  readonly backupDiskMaxBytes: number
 }
 
 function parseLimits(text: string | undefined, problems: string[]): LimitOverrides | undefined {
@@ -88,6 +95,10 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   const url = flag('url')
   if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) problems.push(`--url=${url}: expected an http:// or https:// URL`)
   const limits = parseLimits(flag('limits'), problems)
+  const retain = flag('retain')
+  if (retain !== undefined && retain !== 'true' && retain !== 'false') problems.push(`--retain=${retain}: expected true or false`)
+  const diskMax = env['PRICING_BACKUP_DISK_MAX_BYTES']
+  if (diskMax !== undefined && !/^\d+$/.test(diskMax)) problems.push(`PRICING_BACKUP_DISK_MAX_BYTES=${diskMax}: expected an integer of at least 0`)
   if (problems.length > 0) throw new UsageError(problems)
   return {
     command,
@@ -102,6 +113,8 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
     status: status as Invocation['status'],
     limits,
     name: flag('name'),
+    retain: retain === 'true',
+    backupDiskMaxBytes: diskMax === undefined ? DEFAULTS.backupDiskMaxBytes : Number(diskMax),
   }
 }
 
@@ -135,6 +148,10 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
       return call('POST', `${tenant}/keys`, { name: the.name ?? 'cli' })
     case 'key list':
       return call('GET', `${tenant}/keys`)
+    case 'backup create':
+      return call('POST', `${tenant}/backups`, { retain: the.retain })
+    case 'backup list':
+      return call('GET', `${tenant}/backups`)
     default:
       return call('DELETE', `${tenant}/keys/${the.clientId}`)
   }
@@ -166,11 +183,30 @@ async function onDataDirectory(the: Invocation): Promise<unknown> {
       }
       case 'key list':
         return system.listKeys(the.slug).map(publicKey)
+      case 'backup create':
+      case 'backup list':
+        return await backupOnDataDirectory(system, the, nowMs)
       default:
         return publicKey(await revokeKey(system, the.slug, the.clientId, nowMs))
     }
   } finally {
     await system.close()
+  }
+}
+
+/**
+ * Backups on the data directory: LMDB copies read a consistent snapshot even while a server has
+ * the tenant open (LMDB is multi-process safe), so these work with the server up or down.
+ */
+async function backupOnDataDirectory(system: SystemStore, the: Invocation, nowMs: number): Promise<unknown> {
+  if (system.tenants.get(the.slug) === undefined) throw new Error(`Tenant ${the.slug} not found`)
+  const backups = new TenantBackups(path.join(the.dataDir, 'backups', the.slug), the.slug, the.backupDiskMaxBytes)
+  if (the.command === 'backup list') return backups.list().map(publicBackup)
+  const store = new TenantStore(path.join(the.dataDir, 'tenants', the.slug))
+  try {
+    return publicBackup(await backups.create(store, 'manual', the.retain, nowMs))
+  } finally {
+    await store.close()
   }
 }
 

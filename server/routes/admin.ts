@@ -11,6 +11,9 @@ import { applyStoredFeed } from '../fx-feed.js'
 import { plans } from '../plans.js'
 import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
 import { validate } from '../validate.js'
+import type { TenantRuntime } from '../tenants.js'
+import { takeBackup } from '../backups/take.js'
+import { Backup as BackupAnswer, CreateBackupBody, publicBackup } from './management.js'
 import type { RootContext, RootRoute } from './system.js'
 
 const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
@@ -210,6 +213,29 @@ export function adminRoutes(): RootRoute[] {
     }),
     admin({
       method: 'GET',
+      path: '/admin/tenants/:slug/backups',
+      operationId: 'listTenantBackups',
+      response: Type.Array(BackupAnswer),
+      summary: "A tenant's backups, newest first (the operator's view of GET /management/backups)",
+      handler: (context) => ({ status: 200, body: runtimeOf(context).backups.list().map(publicBackup) }),
+    }),
+    admin({
+      method: 'POST',
+      path: '/admin/tenants/:slug/backups',
+      operationId: 'createTenantBackup',
+      response: BackupAnswer,
+      responseStatus: 201,
+      errors: [503, 507],
+      body: CreateBackupBody,
+      summary: "Take a tenant's backup at once (the operator's POST /management/backups)",
+      handler: async (context) => {
+        const body = validate<typeof CreateBackupBody.static>(CreateBackupBody, parseJsonBody(context.incoming) ?? {})
+        const record = await takeBackup(runtimeOf(context), 'manual', body.retain === true, context.nowMs)
+        return { status: 201, body: publicBackup(record) }
+      },
+    }),
+    admin({
+      method: 'GET',
       path: '/admin/access-log',
       operationId: 'getAccessLog',
       response: AccessLogAnswer,
@@ -232,6 +258,14 @@ export function adminRoutes(): RootRoute[] {
       },
     }),
   ]
+}
+
+/** The tenant's runtime on this node (404 when unknown). */
+function runtimeOf(context: RootContext): TenantRuntime {
+  tenantOf(context)
+  const runtime = context.deps.tenants.get(context.params['slug']!)
+  if (runtime === undefined) throw new ApiError('not_found', `Tenant ${context.params['slug']} is not served by this node`)
+  return runtime
 }
 
 function withUsage(context: RootContext, key: import('../../storage/system-store.js').ApiKeyRecord) {

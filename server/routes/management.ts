@@ -9,13 +9,13 @@ import { route, type TenantRoute } from '../api.js'
 import type { BackupRecord } from '../../storage/backup/backups.js'
 import { takeBackup } from '../backups/take.js'
 
-const Backup = Type.Object({
+export const Backup = Type.Object({
   id: Type.String({ description: '<slug>-<UTC timestamp with microseconds, colons as hyphens>' }),
   created: Type.String({ format: 'date-time' }),
   type: Type.Union([Type.Literal('automatic'), Type.Literal('manual')]),
   retain: Type.Boolean({ description: 'true: never deleted by thinning' }),
 })
-const CreateBackupBody = Type.Object({ retain: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
+export const CreateBackupBody = Type.Object({ retain: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 
 export function publicBackup(record: BackupRecord): typeof Backup.static {
   return { id: record.id, created: record.created, type: record.type, retain: record.retain }
