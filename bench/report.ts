@@ -9,6 +9,7 @@ import { accessLogCostMax, defaultSample, type AccessLogResult } from './access-
 import { isolationGetConnections, isolationP99RatioMax, isolationQueryConnections, type IsolationResult } from './isolation.js'
 import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
+import type { BackupResult } from './backup.js'
 import type { Memory } from './proc.js'
 import { distinctQueryCount, type LoadResult, type ScenarioDefinition } from './scenarios.js'
 import { dispatchShareMax, webhookRatioMin, type WebhookResult } from './webhooks.js'
@@ -67,6 +68,8 @@ export interface BenchResults {
   }
   readonly restartEmpty: RestartResult
   readonly restart: RestartResult
+  /** A backup of the full tenant (backup.ts); absent in results of earlier builds. */
+  readonly backup?: BackupResult
   readonly scenarios: ScenarioResult[]
   /** Changelog reads from the middle of a large log during ingest (changelog.ts). */
   readonly changelog: ChangelogResult
@@ -299,6 +302,14 @@ function figureTable(results: BenchResults): Table {
       ['bytes per version: delta to empty server, right after the live ingest (both after a GC)', oneDecimal.format(memory.liveBytesPerVersionDelta)],
       ['restart, full workload: stop / start to ready / total', `${formatSeconds(results.restart.stopMs)} / ${formatSeconds(results.restart.startToReadyMs)} / ${formatSeconds(results.restart.totalMs)}`],
       ['restart, empty server: total', formatSeconds(results.restartEmpty.totalMs)],
+      ...(results.backup === undefined
+        ? []
+        : [
+            [
+              'backup of the full tenant (POST, LMDB compacted copy, verified): time / size / live data file',
+              `${formatSeconds(results.backup.elapsedMs)} / ${formatMiB(results.backup.backupBytes)} / ${formatMiB(results.backup.dataFileBytes)}`,
+            ],
+          ]),
     ],
   }
 }

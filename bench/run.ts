@@ -21,6 +21,7 @@ import { runChangelogBench } from './changelog.js'
 import { runEngineBench } from './engine.js'
 import { collectGarbage } from './gc.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
+import { measureBackup } from './backup.js'
 import { runIsolationBench } from './isolation.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
 import { accessLogChecks, changelogChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
@@ -222,6 +223,8 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     await collectGarbage(server.pid)
     await sleep(settleMs)
     const afterRestart = memory(server.pid)
+    progress('backup of the full tenant')
+    const backup = await measureBackup(server, tenantSlug)
     // And a fresh process for the load scenarios, for the same reason.
     await restart(server)
     const versions = generated.ingest.priceVersionCount
@@ -253,6 +256,7 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       },
       restartEmpty,
       restart: restarted,
+      backup,
       scenarios,
       webhooks,
       accessLog,
