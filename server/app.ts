@@ -27,7 +27,7 @@ import { tenantRoutes } from './routes/index.js'
 import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
-import type { TokenClaims } from './auth.js'
+import { bearerToken, type TokenClaims } from './auth.js'
 import { consoleSubject } from './people/console-auth.js'
 import type { SignIn } from './people/sign-in.js'
 import { portalRoutes } from './routes/portal.js'
@@ -400,12 +400,6 @@ function toOutgoing(reply: Reply): Outgoing {
   if (typed && (typeof raw === 'string' || Buffer.isBuffer(raw))) return reply.release === undefined ? { status: reply.status, headers, body: raw } : { status: reply.status, headers, body: raw, release: reply.release }
   const body = JSON.stringify(reply.body)
   return { status: reply.status, headers: typed ? headers : { ...headers, 'content-type': 'application/json' }, body }
-}
-
-function bearerToken(authorization: string): string | null {
-  if (authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
-  const token = authorization.slice(7).trim()
-  return token.length > 0 ? token : null
 }
 
 function namedParams(names: readonly string[], values: readonly string[]): Record<string, string> {

@@ -50,6 +50,13 @@ export function newKeyCredentials(): { clientId: string; clientSecret: string } 
   return { clientId: randomBytes(12).toString('hex'), clientSecret: randomBytes(32).toString('hex') }
 }
 
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(authorization: string): string | null {
+  if (authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
+  const token = authorization.slice(7).trim()
+  return token.length > 0 ? token : null
+}
+
 export type TokenKind = 'key' | 'console'
 
 export interface TokenClaims {

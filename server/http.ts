@@ -228,17 +228,17 @@ function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, clo
     for (const name in extra) res.writeHeader(name, extra[name]!)
   }
   if (close) res.writeHeader('connection', 'close')
-  if (outgoing.status === 204 || outgoing.status === 304) {
-    // No Content-Length on 204/304 (RFC 9110). An explicit `undefined` length makes uWS write
-    // `Content-Length: 2^63`, which leaves keep-alive clients waiting for a body.
-    if (close) res.endWithoutBody(0, true)
-    else res.endWithoutBody()
-  } else {
-    try {
+  try {
+    if (outgoing.status === 204 || outgoing.status === 304) {
+      // No Content-Length on 204/304 (RFC 9110). An explicit `undefined` length makes uWS write
+      // `Content-Length: 2^63`, which leaves keep-alive clients waiting for a body.
+      if (close) res.endWithoutBody(0, true)
+      else res.endWithoutBody()
+    } else {
       res.end(outgoing.body ?? '', close)
-    } finally {
-      // uWS has sent the body or copied what it could not send yet.
-      outgoing.release?.()
     }
+  } finally {
+    // uWS has sent the body or copied what it could not send yet.
+    outgoing.release?.()
   }
 }

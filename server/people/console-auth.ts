@@ -16,7 +16,7 @@
  */
 import { ApiError } from '../errors.js'
 import type { Incoming } from '../http.js'
-import type { TokenService } from '../auth.js'
+import { bearerToken, type TokenService } from '../auth.js'
 import type { SystemStore } from '../../storage/system-store.js'
 import { cookieValue, sessionCookie, type SignIn } from './sign-in.js'
 
@@ -37,19 +37,25 @@ export function sameOrigin(incoming: Incoming, publicUrl: string): boolean {
   return origin === `http://${incoming.host}` || origin === `https://${incoming.host}`
 }
 
+/**
+ * The person of the request's session cookie and the cookie's secret: 401 without a live session,
+ * 403 for a write (any method but GET, HEAD, OPTIONS) without a same-origin `Origin`.
+ */
+export function cookieSession(deps: Pick<ConsoleAuthDeps, 'signIn' | 'publicUrl'>, incoming: Incoming, nowMs: number): { email: string; secret: string } {
+  const secret = cookieValue(incoming.cookie, sessionCookie)
+  const email = deps.signIn.session(secret, nowMs)
+  if (email === null) throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
+  if (!safeMethods.has(incoming.method) && !sameOrigin(incoming, deps.publicUrl)) {
+    throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
+  }
+  return { email, secret }
+}
+
 /** The signed-in person's e-mail address, or an ApiError (401/403) as the table says. */
 export function consoleSubject(deps: ConsoleAuthDeps, incoming: Incoming, tenant: string, nowMs: number): string | Promise<string> {
-  const authorization = incoming.authorization
-  if (authorization === '') {
-    const email = deps.signIn.session(cookieValue(incoming.cookie, sessionCookie), nowMs)
-    if (email === null) throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
-    if (!safeMethods.has(incoming.method) && !sameOrigin(incoming, deps.publicUrl)) {
-      throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
-    }
-    return member(deps, tenant, email)
-  }
-  const token = authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : ''
-  if (token === '') throw unauthorized('Malformed Authorization header: expected Bearer <token>')
+  if (incoming.authorization === '') return member(deps, tenant, cookieSession(deps, incoming, nowMs).email)
+  const token = bearerToken(incoming.authorization)
+  if (token === null) throw unauthorized('Malformed Authorization header: expected Bearer <token>')
   return deps.tokens.verify(token, nowMs).then((claims) => {
     if (claims === null) throw unauthorized('Invalid or expired token')
     if (claims.kind === 'key') throw new ApiError('forbidden', 'The management endpoints need a person signed in to the console; API keys are refused')

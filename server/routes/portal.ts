@@ -7,8 +7,8 @@ import { Type } from '@sinclair/typebox'
 import { parseJsonBody } from '../app.js'
 import { tokenLifetimeS } from '../auth.js'
 import { ApiError, validationError } from '../errors.js'
-import { sameOrigin } from '../people/console-auth.js'
-import { cookieValue, normalEmail, sessionClearCookie, sessionCookie, sessionSetCookie } from '../people/sign-in.js'
+import { cookieSession } from '../people/console-auth.js'
+import { normalEmail, sessionClearCookie, sessionSetCookie } from '../people/sign-in.js'
 import { validate } from '../validate.js'
 import type { RootContext, RootRoute } from './system.js'
 
@@ -24,15 +24,9 @@ function secure(context: RootContext): boolean {
   return context.deps.publicUrl.startsWith('https://')
 }
 
-/** The session's address, for the cookie-authenticated portal calls (writes need a same-origin Origin). */
+/** The session's person, for the cookie-authenticated portal calls (all writes: a same-origin Origin). */
 function signedIn(context: RootContext): { email: string; secret: string } {
-  const secret = cookieValue(context.incoming.cookie, sessionCookie)
-  const email = context.deps.signIn.session(secret, context.nowMs)
-  if (email === null) throw new ApiError('unauthorized', 'Not signed in, or the session has ended')
-  if (!sameOrigin(context.incoming, context.deps.publicUrl)) {
-    throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
-  }
-  return { email, secret }
+  return cookieSession(context.deps, context.incoming, context.nowMs)
 }
 
 export function portalRoutes(): RootRoute[] {
