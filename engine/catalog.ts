@@ -296,6 +296,17 @@ export class Catalog {
     this.#revisions.set(type, this.#revisions.get(type)! + 1)
     table.set(key, versions)
   }
+
+  /** Removes a key altogether (a restore of a backup that never held it); nothing for an absent key. */
+  remove(type: CatalogType, key: string): void {
+    const table = this.#table(type)
+    const before = table.get(key)
+    if (before === undefined) return
+    if (before[before.length - 1]!.value !== null) this.#liveCounts.set(type, this.liveCount(type) - 1)
+    this.#revisions.set(type, this.#revisions.get(type)! + 1)
+    this.#sorted.set(type, null)
+    table.delete(key)
+  }
 }
 
 /** Codes sort by UTF-16 code units: stable, locale-free, and what cursors compare with. */

@@ -224,6 +224,11 @@ export class PriceBook {
     return Atomics.load(index, skuId) - 1
   }
 
+  /** Versions in the run at `offset` (a `runOffset`). */
+  runLength(offset: number): number {
+    return this.#runCount[offset]!
+  }
+
   /** Pool position of the version in force at `at` (live or tombstone), or -1. */
   positionAt(pricelistId: number, skuId: number, at: number): number {
     const offset = this.runOffset(pricelistId, skuId)
@@ -374,6 +379,32 @@ export class PriceBook {
       const delta = isLive ? 1 : -1
       this.#livePairs += delta
       this.#livePerPricelist[pricelistId] = (this.#livePerPricelist[pricelistId] ?? 0) + delta
+    }
+  }
+
+  /**
+   * Removes a pair altogether (a restore of a backup that never held it): its run becomes garbage
+   * for the next compaction, and readers find no run. Nothing happens for an absent pair.
+   */
+  remove(pricelist: string, sku: string): void {
+    const pricelistId = this.pricelistId(pricelist)
+    const skuId = this.skuId(sku)
+    if (pricelistId < 0 || skuId < 0) return
+    const before = this.runOffset(pricelistId, skuId)
+    if (before < 0) return
+    const beforeCount = this.#runCount[before]!
+    const wasLive = this.#extra[before + beforeCount - 1] !== extraTombstone
+    for (let position = before; position < before + beforeCount; position++) {
+      const at = this.#extra[position]!
+      if (at >= 0) this.#extrasLive -= extrasSize(this.#extras, at)
+    }
+    this.#poolLive -= beforeCount
+    Atomics.store(this.#index[pricelistId]!, skuId, 0)
+    this.#rows.clear(skuId)
+    Atomics.add(this.#changes, 0, 1)
+    if (wasLive) {
+      this.#livePairs--
+      this.#livePerPricelist[pricelistId] = (this.#livePerPricelist[pricelistId] ?? 0) - 1
     }
   }
 

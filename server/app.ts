@@ -24,7 +24,7 @@ import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js
 import { adminRoutes } from './routes/admin.js'
 import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
-import { slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
+import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import { bearerToken, type TokenClaims } from './auth.js'
@@ -282,6 +282,8 @@ export class PricingApp {
     if (tenant.record.status !== 'active') {
       throw new ApiError('tenant_suspended', `Tenant ${tenant.record.slug} is ${tenant.record.status}`)
     }
+    // SPEC Backup and restore rule 3: writes on non-management endpoints wait for the restore.
+    if (tenant.restoring !== null && route.dimension === 'ingest' && route.access !== 'console') throw restoringError(tenant.restoring)
     const json = parseJsonBody(incoming)
     const cost = route.cost === undefined ? 1 : route.cost(json)
     // A plan or override may lower the engine's maximum, never lift it (null: the engine's).

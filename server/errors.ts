@@ -54,6 +54,7 @@ export const errorCodes = {
   fx_feed_unavailable: 502,
   not_ready: 503,
   backup_failed: 503,
+  restoring: 503,
   insufficient_storage: 507,
 } as const
 export type ErrorCode = keyof typeof errorCodes

@@ -357,6 +357,11 @@ export class FxFeedService {
       if (this.#stopped) return
       const nowMs = this.#deps.now()
       if (!tenant.loaded || !settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) continue
+      if (tenant.restoring !== null) {
+        // The restore's result is the backup's rates; the next fetch (or POST /fx/fetch) adds these.
+        tenant.log.warn({ backup: tenant.restoring }, 'FX rates from the feed skipped: a restore is in progress')
+        continue
+      }
       try {
         const applied = await applyFeed(tenant, days, fxFeedActor, nowMs)
         tenant.log.info({ recorded: applied.recorded }, 'FX rates applied from the feed')

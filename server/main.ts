@@ -7,7 +7,9 @@ import path from 'node:path'
 import { existsSync } from 'node:fs'
 import { SystemStore } from '../storage/system-store.js'
 import { PricingApp, type AppDeps } from './app.js'
+import { settleInterruptedRestores } from './backups/restore.js'
 import { BackupScheduler } from './backups/scheduler.js'
+import { RetentionScheduler } from './retention/scheduler.js'
 import { createMailer } from './mail/mailer.js'
 import { SignIn } from './people/sign-in.js'
 import { TokenService } from './auth.js'
@@ -75,7 +77,7 @@ export async function start(config: Config): Promise<RunningServer> {
   logger.info({ port, url: publicUrl, dataDir }, 'listening')
   // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
-  await tenants.loadAll(Date.now())
+  await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now()))
   logger.info({ tenants: tenants.all().length }, 'ready')
   if (firstStart && config.demo && system.listTenants().length === 0) {
     // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
@@ -83,6 +85,8 @@ export async function start(config: Config): Promise<RunningServer> {
   }
   const backups = new BackupScheduler(tenants, config.backupIntervalS * 1000, logger)
   if (config.backupIntervalS > 0) backups.start()
+  const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
+  if (config.retentionIntervalS > 0) retention.start()
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
   const fxFeed = new FxFeedService(deps)
   setActiveFxFeed(fxFeed)
@@ -103,6 +107,7 @@ export async function start(config: Config): Promise<RunningServer> {
       closed = true
       clearInterval(usageTimer)
       await backups.stop()
+      await retention.stop()
       await fxFeed.stop()
       setActiveFxFeed(null)
       if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)

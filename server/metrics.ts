@@ -7,6 +7,8 @@
  * @module
  */
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { restoreCounts } from './backups/restore.js'
+import { retentionCounts } from './retention/pass.js'
 import { backupCounts } from './backups/take.js'
 import { answerCacheCounts } from '../workers/execute.js'
 
@@ -139,6 +141,14 @@ export class Metrics {
           { labels: { type, outcome: 'refused' }, value: backupCounts[type].refused },
         ]),
       ),
+    )
+    this.registry.registerMetric(
+      exportedMetric('pricing_restores_total', 'Restores from a backup since start, by outcome', 'counter', () =>
+        (['completed', 'failed'] as const).map((outcome) => ({ labels: { outcome }, value: restoreCounts[outcome] })),
+      ),
+    )
+    this.registry.registerMetric(
+      exportedMetric('pricing_retention_versions_removed_total', 'Price versions removed by history retention since start', 'counter', () => [{ labels: {}, value: retentionCounts.versionsRemoved }]),
     )
     collectDefaultMetrics({ register: this.registry })
   }

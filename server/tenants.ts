@@ -7,11 +7,12 @@
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { Catalog, type Change } from '../engine/catalog.js'
-import { PriceBook } from '../engine/prices.js'
+import { PriceBook, type PriceVersion } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
 import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryPool } from '../workers/pool.js'
+import { ApiError } from './errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TenantBackups } from '../storage/backup/backups.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
@@ -33,9 +34,13 @@ export class TenantRuntime {
   readonly webhooks: TenantWebhooks | null
   /** Backups on disk, under `<data>/backups/<slug>/` (storage/backup/backups.ts). */
   readonly backups: TenantBackups
+  /** The backup being restored (server/backups/restore.ts): writes answer 503 meanwhile. */
+  restoring: string | null = null
 
   constructor(
     record: TenantRecord,
+    /** The system store (the tenant's restore status lives there: server/backups/restore.ts). */
+    readonly system: SystemStore,
     dataDir: string,
     logger: Logger,
     nowMs: number,
@@ -108,6 +113,10 @@ export class TenantRuntime {
     options: { applied?: boolean } = {},
   ): Promise<LogEntry[]> {
     if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
+    // Requests are refused at dispatch during a restore; this catches a writer that waited on
+    // something (a feed fetch) since. An `applied` batch plans and commits in one turn, after the
+    // dispatch check.
+    if (this.restoring !== null && options.applied !== true) throw restoringError(this.restoring)
     // Batches apply each item while planning (later items plan against earlier ones); `applied` says so.
     if (options.applied !== true) {
       for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
@@ -127,6 +136,64 @@ export class TenantRuntime {
     this.webhooks?.notify(entries)
     return entries
   }
+
+  /**
+   * Replaces pairs' version lists in memory and on disk without changelog entries (history
+   * retention: server/retention/pass.ts). Memory first, like every write; the workers see the
+   * columns' new generation, if any, before the transaction is durable.
+   */
+  async rewritePrices(runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[]): Promise<void> {
+    if (runs.length === 0) return
+    for (const run of runs) this.prices.apply(run.pricelist, run.sku, run.versions)
+    this.queryPool?.publish(this, [])
+    try {
+      await this.store.rewritePriceRuns(runs)
+    } catch (error) {
+      this.log.fatal({ err: error }, 'storage commit of history retention failed; exiting so that memory reloads from LMDB')
+      process.exit(70)
+    }
+  }
+
+  /**
+   * Turns the tenant's data into a backup's: the differences (storage/backup/restore-diff.ts
+   * `restoreChanges`) and their log entries go into one durable transaction with `marker` (meta table entries naming the
+   * restore: server/backups/restore.ts), then memory
+   * changes in one step that no query sees half-done (workers/pool.ts `exclusive`), and webhooks
+   * deliver the entries. Resolves with the entries.
+   */
+  async applyRestore(changes: readonly Change[], prices: readonly PriceChange[], marker: Readonly<Record<string, unknown>>): Promise<LogEntry[]> {
+    let entries: LogEntry[]
+    try {
+      entries = await this.store.commit(changes, [], prices, marker)
+    } catch (error) {
+      this.log.fatal({ err: error }, 'storage commit of a restore failed; exiting so that memory reloads from LMDB')
+      process.exit(70)
+    }
+    const swap = (): void => {
+      for (const change of changes) {
+        if (change.versions.length === 0) this.catalog.remove(change.type, change.key)
+        else this.catalog.apply(change.type, change.key, change.versions)
+      }
+      for (const change of prices) {
+        if (change.versions.length === 0) this.prices.remove(change.pricelist, change.sku)
+        else this.prices.apply(change.pricelist, change.sku, change.versions)
+      }
+      this.prices.noteChange()
+      this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+    }
+    if (this.queryPool === null) swap()
+    else await this.queryPool.exclusive(this, swap)
+    this.webhooks?.notify(entries)
+    return entries
+  }
+}
+
+/** Seconds a writer waits during a restore (SPEC "Restore write-block retry hint"). */
+export const restoreRetryAfterS = 15
+
+/** The answer to a write while a restore runs: 503 with `Retry-After: 15`. */
+export function restoringError(backupId: string): ApiError {
+  return new ApiError('restoring', `The tenant is being restored from backup ${backupId}; writes resume when it completes`, {}, { 'retry-after': String(restoreRetryAfterS) })
 }
 
 export class TenantRegistry {
@@ -157,14 +224,19 @@ export class TenantRegistry {
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes)
+    const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes)
     this.#tenants.set(record.slug, runtime)
     return runtime
   }
 
-  /** Opens every tenant, then loads them one by one, in chunks that leave the event loop free. */
-  async loadAll(nowMs: number): Promise<void> {
+  /**
+   * Opens every tenant, runs `opened` (an interrupted restore is settled there), then loads them one
+   * by one, in chunks that leave the event loop free.
+   */
+  async loadAll(nowMs: number, opened: () => Promise<void> = async () => undefined): Promise<void> {
     const runtimes = this.system.listTenants().map((record) => this.open(record, nowMs))
+    // Between opening and loading: stores are readable, and no tenant serves yet.
+    await opened()
     for (const runtime of runtimes) await runtime.loadGradually()
   }
 

@@ -1,7 +1,8 @@
 /**
- * The system environment: tenants, API keys, token-signing keys, the latest fetched FX feed, and
- * people: tenant memberships, magic sign-in links and console sessions (later portal requests). Small tables, read at startup and written
- * rarely; every write is durable before it resolves.
+ * The system environment: tenants, API keys, token-signing keys, the latest fetched FX feed,
+ * people (tenant memberships, magic sign-in links and console sessions) and each tenant's latest
+ * restore. Small tables, read at startup and written rarely; every write is durable before it
+ * resolves.
  * @module
  */
 import { mkdirSync } from 'node:fs'
@@ -90,6 +91,18 @@ export interface SessionRecord {
   expires_at: number
 }
 
+/** A tenant's latest restore (key: slug); server/backups/restore.ts owns its meaning. */
+export interface RestoreRecord {
+  status: 'in_progress' | 'completed' | 'failed'
+  backup_id: string
+  /** Epoch ms. */
+  started_at: number
+  completed_at: number | null
+  error: string | null
+  /** Who asked for it (a console user's e-mail, or `operator`). */
+  requested_by: string
+}
+
 export class SystemStore {
   readonly #root: RootDatabase
   readonly tenants: Database<TenantRecord, string>
@@ -100,6 +113,7 @@ export class SystemStore {
   readonly members: Database<MemberRecord, string>
   readonly signInLinks: Database<SignInLinkRecord, string>
   readonly sessions: Database<SessionRecord, string>
+  readonly restores: Database<RestoreRecord, string>
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -111,6 +125,7 @@ export class SystemStore {
     this.members = this.#root.openDB<MemberRecord, string>({ name: 'members' })
     this.signInLinks = this.#root.openDB<SignInLinkRecord, string>({ name: 'sign_in_links' })
     this.sessions = this.#root.openDB<SessionRecord, string>({ name: 'sessions' })
+    this.restores = this.#root.openDB<RestoreRecord, string>({ name: 'restores' })
   }
 
   listTenants(): TenantRecord[] {

@@ -118,6 +118,9 @@ export class TenantStore {
   capacity: number | null = null
   /** When the environment is reopened to give back its map's pages (storage/map-release.ts). */
   readonly mapRelease: MapRelease
+  /** Commits queued and not yet durable, and who waits for there to be none. */
+  #inFlight = 0
+  readonly #settledWaiters: (() => void)[] = []
 
   constructor(readonly path: string, mapRelease: MapReleaseOptions = defaultMapRelease) {
     mkdirSync(path, { recursive: true })
@@ -219,10 +222,10 @@ export class TenantStore {
    * one transaction on its write thread, so the B-tree work is off the main thread (a
    * `transaction()` callback would run every put on the main thread).
    */
-  commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = []): Promise<LogEntry[]> {
+  commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = [], meta: Readonly<Record<string, unknown>> = {}): Promise<LogEntry[]> {
     // While the environment is being reopened, writes wait for it (in call order).
     const reopening = this.mapRelease.running
-    if (reopening !== null) return reopening.then(() => this.commit(changes, extra, prices))
+    if (reopening !== null) return reopening.then(() => this.commit(changes, extra, prices, meta))
     const entries: LogEntry[] = []
     for (const change of changes) entries.push(this.#append(changeContent(change)))
     for (const change of prices) {
@@ -241,7 +244,8 @@ export class TenantStore {
     // Encoded before any put: an encoding failure throws with nothing queued. (A put that threw
     // later, which these keys and plain values do not, would leave a partial batch queued; lmdb-js
     // commits a batch only when the event turn ends, and TenantRuntime.commit exits before that.)
-    const records = encodePriceRecords(prices.map((change) => change.versions), this.#actors)
+    // A change without versions removes its key (a restore of a backup that never held it).
+    const records = encodePriceRecords(prices.filter((change) => change.versions.length > 0).map((change) => change.versions), this.#actors)
     const actors = this.#actors.takeGrowth()
     const stored = encodeEntries(entries)
     const oldest = this.#evict(entries[0]?.sequence ?? this.#sequence + 1)
@@ -250,27 +254,96 @@ export class TenantStore {
       if (entries[index]!.sequence >= oldest) this.#db.logBytes.put(entries[index]!.sequence, stored[index]!)
     }
     this.#putTypeRuns(entries, oldest)
-    for (const change of changes) this.#db.entities.put([change.type, change.key], change.versions)
-    for (let index = 0; index < prices.length; index++) {
-      const change = prices[index]!
-      this.#db.priceRuns.put([change.pricelist, change.sku], records[index]!)
+    for (const change of changes) {
+      if (change.versions.length > 0) this.#db.entities.put([change.type, change.key], change.versions)
+      else this.#db.entities.remove([change.type, change.key])
+    }
+    let recordIndex = 0
+    for (const change of prices) {
+      const key: [string, string] = [change.pricelist, change.sku]
+      if (change.versions.length > 0) {
+        this.#db.priceRuns.put(key, records[recordIndex++]!)
+        continue
+      }
+      this.#db.priceRuns.remove(key)
+      this.#db.legacyPrices.remove(key)
     }
     if (actors !== null) this.#db.meta.put('actors', actors)
+    for (const [key, value] of Object.entries(meta)) this.#db.meta.put(key, value)
     this.#db.meta.put('sequence', sequence)
     const written = this.#db.meta.put('checksum', this.#checksum)
     let bytes = 0
     for (const buffer of stored) bytes += buffer.length
     for (const record of records) bytes += record.length
+    return this.#durable(written, bytes, () => {
+      // Transactions commit in call order, so every sequence up to this one is durable now.
+      if (sequence > this.#durableSequence) this.#durableSequence = sequence
+      return entries
+    })
+  }
+
+  /** Resolves with `then()` once the queued transaction (`written`, `bytes`) is flushed to disk. */
+  #durable<T>(written: Promise<unknown>, bytes: number, then: () => T): Promise<T> {
     this.mapRelease.started(bytes)
+    this.#inFlight++
     const root = this.#db.root
     return written
       .then(async () => {
         await root.flushed
-        // Transactions commit in call order, so every sequence up to this one is durable now.
-        if (sequence > this.#durableSequence) this.#durableSequence = sequence
-        return entries
+        return then()
       })
-      .finally(() => this.mapRelease.settled())
+      .finally(() => {
+        this.mapRelease.settled()
+        if (--this.#inFlight === 0) for (const resolve of this.#settledWaiters.splice(0)) resolve()
+      })
+  }
+
+  /**
+   * Rewrites price pairs' version lists in one transaction without log entries: history retention,
+   * which removes versions no read inside the kept window answers (what is in force does not
+   * change). Resolves once durable.
+   */
+  rewritePriceRuns(runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[]): Promise<void> {
+    const reopening = this.mapRelease.running
+    if (reopening !== null) return reopening.then(() => this.rewritePriceRuns(runs))
+    if (runs.length === 0) return Promise.resolve()
+    const records = encodePriceRecords(runs.map((run) => run.versions), this.#actors)
+    const actors = this.#actors.takeGrowth()
+    let written: Promise<boolean> = Promise.resolve(true)
+    let bytes = 0
+    for (let index = 0; index < runs.length; index++) {
+      written = this.#db.priceRuns.put([runs[index]!.pricelist, runs[index]!.sku], records[index]!)
+      bytes += records[index]!.length
+    }
+    if (actors !== null) written = this.#db.meta.put('actors', actors)
+    return this.#durable(written, bytes, () => undefined)
+  }
+
+  /** Resolves once no commit is in flight (a restore starts from a settled store). */
+  whenSettled(): Promise<void> {
+    if (this.#inFlight === 0 && this.mapRelease.running === null) return Promise.resolve()
+    return new Promise<void>((resolve) => this.#settledWaiters.push(resolve)).then(async () => {
+      if (this.mapRelease.running !== null) await this.mapRelease.running
+    })
+  }
+
+  /** A value of the meta table (e.g. the marker a restore leaves: server/backups/restore.ts). */
+  metaValue(key: string): unknown {
+    return this.#db.meta.get(key)
+  }
+
+  /**
+   * Up to `limit` catalogue entries after `after` (undefined: from the first), in key order: a
+   * restore compares two stores chunk by chunk (storage/backup/restore-diff.ts).
+   */
+  entityChunk(after: [string, string] | undefined, limit: number): { key: [string, string]; versions: Version<unknown>[] }[] {
+    return readChunk(this.#db.entities, after, limit, (key, value) => ({ key, versions: value }))
+  }
+
+  /** As `entityChunk`, for price pairs: the binary records, or the legacy ones (`legacy`). */
+  priceChunk(after: [string, string] | undefined, limit: number, legacy: boolean): { key: [string, string]; versions: PriceVersion[] }[] {
+    if (legacy) return readChunk(this.#db.legacyPrices, after, limit, (key, value) => ({ key, versions: value.map(decodeLegacyPriceVersion) }))
+    return readChunk(this.#db.priceRuns, after, limit, (key, value) => ({ key, versions: decodePriceRecord(value, this.#actors) }))
   }
 
   /**
@@ -423,6 +496,17 @@ function internWriter(version: Version<unknown>, writers: Map<string, string>): 
   else (version as { writtenBy: string }).writtenBy = interned
 }
 
+/** Up to `limit` entries of a database after the key `after`, mapped. */
+function readChunk<V, T>(db: Database<V, [string, string]>, after: [string, string] | undefined, limit: number, map: (key: [string, string], value: V) => T): T[] {
+  const items: T[] = []
+  for (const { key, value } of db.getRange({ start: after, limit: limit + 1, snapshot: false })) {
+    if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue
+    items.push(map(key, value))
+    if (items.length === limit) break
+  }
+  return items
+}
+
 /** Loads a database in chunks, yielding to the event loop between them. */
 async function loadRange<V>(
   db: Database<V, [string, string]>,
@@ -433,16 +517,14 @@ async function loadRange<V>(
   let count = 0
   let after: [string, string] | undefined
   for (;;) {
-    let loaded = 0
-    for (const { key, value } of db.getRange({ start: after, limit: chunkEntries + 1, snapshot: false })) {
-      // The range starts at the last key of the previous chunk, which is loaded already.
-      if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue
+    // Each chunk is its own read, from the last key of the previous one.
+    const keys = readChunk(db, after, chunkEntries, (key, value) => {
       apply(key, value)
-      after = key
-      if (++loaded === chunkEntries) break
-    }
-    count += loaded
-    if (loaded < chunkEntries) return count
+      return key
+    })
+    count += keys.length
+    if (keys.length < chunkEntries) return count
+    after = keys[keys.length - 1]
     await new Promise((resolve) => setImmediate(resolve))
   }
 }

@@ -5,10 +5,9 @@
  * tenant's user, another tenant's console token, the owner by cookie and by console token), the
  * Origin check on cookie-authenticated writes, backups created and listed newest first, sign-out.
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import path from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import t from 'tap'
+import { outboxLink as outboxLinkOf, signIn as signInAs, unquote } from './helpers/console.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -23,31 +22,12 @@ t.before(async () => {
 })
 t.teardown(async () => server.dispose())
 
-/** A quoted-printable body as text (RFC 2045: soft line breaks, =XX bytes). */
-function unquote(text: string): string {
-  return text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-}
-
-/** The link of the newest outbox mail to `email`. */
 function outboxLink(email: string): string {
-  const outbox = path.join(server.dataDir, 'outbox')
-  const files = readdirSync(outbox).sort()
-  for (const file of files.reverse()) {
-    const text = readFileSync(path.join(outbox, file), 'utf8')
-    if (!text.includes(`To: ${email}`)) continue
-    const match = /(http:\/\/\S+\/portal\/verify\?token=[A-Za-z0-9_-]+)/.exec(unquote(text))
-    if (match !== null) return match[1]!
-  }
-  throw new Error(`no mail to ${email} in ${outbox}`)
+  return outboxLinkOf(server, email)
 }
 
 async function signIn(email: string): Promise<string> {
-  const asked = await server.request('POST', '/portal/sign-in', { body: { email } })
-  t.equal(asked.status, 202)
-  const verified = await fetch(outboxLink(email.toLowerCase()), { redirect: 'manual' })
-  t.equal(verified.status, 303)
-  const cookie = verified.headers.get('set-cookie') ?? ''
-  return /pricing_session=([^;]+)/.exec(cookie)![1]!
+  return signInAs(server, email)
 }
 
 function management(method: string, slug: string, headers: Record<string, string>, body?: unknown) {

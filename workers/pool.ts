@@ -28,6 +28,12 @@ interface FeedState {
   pricelists: number
   fields: number
   generation: number
+  /** Tasks of this tenant on the workers now. */
+  running: number
+  /** Set while a change must not be seen half-applied (a restore's swap): new tasks wait for it. */
+  gate: Promise<void> | null
+  /** Called when `running` drops to 0 while a gate waits. */
+  drained: (() => void) | null
 }
 
 /** A worker's answer: its body, and what releases it once written (null: nothing to release). */
@@ -78,7 +84,16 @@ export class QueryPool {
     let feed = this.#feeds.get(tenant.slug)
     if (feed === undefined) {
       const sizes = tenant.prices
-      feed = { sequence: 0, snapshotSequence: -1, pricelists: sizes.pricelistCodes.length, fields: sizes.fieldNames.length, generation: sizes.generation }
+      feed = {
+        sequence: 0,
+        snapshotSequence: -1,
+        pricelists: sizes.pricelistCodes.length,
+        fields: sizes.fieldNames.length,
+        generation: sizes.generation,
+        running: 0,
+        gate: null,
+        drained: null,
+      }
       this.#feeds.set(tenant.slug, feed)
     }
     return feed
@@ -132,6 +147,37 @@ export class QueryPool {
   async run(tenant: ReplicatedTenant, input: QueryInput): Promise<PoolAnswer> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
+    while (feed.gate !== null) await feed.gate
+    feed.running++
+    try {
+      return await this.#run(tenant, feed, input)
+    } finally {
+      if (--feed.running === 0 && feed.drained !== null) feed.drained()
+    }
+  }
+
+  /**
+   * Runs `change` (synchronous: it mutates the tenant's memory, shared price columns included, and
+   * publishes) when none of the tenant's queries is on a worker, holding new ones until it is done:
+   * no worker query sees it half-applied. The main thread's own queries run between event turns,
+   * so they see all of it or none.
+   */
+  async exclusive(tenant: ReplicatedTenant, change: () => void): Promise<void> {
+    const feed = this.#feed(tenant)
+    while (feed.gate !== null) await feed.gate
+    let open = (): void => undefined
+    feed.gate = new Promise<void>((resolve) => (open = resolve))
+    try {
+      if (feed.running > 0) await new Promise<void>((resolve) => (feed.drained = resolve))
+      feed.drained = null
+      change()
+    } finally {
+      feed.gate = null
+      open()
+    }
+  }
+
+  async #run(tenant: ReplicatedTenant, feed: FeedState, input: QueryInput): Promise<PoolAnswer> {
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)

@@ -25,7 +25,11 @@ export class TenantReplica {
   }
 
   apply(message: SyncMessage): void {
-    for (const [type, key, versions] of message.changes) this.catalog.apply(type, key, versions)
+    for (const [type, key, versions] of message.changes) {
+      // No versions: the key was removed (a restore of a backup that never held it).
+      if (versions.length === 0) this.catalog.remove(type, key)
+      else this.catalog.apply(type, key, versions)
+    }
     this.prices.append(message.dictionary)
     if (message.columns !== null) this.prices.setColumns(message.columns)
     this.sequence = message.sequence

@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino'
 import { backupsToThin } from '../../storage/backup/thinning.js'
+import { Periodic } from '../periodic.js'
 import type { TenantRegistry } from '../tenants.js'
 import { takeBackup } from './take.js'
 
@@ -19,37 +20,26 @@ const thinEveryMs = 3_600_000
 const tickMaxMs = 30_000
 
 export class BackupScheduler {
-  #timer: NodeJS.Timeout | null = null
-  #running: Promise<void> | null = null
+  readonly #job: Periodic
   #lastThinMs = Number.NEGATIVE_INFINITY
-  #stopped = false
 
   constructor(
     readonly tenants: TenantRegistry,
     readonly intervalMs: number,
     readonly logger: Logger,
     readonly now: () => number = Date.now,
-  ) {}
-
-  start(): void {
-    this.#schedule(0)
+  ) {
+    this.#job = new Periodic(() => this.tick(), Math.min(intervalMs, tickMaxMs))
   }
 
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return
-    this.#timer = setTimeout(() => {
-      this.#running = this.tick().finally(() => {
-        this.#running = null
-        this.#schedule(Math.min(this.intervalMs, tickMaxMs))
-      })
-    }, delayMs)
-    this.#timer.unref()
+  start(): void {
+    this.#job.start(0)
   }
 
   /** One pass over the tenants: due backups, then thinning when an hour has passed. */
   async tick(): Promise<void> {
     for (const tenant of this.tenants.all()) {
-      if (this.#stopped) return
+      if (this.#job.stopped) return
       if (!tenant.loaded || tenant.record.status !== 'active') continue
       const backups = tenant.backups.list()
       const newestAutomatic = backups.find((backup) => backup.type === 'automatic')
@@ -66,9 +56,7 @@ export class BackupScheduler {
     }
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true
-    if (this.#timer !== null) clearTimeout(this.#timer)
-    if (this.#running !== null) await this.#running
+  stop(): Promise<void> {
+    return this.#job.stop()
   }
 }

@@ -18,6 +18,8 @@ Commands:
   key revoke <slug> <client_id>
   backup create <slug> [--retain true]    a manual backup now (retained: never thinned)
   backup list <slug>                      newest first
+  backup restore <slug> <backup_id> --url URL
+                                          restore in the running server; waits for the end
   help                                    this text (also --help, -h)
 
 Options for tenant, key and backup commands:

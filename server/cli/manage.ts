@@ -35,6 +35,7 @@ const commands: Readonly<Record<string, { readonly positionals: readonly string[
   'key revoke': { positionals: ['slug', 'client_id'], flags: [] },
   'backup create': { positionals: ['slug'], flags: ['retain'] },
   'backup list': { positionals: ['slug'], flags: [] },
+  'backup restore': { positionals: ['slug', 'backup_id'], flags: [] },
 }
 
 const statuses = ['active', 'suspended'] as const
@@ -42,6 +43,7 @@ const statuses = ['active', 'suspended'] as const
 interface Invocation {
   readonly command: string
   readonly slug: string
+  /** The second positional: a key's client id, or a backup's id. */
   readonly clientId: string
   readonly url: string | undefined
   readonly adminToken: string
@@ -99,6 +101,9 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   if (retain !== undefined && retain !== 'true' && retain !== 'false') problems.push(`--retain=${retain}: expected true or false`)
   const diskMax = env['PRICING_BACKUP_DISK_MAX_BYTES']
   if (diskMax !== undefined && !/^\d+$/.test(diskMax)) problems.push(`PRICING_BACKUP_DISK_MAX_BYTES=${diskMax}: expected an integer of at least 0`)
+  if (command === 'backup restore' && url === undefined) {
+    problems.push('backup restore: runs inside the server, which swaps the tenant\'s data under load: pass --url of the running server (README: Operations, Restore)')
+  }
   if (problems.length > 0) throw new UsageError(problems)
   return {
     command,
@@ -152,10 +157,27 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
       return call('POST', `${tenant}/backups`, { retain: the.retain })
     case 'backup list':
       return call('GET', `${tenant}/backups`)
+    case 'backup restore':
+      return restoreThroughApi(call, tenant, the.clientId)
     default:
       return call('DELETE', `${tenant}/keys/${the.clientId}`)
   }
 }
+
+/** Starts a restore and waits for it to end: answers the final status (exit 1 if it failed). */
+async function restoreThroughApi(call: (method: string, route: string, body?: unknown) => Promise<unknown>, tenant: string, backupId: string): Promise<unknown> {
+  await call('POST', `${tenant}/restore`, { backup_id: backupId })
+  for (;;) {
+    const status = (await call('GET', `${tenant}/restore/status`)) as { status: string; error: string | null }
+    if (status.status !== 'in_progress') {
+      if (status.status === 'failed') throw new Error(status.error ?? 'restore failed')
+      return status
+    }
+    await new Promise((resolve) => setTimeout(resolve, restorePollMs))
+  }
+}
+
+const restorePollMs = 250
 
 async function onDataDirectory(the: Invocation): Promise<unknown> {
   const nowMs = Date.now()

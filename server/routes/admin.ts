@@ -13,7 +13,9 @@ import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, upda
 import { validate } from '../validate.js'
 import type { TenantRuntime } from '../tenants.js'
 import { takeBackup } from '../backups/take.js'
-import { Backup as BackupAnswer, CreateBackupBody, publicBackup } from './management.js'
+import { publicRestoreStatus, startRestore } from '../backups/restore.js'
+import { retentionPolicy, retentionRunning, runRetentionPass } from '../retention/pass.js'
+import { Backup as BackupAnswer, CreateBackupBody, publicBackup, RestoreBody, RestoreStatus } from './management.js'
 import type { RootContext, RootRoute } from './system.js'
 
 const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
@@ -118,6 +120,15 @@ function tenantOf(context: RootContext) {
   if (record === undefined) throw new ApiError('not_found', `Tenant ${context.params['slug']} not found`)
   return record
 }
+
+const RetentionAnswer = Type.Object({
+  pairs: Type.Integer({ description: '(pricelist, SKU) pairs looked at' }),
+  versions_before: Type.Integer(),
+  versions_removed: Type.Integer(),
+  steps: Type.Integer({ description: 'bounded steps, each its own small transaction' }),
+  ms: Type.Integer(),
+  stopped: Type.Union([Type.String(), Type.Null()], { description: 'why the pass ended early, or null' }),
+})
 
 export function adminRoutes(): RootRoute[] {
   return [
@@ -232,6 +243,50 @@ export function adminRoutes(): RootRoute[] {
         const body = validate<typeof CreateBackupBody.static>(CreateBackupBody, parseJsonBody(context.incoming) ?? {})
         const record = await takeBackup(runtimeOf(context), 'manual', body.retain === true, context.nowMs)
         return { status: 201, body: publicBackup(record) }
+      },
+    }),
+    admin({
+      method: 'POST',
+      path: '/admin/tenants/:slug/restore',
+      operationId: 'restoreTenant',
+      response: RestoreStatus,
+      responseStatus: 202,
+      errors: [404, 409],
+      body: RestoreBody,
+      summary: "Restore one of a tenant's backups in the background (the operator's POST /management/restore)",
+      handler: async (context) => {
+        const body = validate<typeof RestoreBody.static>(RestoreBody, parseJsonBody(context.incoming))
+        const run = await startRestore(context.deps.system, runtimeOf(context), body.backup_id, 'operator', context.deps.now)
+        return { status: 202, body: publicRestoreStatus(run.record) }
+      },
+    }),
+    admin({
+      method: 'GET',
+      path: '/admin/tenants/:slug/restore/status',
+      operationId: 'getTenantRestoreStatus',
+      response: RestoreStatus,
+      summary: "A tenant's latest restore (the operator's GET /management/restore/status)",
+      handler: (context) => ({ status: 200, body: publicRestoreStatus(context.deps.system.restores.get(runtimeOf(context).slug)) }),
+    }),
+    admin({
+      method: 'POST',
+      path: '/admin/tenants/:slug/retention',
+      operationId: 'runTenantRetention',
+      response: RetentionAnswer,
+      errors: [403, 404, 409],
+      summary: 'Run a history-retention pass over a tenant now and wait for it (403 without the plan feature, 409 with retention.enabled off, a pass or a restore running)',
+      handler: async (context) => {
+        const tenant = runtimeOf(context)
+        const policy = retentionPolicy(tenant, context.deps.now())
+        if (typeof policy === 'string') throw new ApiError(tenant.limits.retention ? 'conflict' : 'plan_forbidden', `No retention pass for ${tenant.slug}: ${policy}`)
+        if (tenant.restoring !== null) throw new ApiError('conflict', `${tenant.slug} is being restored`)
+        if (retentionRunning(tenant)) throw new ApiError('conflict', `A retention pass of ${tenant.slug} is running`)
+        const result = await runRetentionPass(tenant, context.deps.now)
+        tenant.log.info({ ...result, ms: Math.round(result.ms) }, 'history retention pass (operator)')
+        return {
+          status: 200,
+          body: { pairs: result.pairs, versions_before: result.versionsBefore, versions_removed: result.versionsRemoved, steps: result.steps, ms: Math.round(result.ms), stopped: result.stopped },
+        }
       },
     }),
     admin({

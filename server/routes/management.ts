@@ -1,12 +1,14 @@
 /**
- * The spec's Management section (backups; restore comes next): console sign-in only
+ * The spec's Management section: backups and restores, console sign-in only
  * (server/people/console-auth.ts decides who). Backups are LMDB's own consistent copies, verified
- * before they are listed (storage/backup/backups.ts).
+ * before they are listed (storage/backup/backups.ts); a restore runs in the background
+ * (server/backups/restore.ts).
  * @module
  */
 import { Type } from '@sinclair/typebox'
 import { route, type TenantRoute } from '../api.js'
 import type { BackupRecord } from '../../storage/backup/backups.js'
+import { publicRestoreStatus, startRestore } from '../backups/restore.js'
 import { takeBackup } from '../backups/take.js'
 
 export const Backup = Type.Object({
@@ -16,6 +18,15 @@ export const Backup = Type.Object({
   retain: Type.Boolean({ description: 'true: never deleted by thinning' }),
 })
 export const CreateBackupBody = Type.Object({ retain: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
+
+export const RestoreBody = Type.Object({ backup_id: Type.String({ minLength: 1, maxLength: 200, description: 'the id of one of the tenant\'s backups' }) }, { additionalProperties: false })
+export const RestoreStatus = Type.Object({
+  status: Type.Union([Type.Literal('idle'), Type.Literal('in_progress'), Type.Literal('completed'), Type.Literal('failed')]),
+  backup_id: Type.Union([Type.String(), Type.Null()], { description: 'null while idle (no restore yet)' }),
+  started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+})
 
 export function publicBackup(record: BackupRecord): typeof Backup.static {
   return { id: record.id, created: record.created, type: record.type, retain: record.retain }
@@ -51,6 +62,34 @@ export function managementRoutes(): TenantRoute[] {
         const record = await takeBackup(context.tenant, 'manual', context.body?.retain === true, context.nowMs)
         return { status: 201, body: publicBackup(record) }
       },
+    }),
+    route<typeof RestoreBody.static>({
+      method: 'POST',
+      path: '/management/restore',
+      operationId: 'startRestore',
+      summary: 'Restore a backup in the background; writes answer 503 with Retry-After: 15 until it ends (console sign-in only)',
+      tag: 'management',
+      access: 'console',
+      body: RestoreBody,
+      response: RestoreStatus,
+      responseStatus: 202,
+      errors: [404, 409],
+      dimension: 'ingest',
+      handler: async (context) => {
+        const run = await startRestore(context.tenant.system, context.tenant, context.body.backup_id, context.actor, Date.now)
+        return { status: 202, headers: { 'cache-control': 'no-store' }, body: publicRestoreStatus(run.record) }
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/management/restore/status',
+      operationId: 'getRestoreStatus',
+      summary: 'The latest restore: idle, in_progress, completed or failed (console sign-in only)',
+      tag: 'management',
+      access: 'console',
+      response: RestoreStatus,
+      dimension: 'query',
+      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: publicRestoreStatus(context.tenant.system.restores.get(context.tenant.slug)) }),
     }),
   ]
 }
