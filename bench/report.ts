@@ -10,6 +10,8 @@ import { isolationGetConnections, isolationP99RatioMax, isolationQueryConnection
 import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { BackupResult } from './backup.js'
+import { restoreP99RatioMax, type RestoreBenchResult } from './restore.js'
+import { retentionP99RatioMax, type RetentionBenchResult } from './retention.js'
 import type { Memory } from './proc.js'
 import { distinctQueryCount, type LoadResult, type ScenarioDefinition } from './scenarios.js'
 import { dispatchShareMax, webhookRatioMin, type WebhookResult } from './webhooks.js'
@@ -79,6 +81,10 @@ export interface BenchResults {
   readonly accessLog: AccessLogResult
   /** GETs alone and beside 1,000-SKU queries (isolation.ts). */
   readonly isolation: IsolationResult
+  /** Restore of the full tenant, alone and under query load (restore.ts); absent in earlier results. */
+  readonly restore?: RestoreBenchResult
+  /** A history-retention pass over 3M versions (retention.ts); absent in earlier results. */
+  readonly retention?: RetentionBenchResult
   readonly checks: Check[]
 }
 
@@ -233,6 +239,67 @@ function isolationTable(isolation: IsolationResult): Table {
       row(`1,000-SKU queries, ${isolationQueryConnections} connections`, isolation.queries),
     ],
   }
+}
+
+const loadRow = (label: string, load: LoadResult): string[] => [
+  label, formatInteger(load.requestsPerSecond), String(load.latencyP50Ms), String(load.latencyP99Ms), String(load.latencyMaxMs), formatInteger(load.non2xx + load.errors),
+]
+
+export function restoreChecks(restore: RestoreBenchResult): Check[] {
+  const during = restore.queriesDuringRestore
+  return [
+    {
+      figure: `restore under load: 100-SKU query p99 during the restore vs without (${formatInteger(restore.changedPairs)} pairs differ)`,
+      measured: `${twoDecimals.format(restore.p99Ratio)}x (${during.latencyP99Ms} vs ${restore.queriesAlone.latencyP99Ms} ms)`,
+      target: `<= ${restoreP99RatioMax}x`,
+      pass: restore.p99Ratio <= restoreP99RatioMax,
+    },
+    { figure: 'restore under load: non-2xx answers and errors of the queries', measured: formatInteger(during.non2xx + during.errors), target: '0', pass: during.non2xx + during.errors === 0 },
+  ]
+}
+
+export function retentionChecks(retention: RetentionBenchResult): Check[] {
+  const during = retention.queriesDuringPass
+  return [
+    {
+      figure: 'retention pass: 100-SKU query p99 on the bench tenant during the pass vs without',
+      measured: `${twoDecimals.format(retention.p99Ratio)}x (${during.latencyP99Ms} ms)`,
+      target: `<= ${retentionP99RatioMax}x`,
+      pass: retention.p99Ratio <= retentionP99RatioMax,
+    },
+    { figure: 'retention pass: non-2xx answers and errors of the queries', measured: formatInteger(during.non2xx + during.errors), target: '0', pass: during.non2xx + during.errors === 0 },
+    {
+      figure: 'retention pass: memory and disk fall (price columns, server RSS after a GC, compacted copy of the tenant)',
+      measured: `${formatMiB(retention.priceBytesBefore)} -> ${formatMiB(retention.priceBytesAfter)}; ${formatMiB(retention.rssBeforeBytes)} -> ${formatMiB(retention.rssAfterBytes)}; ${formatMiB(retention.backupBeforeBytes)} -> ${formatMiB(retention.backupAfterBytes)}`,
+      target: 'all fall',
+      pass: retention.priceBytesAfter < retention.priceBytesBefore && retention.rssAfterBytes < retention.rssBeforeBytes && retention.backupAfterBytes < retention.backupBeforeBytes,
+    },
+  ]
+}
+
+function restoreTable(restore: RestoreBenchResult, retention: RetentionBenchResult | undefined): Table {
+  const rows = [
+    loadRow('100-SKU queries, no restore', restore.queriesAlone),
+    loadRow(`100-SKU queries during the restore (from 1 s before it to its end)`, restore.queriesDuringRestore),
+  ]
+  if (retention !== undefined) rows.push(loadRow('100-SKU queries during the retention pass (from 1 s before it to its end)', retention.queriesDuringPass))
+  return { header: ['load', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx + errors'], rightAligned: [false, true, true, true, true, true], rows }
+}
+
+function dataSafetyTable(restore: RestoreBenchResult | undefined, retention: RetentionBenchResult | undefined): Table {
+  const rows: string[][] = []
+  if (restore !== undefined) {
+    rows.push([`restore of the full tenant, ${formatInteger(restore.changedPairs)} pairs differing: alone, request to completed (server)`, `${formatSeconds(restore.alone.elapsedMs)} (${formatSeconds(restore.alone.serverMs)})`])
+    rows.push(['the same restore under the 100-SKU query load', `${formatSeconds(restore.underLoad.elapsedMs)} (${formatSeconds(restore.underLoad.serverMs)})`])
+  }
+  if (retention !== undefined) {
+    rows.push(['retention pass: versions before / removed / pairs / steps', `${formatInteger(retention.versionsBefore)} / ${formatInteger(retention.versionsRemoved)} / ${formatInteger(retention.pairs)} / ${formatInteger(retention.steps)}`])
+    rows.push(['retention pass: time / versions examined per second', `${formatSeconds(retention.passMs)} / ${formatInteger(retention.versionsPerSecond)}`])
+    rows.push(["the tenant's price columns before / after the pass", `${formatMiB(retention.priceBytesBefore)} / ${formatMiB(retention.priceBytesAfter)}`])
+    rows.push(['server RSS before / after the pass (after a full GC, no load)', `${formatMiB(retention.rssBeforeBytes)} / ${formatMiB(retention.rssAfterBytes)}`])
+    rows.push(['the tenant as a compacted copy before / after; its live data file after', `${formatMiB(retention.backupBeforeBytes)} / ${formatMiB(retention.backupAfterBytes)}; ${formatMiB(retention.dataFileBytes)}`])
+  }
+  return { header: ['figure', 'value'], rightAligned: [false, true], rows }
 }
 
 export function accessLogChecks(accessLog: AccessLogResult): Check[] {
@@ -448,6 +515,10 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       table: accessLogTable(results.accessLog),
     },
     { title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)', table: isolationTable(results.isolation) },
+    ...(results.restore === undefined ? [] : [
+      { title: 'Restore and history retention: figures', table: dataSafetyTable(results.restore, results.retention) },
+      { title: 'Restore and history retention: 100-SKU queries on the bench tenant meanwhile', table: restoreTable(results.restore, results.retention) },
+    ]),
     { title: 'Targets', table: checkTable(results.checks) },
   ]
 }

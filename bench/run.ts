@@ -23,8 +23,10 @@ import { collectGarbage } from './gc.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { measureBackup } from './backup.js'
 import { runIsolationBench } from './isolation.js'
+import { runRestoreBench } from './restore.js'
+import { runRetentionBench } from './retention.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { accessLogChecks, changelogChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
+import { accessLogChecks, changelogChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
 import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
@@ -192,8 +194,8 @@ type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
   // The answer cache off: the query figures are the engine's (each scenario reports its hit rate, 0).
-  // Automatic backups off: a copy of the tenant in the middle of a scenario would be measured with it.
-  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0' }
+  // Automatic backups and retention passes off: one in the middle of a scenario would be measured with it.
+  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0', PRICING_RETENTION_INTERVAL_S: '0' }
   const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env })
   try {
     await server.start()
@@ -239,6 +241,8 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       slug: tenantSlug,
       progress,
     })
+    const restore = await runRestoreBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
+    const retention = await runRetentionBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, queriesAlone: restore.queriesAlone, progress })
     return {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,
@@ -261,6 +265,8 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       webhooks,
       accessLog,
       isolation,
+      restore,
+      retention,
     }
   } finally {
     await server.stop()
@@ -303,6 +309,8 @@ async function main(): Promise<void> {
     ...webhookChecks(phase.webhooks),
     ...accessLogChecks(phase.accessLog),
     ...isolationChecks(phase.isolation),
+    ...(phase.restore === undefined ? [] : restoreChecks(phase.restore)),
+    ...(phase.retention === undefined ? [] : retentionChecks(phase.retention)),
   ]
   const results: BenchResults = { ...partial, checks }
   process.stdout.write(`\n${renderTerminal(results)}\n`)

@@ -77,7 +77,7 @@ export async function start(config: Config): Promise<RunningServer> {
   logger.info({ port, url: publicUrl, dataDir }, 'listening')
   // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
-  await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now()))
+  await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now))
   logger.info({ tenants: tenants.all().length }, 'ready')
   if (firstStart && config.demo && system.listTenants().length === 0) {
     // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.

@@ -156,20 +156,31 @@ export class TenantRuntime {
 
   /**
    * Turns the tenant's data into a backup's: the differences (storage/backup/restore-diff.ts
-   * `restoreChanges`) and their log entries go into one durable transaction with `marker` (meta table entries naming the
-   * restore: server/backups/restore.ts), then memory
-   * changes in one step that no query sees half-done (workers/pool.ts `exclusive`), and webhooks
-   * deliver the entries. Resolves with the entries.
+   * `restoreChanges`) and their log entries are written in transactions of 2,000, durable one after
+   * another, then the restore's `marker` (meta table entries naming it: server/backups/restore.ts);
+   * reads answer from memory, which changes only afterwards, in one step that no query sees
+   * half-done (workers/pool.ts `exclusive`); changelog readers and webhooks see the entries from
+   * that step on. A crash in between leaves a partly written restore, which the next start
+   * finishes before the tenant serves.
    */
-  async applyRestore(changes: readonly Change[], prices: readonly PriceChange[], marker: Readonly<Record<string, unknown>>): Promise<LogEntry[]> {
+  async applyRestore(
+    changes: readonly Change[],
+    prices: readonly PriceChange[],
+    marker: Readonly<Record<string, unknown>>,
+  ): Promise<{ entries: LogEntry[]; timings: { writeMs: number; swapMs: number } }> {
+    const releaseReaders = this.store.holdReaders()
     let entries: LogEntry[]
+    const writeStarted = performance.now()
     try {
-      entries = await this.store.commit(changes, [], prices, marker)
+      entries = await this.store.commitInChunks(changes, prices, marker)
     } catch (error) {
-      this.log.fatal({ err: error }, 'storage commit of a restore failed; exiting so that memory reloads from LMDB')
+      this.log.fatal({ err: error }, 'storage commit of a restore failed; exiting: the next start finishes the restore')
       process.exit(70)
     }
+    const writeMs = performance.now() - writeStarted
+    let swapMs = 0
     const swap = (): void => {
+      const swapStarted = performance.now()
       for (const change of changes) {
         if (change.versions.length === 0) this.catalog.remove(change.type, change.key)
         else this.catalog.apply(change.type, change.key, change.versions)
@@ -180,11 +191,17 @@ export class TenantRuntime {
       }
       this.prices.noteChange()
       this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+      swapMs = performance.now() - swapStarted
     }
-    if (this.queryPool === null) swap()
-    else await this.queryPool.exclusive(this, swap)
+    try {
+      if (this.queryPool === null) swap()
+      else await this.queryPool.exclusive(this, swap)
+    } finally {
+      releaseReaders()
+    }
     this.webhooks?.notify(entries)
-    return entries
+    // The swap is the one long main-thread turn of a restore.
+    return { entries, timings: { writeMs: Math.round(writeMs), swapMs: Math.round(swapMs) } }
   }
 }
 

@@ -38,6 +38,9 @@ const loadChunkEntries = 5_000
  */
 export const evictPerCommitMax = 100_000
 
+/** Changes per transaction of `commitInChunks` (a few milliseconds of main-thread work each). */
+export const commitChunkChanges = 2_000
+
 export class StorageError extends Error {
   override name = 'StorageError'
   constructor(
@@ -118,6 +121,7 @@ export class TenantStore {
   capacity: number | null = null
   /** When the environment is reopened to give back its map's pages (storage/map-release.ts). */
   readonly mapRelease: MapRelease
+  #readersCeiling = Number.POSITIVE_INFINITY
   /** Commits queued and not yet durable, and who waits for there to be none. */
   #inFlight = 0
   readonly #settledWaiters: (() => void)[] = []
@@ -143,9 +147,23 @@ export class TenantStore {
     return this.#sequence
   }
 
-  /** The last sequence known durable; changelog readers and webhook dispatch stop here. */
+  /**
+   * The last sequence known durable; changelog readers and webhook dispatch stop here. While a
+   * restore writes (`holdReaders`), they stop at the sequence before it.
+   */
   get durableSequence(): number {
-    return this.#durableSequence
+    return Math.min(this.#durableSequence, this.#readersCeiling)
+  }
+
+  /**
+   * Keeps changelog readers at the current durable sequence until the returned function is called:
+   * a restore's entries become readable when its effect does (server/tenants.ts `applyRestore`).
+   */
+  holdReaders(): () => void {
+    this.#readersCeiling = this.#durableSequence
+    return () => {
+      this.#readersCeiling = Number.POSITIVE_INFINITY
+    }
   }
 
   /** The tail of the log must be the entry the meta table names, with a valid chained checksum. */
@@ -282,6 +300,27 @@ export class TenantStore {
     })
   }
 
+  /**
+   * As `commit`, in transactions of at most `chunk` changes, one per event turn (no long
+   * main-thread turn, no huge transaction), then `meta` in a last one. Not atomic: a
+   * restore, its only user, finishes an interrupted run at the next start (server/backups/restore.ts).
+   */
+  async commitInChunks(changes: readonly Change[], prices: readonly PriceChange[], meta: Readonly<Record<string, unknown>>, chunk = commitChunkChanges): Promise<LogEntry[]> {
+    // Queued one per event turn; transactions commit in call order, so the last durable means all are.
+    const pending: Promise<LogEntry[]>[] = []
+    const yieldTurn = () => new Promise((resolve) => setImmediate(resolve))
+    for (let start = 0; start < changes.length; start += chunk) {
+      pending.push(this.commit(changes.slice(start, start + chunk)))
+      await yieldTurn()
+    }
+    for (let start = 0; start < prices.length; start += chunk) {
+      pending.push(this.commit([], [], prices.slice(start, start + chunk)))
+      await yieldTurn()
+    }
+    pending.push(this.commit([], [], [], meta))
+    return (await Promise.all(pending)).flat()
+  }
+
   /** Resolves with `then()` once the queued transaction (`written`, `bytes`) is flushed to disk. */
   #durable<T>(written: Promise<unknown>, bytes: number, then: () => T): Promise<T> {
     this.mapRelease.started(bytes)
@@ -340,10 +379,18 @@ export class TenantStore {
     return readChunk(this.#db.entities, after, limit, (key, value) => ({ key, versions: value }))
   }
 
-  /** As `entityChunk`, for price pairs: the binary records, or the legacy ones (`legacy`). */
-  priceChunk(after: [string, string] | undefined, limit: number, legacy: boolean): { key: [string, string]; versions: PriceVersion[] }[] {
-    if (legacy) return readChunk(this.#db.legacyPrices, after, limit, (key, value) => ({ key, versions: value.map(decodeLegacyPriceVersion) }))
-    return readChunk(this.#db.priceRuns, after, limit, (key, value) => ({ key, versions: decodePriceRecord(value, this.#actors) }))
+  /**
+   * As `entityChunk`, for price pairs: the binary records (`raw`, decoded on demand), or the legacy
+   * ones (`legacy`, decoded).
+   */
+  priceChunk(after: [string, string] | undefined, limit: number, legacy: boolean): { key: [string, string]; raw: Buffer | null; versions: () => PriceVersion[] }[] {
+    if (legacy) return readChunk(this.#db.legacyPrices, after, limit, (key, value) => ({ key, raw: null, versions: () => value.map(decodeLegacyPriceVersion) }))
+    return readChunk(this.#db.priceRuns, after, limit, (key, value) => ({ key, raw: value, versions: () => decodePriceRecord(value, this.#actors) }))
+  }
+
+  /** The writer names price records refer to by index (append-only: an older copy's is a prefix). */
+  actorNames(): readonly string[] {
+    return (this.#db.meta.get('actors') as string[] | undefined) ?? []
   }
 
   /**
@@ -396,7 +443,7 @@ export class TenantStore {
   readLog(from: number, limit: number, entityType: string | null): LogEntry[] {
     assert(limit > 0, 'changelog page limit')
     const entries: LogEntry[] = []
-    const end = this.#durableSequence + 1
+    const end = this.durableSequence + 1
     if (entityType === null) {
       for (const { key, value } of this.#db.logEntries.getRange({ start: from, end, limit, snapshot: false })) {
         entries.push(value ?? this.#legacyEntry(key))

@@ -6,25 +6,27 @@
  * 2. Writes already in flight settle; then the tenant's store and the backup are compared, chunk by
  *    chunk with the event loop free between chunks (storage/backup/restore-diff.ts). Reads answer
  *    from the state before the restore throughout.
- * 3. The differences, one changelog entry per differing entity (after the current sequence: the
- *    changelog keeps rising) and a marker naming the restore go into one durable LMDB transaction;
- *    then memory swaps in one step (server/tenants.ts `applyRestore`), and webhooks deliver the
- *    entries.
- * 4. The status becomes `completed` (or `failed`, with the error: the tenant keeps its old state).
+ * 3. The differences and one changelog entry per differing entity (after the current sequence:
+ *    the changelog keeps rising) are written in transactions of 2,000, then a marker naming the
+ *    restore; then memory swaps in one step (server/tenants.ts `applyRestore`) and changelog
+ *    readers and webhooks see the entries.
+ * 4. The status becomes `completed`. A failure before anything is written (a backup that does not
+ *    open) makes it `failed`, with the error; the tenant keeps its state.
  *
- * A crash at any moment leaves either no marker (the old state, whole) or the marker with the whole
- * backup state: the transaction is atomic. At the next start an `in_progress` status is settled by
- * the marker: `completed` if the tenant holds this restore's marker, else `failed`.
+ * A stop at any moment (SIGKILL included) never leaves a mix that serves: the next start finishes
+ * an `in_progress` restore before the tenant loads (`settleInterruptedRestores`), so the tenant is
+ * wholly the backup and the status `completed`. Until then the tenant does not serve, and until the
+ * swap reads answer from memory, which holds the state before.
  * @module
  */
 import { formatInstant } from '../../engine/time.js'
 import type { RestoreRecord, SystemStore } from '../../storage/system-store.js'
-import { restoreChanges, restoreDiff } from '../../storage/backup/restore-diff.js'
+import { restoreChanges, restoreDiff, type RestoreDiff } from '../../storage/backup/restore-diff.js'
 import { TenantStore } from '../../storage/tenant-store.js'
 import { ApiError, notFound } from '../errors.js'
 import type { TenantRegistry, TenantRuntime } from '../tenants.js'
 
-/** The marker a restore leaves in the tenant's meta table, in the transaction that applies it. */
+/** The marker a restore leaves in the tenant's meta table, written after all of its changes. */
 interface RestoreMarker {
   readonly backup_id: string
   readonly started_at: number
@@ -94,20 +96,26 @@ async function runRestore(system: SystemStore, tenant: TenantRuntime, record: Re
   let final: RestoreRecord
   try {
     await tenant.store.whenSettled()
-    const backup = new TenantStore(tenant.backups.environmentPath(record.backup_id))
-    let diff
-    try {
-      diff = await restoreDiff(tenant.store, backup)
-    } finally {
-      await backup.close()
-    }
+    const compareStarted = performance.now()
+    const diff = await diffWithBackup(tenant, record.backup_id)
+    const applyStarted = performance.now()
     const marker: RestoreMarker = { backup_id: record.backup_id, started_at: record.started_at, completed_at: now() }
     const { changes, prices } = restoreChanges(diff, marker.completed_at, record.requested_by)
-    const entries = await tenant.applyRestore(changes, prices, { [restoreMarkerKey]: marker })
+    const { entries, timings } = await tenant.applyRestore(changes, prices, { [restoreMarkerKey]: marker })
     final = { ...record, status: 'completed', completed_at: marker.completed_at }
     restoreCounts.completed++
     tenant.log.info(
-      { backup: record.backup_id, compared: diff.compared, entities: diff.entities.length, prices: diff.prices.length, entries: entries.length, ms: marker.completed_at - record.started_at },
+      {
+        backup: record.backup_id,
+        compared: diff.compared,
+        entities: diff.entities.length,
+        prices: diff.prices.length,
+        entries: entries.length,
+        compareMs: Math.round(applyStarted - compareStarted),
+        applyMs: Math.round(performance.now() - applyStarted),
+        ...timings,
+        ms: marker.completed_at - record.started_at,
+      },
       'restore completed',
     )
   } catch (error) {
@@ -126,21 +134,53 @@ async function runRestore(system: SystemStore, tenant: TenantRuntime, record: Re
   return final
 }
 
+/** The differences between the tenant's store and one of its backups. */
+async function diffWithBackup(tenant: TenantRuntime, backupId: string): Promise<RestoreDiff> {
+  const backup = new TenantStore(tenant.backups.environmentPath(backupId))
+  try {
+    return await restoreDiff(tenant.store, backup)
+  } finally {
+    await backup.close()
+  }
+}
+
 /**
- * At start, before tenants serve: a restore left `in_progress` by a crash is settled by the marker
- * its transaction writes, so the status says which state the tenant holds.
+ * At start, after the stores open and before tenants load: a restore left `in_progress` by a stop
+ * is finished. Its marker, written last, says it was wholly written; otherwise part of it may be,
+ * so it runs again from the comparison (which finds only what is still different) and writes the
+ * rest and the marker. The tenant then loads the backup's state, and the status says `completed`.
+ * Only a backup that cannot be read any more leaves it `failed` (with a partly written restore,
+ * which the error says).
  */
-export async function settleInterruptedRestores(system: SystemStore, tenants: TenantRegistry, nowMs: number): Promise<void> {
+export async function settleInterruptedRestores(system: SystemStore, tenants: TenantRegistry, now: () => number): Promise<void> {
   for (const { key, value } of [...system.restores.getRange({ snapshot: false })]) {
     if (value.status !== 'in_progress') continue
     const tenant = tenants.get(key)
     if (tenant === undefined) continue
-    const marker = tenant.store.metaValue(restoreMarkerKey) as RestoreMarker | undefined
-    const applied = marker !== undefined && marker.backup_id === value.backup_id && marker.started_at === value.started_at
-    const settled: RestoreRecord = applied
-      ? { ...value, status: 'completed', completed_at: marker.completed_at }
-      : { ...value, status: 'failed', completed_at: nowMs, error: `Restore of ${value.backup_id} was interrupted by a stop of the service; the tenant keeps its state from before` }
+    let settled: RestoreRecord
+    const written = tenant.store.metaValue(restoreMarkerKey) as RestoreMarker | undefined
+    if (written !== undefined && written.backup_id === value.backup_id && written.started_at === value.started_at) {
+      settled = { ...value, status: 'completed', completed_at: written.completed_at }
+    } else {
+      try {
+        const diff = await diffWithBackup(tenant, value.backup_id)
+        const marker: RestoreMarker = { backup_id: value.backup_id, started_at: value.started_at, completed_at: now() }
+        const { changes, prices } = restoreChanges(diff, marker.completed_at, value.requested_by)
+        const entries = await tenant.store.commitInChunks(changes, prices, { [restoreMarkerKey]: marker })
+        settled = { ...value, status: 'completed', completed_at: marker.completed_at }
+        tenant.log.warn({ backup: value.backup_id, entries: entries.length }, 'interrupted restore finished at start')
+      } catch (error) {
+        settled = {
+          ...value,
+          status: 'failed',
+          completed_at: now(),
+          error: `Restore of ${value.backup_id} was interrupted and could not be finished (${(error as Error).message}); the tenant may hold part of it: restore another backup`,
+        }
+        tenant.log.error({ err: error, backup: value.backup_id }, 'interrupted restore could not be finished')
+      }
+    }
+    if (settled.status === 'completed') restoreCounts.completed++
+    else restoreCounts.failed++
     await system.put(system.restores, key, settled)
-    tenant.log.warn({ backup: value.backup_id, status: settled.status }, 'interrupted restore settled')
   }
 }

@@ -51,6 +51,8 @@ export class BackupScheduler {
     for (const tenant of this.tenants.all()) {
       const records = tenant.backups.list()
       const doomed = backupsToThin(records.map((record) => ({ ...record, created: Date.parse(record.created) })), this.now())
+      // A backup being restored stays: a restore interrupted by a stop is finished from it at the next start.
+      if (tenant.restoring !== null) doomed.delete(tenant.restoring)
       for (const id of doomed) tenant.backups.delete(id)
       if (doomed.size > 0) tenant.log.info({ deleted: doomed.size, kept: records.length - doomed.size }, 'backups thinned')
     }

@@ -23,6 +23,9 @@ export interface RetentionResult {
   readonly versionsRemoved: number
   readonly steps: number
   readonly ms: number
+  /** Bytes of the tenant's price columns before the pass and after its compaction. */
+  readonly priceBytesBefore: number
+  readonly priceBytesAfter: number
   /** Why the pass ended early (a restore began, retention was turned off, the server stops), or null. */
   readonly stopped: string | null
 }
@@ -65,6 +68,7 @@ export async function runRetentionPass(
 async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, stop: () => boolean): Promise<RetentionResult> {
   const started = performance.now()
   const prices = tenant.prices
+  const priceBytesBefore = prices.byteSize
   let pairs = 0
   let versionsBefore = 0
   let versionsRemoved = 0
@@ -107,5 +111,5 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
   }
   retentionCounts.passes++
   retentionCounts.versionsRemoved += versionsRemoved
-  return { pairs, versionsBefore, versionsRemoved, steps, ms: performance.now() - started, stopped }
+  return { pairs, versionsBefore, versionsRemoved, steps, ms: performance.now() - started, stopped, priceBytesBefore, priceBytesAfter: prices.byteSize }
 }

@@ -128,6 +128,8 @@ const RetentionAnswer = Type.Object({
   steps: Type.Integer({ description: 'bounded steps, each its own small transaction' }),
   ms: Type.Integer(),
   stopped: Type.Union([Type.String(), Type.Null()], { description: 'why the pass ended early, or null' }),
+  price_bytes_before: Type.Integer({ description: "bytes of the tenant's price columns in memory before the pass" }),
+  price_bytes_after: Type.Integer({ description: 'and after it (the columns are compacted at its end)' }),
 })
 
 export function adminRoutes(): RootRoute[] {
@@ -285,7 +287,16 @@ export function adminRoutes(): RootRoute[] {
         tenant.log.info({ ...result, ms: Math.round(result.ms) }, 'history retention pass (operator)')
         return {
           status: 200,
-          body: { pairs: result.pairs, versions_before: result.versionsBefore, versions_removed: result.versionsRemoved, steps: result.steps, ms: Math.round(result.ms), stopped: result.stopped },
+          body: {
+            pairs: result.pairs,
+            versions_before: result.versionsBefore,
+            versions_removed: result.versionsRemoved,
+            steps: result.steps,
+            ms: Math.round(result.ms),
+            stopped: result.stopped,
+            price_bytes_before: result.priceBytesBefore,
+            price_bytes_after: result.priceBytesAfter,
+          },
         }
       },
     }),

@@ -3,7 +3,8 @@
  * the tenant's store and a backup of it, with the backup's versions (none where the backup never
  * held the key). Both stores are read in key order, chunk by chunk, with the event loop free between
  * chunks, and merged like two sorted lists (keys compared as LMDB orders them: `ordered-binary`'s
- * `compareKeys`, the encoding lmdb-js writes). Only the differences are kept in memory.
+ * `compareKeys`, the encoding lmdb-js writes). Price records with equal bytes are equal without
+ * being decoded. Only the differences are kept in memory.
  * @module
  */
 import { isDeepStrictEqual } from 'node:util'
@@ -20,7 +21,9 @@ type Key = [string, string]
 
 interface Keyed<V> {
   readonly key: Key
-  readonly versions: V[]
+  /** The stored bytes where equal bytes mean equal versions (price records), else null. */
+  readonly raw: Buffer | null
+  readonly versions: () => V[]
 }
 
 /** A catalogue key that differs: `versions` is the backup's (empty: the backup lacks the key). */
@@ -96,11 +99,22 @@ class MergedCursor<V> {
 }
 
 /** Every price pair of a store: binary records, and legacy ones where no record replaced them. */
-function priceCursor(store: TenantStore): MergedCursor<PriceVersion> {
+function priceCursor(store: TenantStore, rawComparable: boolean): MergedCursor<PriceVersion> {
   return new MergedCursor(
-    new Cursor((after, limit) => store.priceChunk(after, limit, false)),
+    new Cursor((after, limit) => store.priceChunk(after, limit, false).map((item) => (rawComparable ? item : { ...item, raw: null }))),
     new Cursor((after, limit) => store.priceChunk(after, limit, true)),
   )
+}
+
+/**
+ * Whether equal record bytes mean equal versions: records name writers by their index in each
+ * store's writer table, which only grows, so it holds when the backup's table is a prefix of the
+ * tenant's (always, for a backup of this tenant). Then most pairs compare without being decoded.
+ */
+function sameWriterIndexes(current: TenantStore, backup: TenantStore): boolean {
+  const mine = current.actorNames()
+  const theirs = backup.actorNames()
+  return theirs.length <= mine.length && theirs.every((name, index) => mine[index] === name)
 }
 
 /**
@@ -120,13 +134,17 @@ async function compare<V>(
     compared++
     const order = left === null ? 1 : right === null ? -1 : compareKeys(left.key, right.key)
     if (order < 0) {
-      differs(left!.key, [], isLive(left!.versions))
+      differs(left!.key, [], isLive(left!.versions()))
       left = await current.take()
     } else if (order > 0) {
-      differs(right!.key, right!.versions, false)
+      differs(right!.key, right!.versions(), false)
       right = await backup.take()
     } else {
-      if (!isDeepStrictEqual(left!.versions, right!.versions)) differs(right!.key, right!.versions, isLive(left!.versions))
+      if (left!.raw === null || right!.raw === null || !left!.raw.equals(right!.raw)) {
+        const mine = left!.versions()
+        const theirs = right!.versions()
+        if (!isDeepStrictEqual(mine, theirs)) differs(right!.key, theirs, isLive(mine))
+      }
       left = await current.take()
       right = await backup.take()
     }
@@ -138,13 +156,15 @@ async function compare<V>(
 export async function restoreDiff(current: TenantStore, backup: TenantStore): Promise<RestoreDiff> {
   const entities: EntityDifference[] = []
   const prices: PriceDifference[] = []
-  const entityCursor = (store: TenantStore): Cursor<Version<unknown>> => new Cursor((after, limit) => store.entityChunk(after, limit))
+  const entityCursor = (store: TenantStore): Cursor<Version<unknown>> =>
+    new Cursor((after, limit) => store.entityChunk(after, limit).map((item) => ({ key: item.key, raw: null, versions: () => item.versions })))
   const entityLive = (versions: Version<unknown>[]): boolean => versions.length > 0 && versions[versions.length - 1]!.value !== null
   const priceLive = (versions: PriceVersion[]): boolean => versions.length > 0 && versions[versions.length - 1]!.content !== null
   let compared = await compare(entityCursor(current), entityCursor(backup), entityLive, (key, versions, live) => {
     entities.push({ type: key[0] as CatalogType, key: key[1], versions, live })
   })
-  compared += await compare(priceCursor(current), priceCursor(backup), priceLive, (key, versions, live) => {
+  const rawComparable = sameWriterIndexes(current, backup)
+  compared += await compare(priceCursor(current, rawComparable), priceCursor(backup, rawComparable), priceLive, (key, versions, live) => {
     prices.push({ pricelist: key[0], sku: key[1], versions, live })
   })
   return { entities, prices, compared }
