@@ -6,7 +6,7 @@
  */
 import autocannon, { type Request } from 'autocannon'
 import { cpuTicks } from './proc.js'
-import type { LoadParameters, LoadResult } from './scenarios.js'
+import { loadResult, type LoadParameters, type LoadResult } from './scenarios.js'
 
 /** Runs `requests` from a second before `during` until it resolves. */
 export async function loadDuring<T>(url: string, pid: number, requests: Request[], headers: Record<string, string>, load: LoadParameters, during: () => Promise<T>): Promise<{ load: LoadResult; run: T }> {
@@ -18,22 +18,6 @@ export async function loadDuring<T>(url: string, pid: number, requests: Request[
   const run = await during()
   instance.stop()
   const result = await instance
-  const elapsedS = (performance.now() - started) / 1000
-  const cpuS = (cpuTicks(pid) - ticksBefore) / load.clockTicks
-  const requestCount = result['2xx'] + result.non2xx
-  return {
-    run,
-    load: {
-      requestCount,
-      requestsPerSecond: requestCount / elapsedS,
-      latencyP50Ms: result.latency.p50,
-      latencyP99Ms: result.latency.p99,
-      latencyMaxMs: result.latency.max,
-      cpuMicrosPerRequest: requestCount === 0 ? Number.NaN : (cpuS * 1e6) / requestCount,
-      cpuCores: cpuS / elapsedS,
-      non2xx: result.non2xx,
-      errors: result.errors + result.timeouts,
-    },
-  }
+  return { run, load: loadResult(result, (performance.now() - started) / 1000, (cpuTicks(pid) - ticksBefore) / load.clockTicks) }
 }
 

@@ -10,7 +10,7 @@
  */
 import { loadDuring } from './load-during.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
-import type { PricingServer, TenantClient } from './server-process.js'
+import { adminCall, type PricingServer, type TenantClient } from './server-process.js'
 import { pricelists, skuCode, type WorkloadShape } from './workload.js'
 
 /** Pairs that differ from the backup when it is restored (a tenth of the quick run's). */
@@ -40,17 +40,6 @@ export interface RestoreBenchOptions {
   readonly progress: (message: string) => void
 }
 
-async function admin(server: PricingServer, method: string, path: string, body?: unknown): Promise<any> {
-  const answer = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${server.options.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const json = (await answer.json()) as unknown
-  if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(json)}`)
-  return json
-}
-
 /** A new version for `restoreChangedPairs` pairs (SKU-major over the pricelists), `round` picks the amounts. */
 function changedPairCount(shape: WorkloadShape): number {
   return Math.min(restoreChangedPairsMax, Math.floor((shape.skuCount * pricelists.length) / 10))
@@ -71,9 +60,9 @@ async function changePairs(client: TenantClient, shape: WorkloadShape, round: nu
 
 async function restore(server: PricingServer, slug: string, backupId: string): Promise<RestoreRun> {
   const started = performance.now()
-  await admin(server, 'POST', `/admin/tenants/${slug}/restore`, { backup_id: backupId })
+  await adminCall(server, 'POST', `/admin/tenants/${slug}/restore`, { backup_id: backupId })
   for (;;) {
-    const status = (await admin(server, 'GET', `/admin/tenants/${slug}/restore/status`)) as { status: string; started_at: string; completed_at: string; error: string | null }
+    const status = (await adminCall(server, 'GET', `/admin/tenants/${slug}/restore/status`)) as { status: string; started_at: string; completed_at: string; error: string | null }
     if (status.status === 'completed') return { elapsedMs: performance.now() - started, serverMs: Date.parse(status.completed_at) - Date.parse(status.started_at) }
     if (status.status !== 'in_progress') throw new Error(`restore ${status.status}: ${status.error}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
@@ -84,7 +73,7 @@ export async function runRestoreBench(server: PricingServer, client: TenantClien
   const queries = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === 'query-100')!.requests
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   options.progress(`restore: a backup, then ${changedPairCount(options.shape).toLocaleString('en-US')} pairs changed`)
-  const backup = (await admin(server, 'POST', `/admin/tenants/${options.slug}/backups`, {})) as { id: string }
+  const backup = (await adminCall(server, 'POST', `/admin/tenants/${options.slug}/backups`, {})) as { id: string }
   await changePairs(client, options.shape, 1)
   options.progress('restore: alone')
   const alone = await restore(server, options.slug, backup.id)

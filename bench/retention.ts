@@ -14,7 +14,7 @@ import { collectGarbage } from './gc.js'
 import { loadDuring } from './load-during.js'
 import { memory } from './proc.js'
 import { scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
-import { provisionTenant, type PricingServer, type TenantClient } from './server-process.js'
+import { adminCall, provisionTenant, type PricingServer, type TenantClient } from './server-process.js'
 import { skuCode, type WorkloadShape } from './workload.js'
 
 export const retentionSlug = 'retention-bench'
@@ -54,19 +54,8 @@ export interface RetentionBenchOptions {
   readonly progress: (message: string) => void
 }
 
-async function admin(server: PricingServer, method: string, urlPath: string, body?: unknown): Promise<any> {
-  const answer = await fetch(`${server.url}${urlPath}`, {
-    method,
-    headers: { authorization: `Bearer ${server.options.adminToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const json = (await answer.json()) as unknown
-  if (!answer.ok) throw new Error(`${method} ${urlPath}: ${answer.status} ${JSON.stringify(json)}`)
-  return json
-}
-
 async function backupBytes(server: PricingServer): Promise<number> {
-  const backup = (await admin(server, 'POST', `/admin/tenants/${retentionSlug}/backups`, {})) as { id: string }
+  const backup = (await adminCall(server, 'POST', `/admin/tenants/${retentionSlug}/backups`, {})) as { id: string }
   return statSync(path.join(server.options.dataDir, 'backups', retentionSlug, backup.id, 'data.mdb')).size
 }
 
@@ -105,7 +94,7 @@ export async function runRetentionBench(server: PricingServer, benchClient: Tena
   const queries = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === 'query-100')!.requests
   const headers = { authorization: `Bearer ${await benchClient.refreshToken()}` }
   options.progress('retention: a pass to 3 versions per pair, with 100-SKU queries on the bench tenant')
-  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () => admin(server, 'POST', `/admin/tenants/${retentionSlug}/retention`))
+  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () => adminCall(server, 'POST', `/admin/tenants/${retentionSlug}/retention`))
   const pass = during.run as { pairs: number; versions_before: number; versions_removed: number; steps: number; ms: number; price_bytes_before: number; price_bytes_after: number }
   await collectGarbage(server.pid)
   await new Promise((resolve) => setTimeout(resolve, 2_000))

@@ -5,7 +5,7 @@
  * request is the figure that compares across runs; req/s compares only within one run).
  * @module
  */
-import autocannon, { type Request } from 'autocannon'
+import autocannon, { type Request, type Result } from 'autocannon'
 import { cpuTicks } from './proc.js'
 import { currencyCode, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
 
@@ -47,8 +47,11 @@ export async function measureLoad(url: string, pid: number, requests: Request[],
   const ticksBefore = cpuTicks(pid)
   const started = performance.now()
   const result = await autocannon({ ...options, duration: parameters.durationS })
-  const elapsedS = (performance.now() - started) / 1000
-  const cpuS = (cpuTicks(pid) - ticksBefore) / parameters.clockTicks
+  return loadResult(result, (performance.now() - started) / 1000, (cpuTicks(pid) - ticksBefore) / parameters.clockTicks)
+}
+
+/** An autocannon result with the server CPU seconds spent over its `elapsedS`. */
+export function loadResult(result: Result, elapsedS: number, cpuS: number): LoadResult {
   const requestCount = result['2xx'] + result.non2xx
   return {
     requestCount,

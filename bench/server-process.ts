@@ -141,6 +141,13 @@ export async function request(url: string, method: string, options: { body?: unk
   return { status: response.status, headers: response.headers, text: await response.text() }
 }
 
+/** An admin API call that must succeed: its JSON answer. */
+export async function adminCall(server: PricingServer, method: string, urlPath: string, body?: unknown): Promise<any> {
+  const answer = await request(`${server.url}${urlPath}`, method, { body: body ?? (method === 'GET' ? undefined : {}), token: server.options.adminToken })
+  if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${urlPath}: ${answer.status} ${answer.text.slice(0, 500)}`)
+  return JSON.parse(answer.text) as unknown
+}
+
 /** A tenant's API with a client-credentials token, refreshed on demand and after a 401. */
 export class TenantClient {
   token = ''
