@@ -40,6 +40,9 @@ export interface RetentionBenchResult {
   readonly priceBytesAfter: number
   readonly rssBeforeBytes: number
   readonly rssAfterBytes: number
+  /** RssAnon (heap, price columns; not the data file's mapped pages). */
+  readonly rssAnonBeforeBytes: number
+  readonly rssAnonAfterBytes: number
   readonly backupBeforeBytes: number
   readonly backupAfterBytes: number
   readonly dataFileBytes: number
@@ -90,7 +93,7 @@ export async function runRetentionBench(server: PricingServer, benchClient: Tena
   const backupBeforeBytes = await backupBytes(server)
   await collectGarbage(server.pid)
   await new Promise((resolve) => setTimeout(resolve, 2_000))
-  const rssBeforeBytes = memory(server.pid).rssBytes
+  const before = memory(server.pid)
   const queries = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === 'query-100')!.requests
   const headers = { authorization: `Bearer ${await benchClient.refreshToken()}` }
   options.progress('retention: a pass to 3 versions per pair, with 100-SKU queries on the bench tenant')
@@ -98,7 +101,7 @@ export async function runRetentionBench(server: PricingServer, benchClient: Tena
   const pass = during.run as { pairs: number; versions_before: number; versions_removed: number; steps: number; ms: number; price_bytes_before: number; price_bytes_after: number }
   await collectGarbage(server.pid)
   await new Promise((resolve) => setTimeout(resolve, 2_000))
-  const rssAfterBytes = memory(server.pid).rssBytes
+  const after = memory(server.pid)
   const backupAfterBytes = await backupBytes(server)
   return {
     versionsBefore: pass.versions_before,
@@ -111,8 +114,10 @@ export async function runRetentionBench(server: PricingServer, benchClient: Tena
     p99Ratio: during.load.latencyP99Ms / Math.max(options.queriesAlone.latencyP99Ms, 1),
     priceBytesBefore: pass.price_bytes_before,
     priceBytesAfter: pass.price_bytes_after,
-    rssBeforeBytes,
-    rssAfterBytes,
+    rssBeforeBytes: before.rssBytes,
+    rssAfterBytes: after.rssBytes,
+    rssAnonBeforeBytes: before.rssAnonBytes,
+    rssAnonAfterBytes: after.rssAnonBytes,
     backupBeforeBytes,
     backupAfterBytes,
     dataFileBytes: statSync(path.join(server.options.dataDir, 'tenants', retentionSlug, 'data.mdb')).size,

@@ -311,8 +311,8 @@ export class PriceBook {
 
   // ---- Writes (main thread) --------------------------------------------------------------------
 
-  /** Every version of a pair, materialised (writes plan against this; history reads it). */
-  versions(pricelist: string, sku: string): PriceVersion[] {
+  /** Every version of a pair from the `first`-th on, materialised (writes plan against this; history reads it). */
+  versions(pricelist: string, sku: string, first = 0): PriceVersion[] {
     const pricelistId = this.pricelistId(pricelist)
     const skuId = this.skuId(sku)
     if (pricelistId < 0 || skuId < 0) return []
@@ -320,7 +320,7 @@ export class PriceBook {
     if (offset < 0) return []
     const count = this.#runCount[offset]!
     const versions: PriceVersion[] = []
-    for (let position = offset; position < offset + count; position++) {
+    for (let position = offset + first; position < offset + count; position++) {
       versions.push({
         from: this.#from[position]!,
         content: this.contentAt(position),

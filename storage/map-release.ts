@@ -75,6 +75,14 @@ export class MapRelease {
     }
   }
 
+  /**
+   * Reopens at the next quiet moment whatever was written: a backup's copy read the whole file
+   * through the map, and those pages would stay resident until the next reopen.
+   */
+  soon(): void {
+    if (this.running === null && !this.#closed) this.#start()
+  }
+
   /** A write is durable (or failed). */
   settled(): void {
     this.#pending--

@@ -512,6 +512,8 @@ export class TenantStore {
       return { sequenceAtStart }
     } finally {
       release()
+      // The copy read every page through the map: give them back (a reopen at the next quiet moment).
+      this.mapRelease.soon()
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * A history-retention pass over one tenant (SPEC setting catalogue `retention.*`): every
  * (pricelist, SKU) pair loses the versions engine/retention.ts says go. In bounded steps: each step
- * reads up to `stepSkus` SKU slots of one pricelist from memory and rewrites the pairs that shrink in
+ * reads up to `stepSkus` SKU slots of one pricelist, or 20,000 versions, from memory and rewrites the pairs that shrink in
  * one small transaction (no changelog entries: what is in force does not change), then yields, so
  * no write transaction is long and queries never pause for more than a step. At the end the price
  * columns are compacted, giving the removed versions' memory back.
@@ -12,8 +12,10 @@ import { settingEnabled, settingValue } from '../../engine/settings.js'
 import type { PriceVersion } from '../../engine/prices.js'
 import type { TenantRuntime } from '../tenants.js'
 
-/** SKU slots one step reads (a few milliseconds of main-thread work). */
+/** SKU slots one step reads at most. */
 export const stepSkusDefault = 2_000
+/** Versions one step looks at at most (with the SKU bound: a few milliseconds of main-thread work). */
+const stepVersionsMax = 20_000
 
 export interface RetentionResult {
   /** Pairs looked at. */
@@ -86,17 +88,19 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
       if (stopped !== null) break outer
       const runs: { pricelist: string; sku: string; versions: PriceVersion[] }[] = []
       const end = Math.min(skuId + stepSkus, prices.skuCodes.length)
-      for (; skuId < end; skuId++) {
+      let stepVersions = 0
+      for (; skuId < end && stepVersions < stepVersionsMax; skuId++) {
         const offset = prices.runOffset(pricelistId, skuId)
         if (offset < 0) continue
         pairs++
         const count = prices.runLength(offset)
         versionsBefore += count
+        stepVersions += count
         const remove = versionsToRemove(count, (index) => prices.fromAt(offset + index), nowMs, policy as RetentionPolicy)
         if (remove === 0) continue
         const pricelist = prices.pricelistCodes[pricelistId]!
         const sku = prices.skuCodes[skuId]!
-        runs.push({ pricelist, sku, versions: prices.versions(pricelist, sku).slice(remove) })
+        runs.push({ pricelist, sku, versions: prices.versions(pricelist, sku, remove) })
         versionsRemoved += remove
       }
       steps++
