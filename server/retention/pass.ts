@@ -112,6 +112,9 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
     // The removed versions are garbage in the columns until a compaction: give the memory back now.
     prices.compactToFit()
     tenant.queryPool?.publish(tenant, [])
+    // Freeing a record's overflow pages reads them through the map, far more than the bytes the
+    // pass wrote (which alone decide a reopen): give those pages back too.
+    tenant.store.mapRelease.soon()
   }
   retentionCounts.passes++
   retentionCounts.versionsRemoved += versionsRemoved
