@@ -30,12 +30,16 @@ import { streamOf } from './log.js'
 import { bearerToken, type TokenClaims } from './auth.js'
 import { consoleSubject } from './people/console-auth.js'
 import type { SignIn } from './people/sign-in.js'
+import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
+import { tenantRequestRoutes } from './routes/tenant-requests.js'
 
 export interface AppDeps {
   readonly config: Config
   readonly system: SystemStore
   readonly signIn: SignIn
+  /** Mail to people (sign-in links, tenant requests): SMTP or the outbox (server/mail/mailer.ts). */
+  readonly mailer: Mailer
   readonly tenants: TenantRegistry
   readonly tokens: TokenService
   readonly logger: Logger
@@ -87,7 +91,7 @@ export class PricingApp {
     this.#deps = deps
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)

@@ -52,6 +52,7 @@ export async function start(config: Config): Promise<RunningServer> {
     system,
     // Links point at the public URL, final only once listening: read when used.
     signIn: new SignIn(system, mailer, () => deps.publicUrl),
+    mailer,
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.
     tokens: new TokenService(system, () => deps.publicUrl),

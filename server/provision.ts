@@ -7,7 +7,8 @@ import type { LimitOverrides, SystemStore, TenantRecord, TenantStatus, Tier, Api
 import { hashSecret, newKeyCredentials } from './auth.js'
 import { ApiError, validationError } from './errors.js'
 import { normalEmail } from './people/sign-in.js'
-import { slugPattern } from './tenants.js'
+import { applyStoredFeed } from './fx-feed.js'
+import { slugPattern, type TenantRegistry } from './tenants.js'
 
 export interface TenantInput {
   slug: string
@@ -65,6 +66,18 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
   if (created === undefined) throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
   // The owner is the tenant's first user: signed in by magic link, they reach /management.
   if (ownerEmail !== null) await system.put(system.members, `${record.slug} ${ownerEmail}`, { tenant: record.slug, email: ownerEmail, role: 'owner', created_at: nowMs })
+  return record
+}
+
+/**
+ * Creates a tenant (record, owner membership) and opens it on this node, loaded, with the latest
+ * fetched exchange rates: the admin API's and an approved portal request's way to a tenant.
+ */
+export async function provisionTenant(system: SystemStore, tenants: TenantRegistry, input: TenantInput, nowMs: number): Promise<TenantRecord> {
+  const record = await createTenantRecord(system, input, nowMs)
+  const runtime = tenants.open(record, nowMs)
+  runtime.load()
+  await applyStoredFeed(system, runtime, nowMs)
   return record
 }
 

@@ -1,7 +1,7 @@
 /**
  * The system environment: tenants, API keys, token-signing keys, the latest fetched FX feed,
- * people (tenant memberships, magic sign-in links and console sessions) and each tenant's latest
- * restore. Small tables, read at startup and written rarely; every write is durable before it
+ * people (tenant memberships, magic sign-in links and console sessions), people's tenant requests
+ * and each tenant's latest restore. Small tables, read at startup and written rarely; every write is durable before it
  * resolves.
  * @module
  */
@@ -91,6 +91,20 @@ export interface SessionRecord {
   expires_at: number
 }
 
+/** A person's request for a tenant through the portal (key: id); server/portal/tenant-requests.ts owns its meaning. */
+export interface TenantRequestRecord {
+  id: string
+  email: string
+  slug: string
+  tier: Tier
+  region: string
+  status: 'requested' | 'provisioning' | 'active' | 'rejected'
+  created_at: number
+  decided_at: number | null
+  /** Why it was rejected (null otherwise). */
+  reason: string | null
+}
+
 /** A tenant's latest restore (key: slug); server/backups/restore.ts owns its meaning. */
 export interface RestoreRecord {
   status: 'in_progress' | 'completed' | 'failed'
@@ -114,6 +128,7 @@ export class SystemStore {
   readonly signInLinks: Database<SignInLinkRecord, string>
   readonly sessions: Database<SessionRecord, string>
   readonly restores: Database<RestoreRecord, string>
+  readonly tenantRequests: Database<TenantRequestRecord, string>
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -126,6 +141,7 @@ export class SystemStore {
     this.signInLinks = this.#root.openDB<SignInLinkRecord, string>({ name: 'sign_in_links' })
     this.sessions = this.#root.openDB<SessionRecord, string>({ name: 'sessions' })
     this.restores = this.#root.openDB<RestoreRecord, string>({ name: 'restores' })
+    this.tenantRequests = this.#root.openDB<TenantRequestRecord, string>({ name: 'tenant_requests' })
   }
 
   listTenants(): TenantRecord[] {

@@ -7,9 +7,8 @@ import { Type } from '@sinclair/typebox'
 import type { Reply } from '../api.js'
 import { ApiError } from '../errors.js'
 import { parseJsonBody } from '../app.js'
-import { applyStoredFeed } from '../fx-feed.js'
 import { plans } from '../plans.js'
-import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
+import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
 import { validate } from '../validate.js'
 import type { TenantRuntime } from '../tenants.js'
 import { takeBackup } from '../backups/take.js'
@@ -18,7 +17,7 @@ import { retentionPolicy, retentionRunning, runRetentionPass } from '../retentio
 import { Backup as BackupAnswer, CreateBackupBody, publicBackup, RestoreBody, RestoreStatus } from './management.js'
 import type { RootContext, RootRoute } from './system.js'
 
-const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
+export const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
 const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
 const LimitsSchema = Type.Object(
   {
@@ -103,7 +102,7 @@ function authorize(context: RootContext): void {
   }
 }
 
-function admin(route: Omit<RootRoute, 'tag' | 'access'>): RootRoute {
+export function adminOnly(route: Omit<RootRoute, 'tag' | 'access'>): RootRoute {
   return {
     ...route,
     tag: 'admin',
@@ -134,7 +133,7 @@ const RetentionAnswer = Type.Object({
 
 export function adminRoutes(): RootRoute[] {
   return [
-    admin({
+    adminOnly({
       method: 'POST',
       path: '/admin/tenants',
       operationId: 'createTenant',
@@ -145,14 +144,11 @@ export function adminRoutes(): RootRoute[] {
       responseStatus: 201,
       handler: async (context): Promise<Reply> => {
         const body = validate<typeof CreateTenantBody.static>(CreateTenantBody, parseJsonBody(context.incoming) ?? {})
-        const record = await createTenantRecord(context.deps.system, body as never, context.nowMs)
-        const runtime = context.deps.tenants.open(record, context.nowMs)
-        runtime.load()
-        await applyStoredFeed(context.deps.system, runtime, context.nowMs)
+        const record = await provisionTenant(context.deps.system, context.deps.tenants, body as never, context.nowMs)
         return { status: 201, body: publicTenant(record) }
       },
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/tenants',
       operationId: 'listTenants',
@@ -160,7 +156,7 @@ export function adminRoutes(): RootRoute[] {
       summary: 'List tenants',
       handler: (context) => ({ status: 200, body: context.deps.system.listTenants().map(publicTenant) }),
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/tenants/:slug',
       operationId: 'getTenant',
@@ -168,7 +164,7 @@ export function adminRoutes(): RootRoute[] {
       summary: 'One tenant',
       handler: (context) => ({ status: 200, body: publicTenant(tenantOf(context)) }),
     }),
-    admin({
+    adminOnly({
       method: 'PATCH',
       path: '/admin/tenants/:slug',
       operationId: 'updateTenant',
@@ -183,7 +179,7 @@ export function adminRoutes(): RootRoute[] {
         return { status: 200, body: publicTenant(record) }
       },
     }),
-    admin({
+    adminOnly({
       method: 'POST',
       path: '/admin/tenants/:slug/keys',
       operationId: 'createApiKey',
@@ -201,7 +197,7 @@ export function adminRoutes(): RootRoute[] {
         }
       },
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/tenants/:slug/keys',
       operationId: 'listApiKeys',
@@ -212,7 +208,7 @@ export function adminRoutes(): RootRoute[] {
         return { status: 200, body: context.deps.system.listKeys(context.params['slug']!).map((key) => publicKey(withUsage(context, key))) }
       },
     }),
-    admin({
+    adminOnly({
       method: 'DELETE',
       path: '/admin/tenants/:slug/keys/:clientId',
       operationId: 'revokeApiKey',
@@ -224,7 +220,7 @@ export function adminRoutes(): RootRoute[] {
         return { status: 204 }
       },
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/tenants/:slug/backups',
       operationId: 'listTenantBackups',
@@ -232,7 +228,7 @@ export function adminRoutes(): RootRoute[] {
       summary: "A tenant's backups, newest first (the operator's view of GET /management/backups)",
       handler: (context) => ({ status: 200, body: runtimeOf(context).backups.list().map(publicBackup) }),
     }),
-    admin({
+    adminOnly({
       method: 'POST',
       path: '/admin/tenants/:slug/backups',
       operationId: 'createTenantBackup',
@@ -247,7 +243,7 @@ export function adminRoutes(): RootRoute[] {
         return { status: 201, body: publicBackup(record) }
       },
     }),
-    admin({
+    adminOnly({
       method: 'POST',
       path: '/admin/tenants/:slug/restore',
       operationId: 'restoreTenant',
@@ -262,7 +258,7 @@ export function adminRoutes(): RootRoute[] {
         return { status: 202, body: publicRestoreStatus(run.record) }
       },
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/tenants/:slug/restore/status',
       operationId: 'getTenantRestoreStatus',
@@ -270,7 +266,7 @@ export function adminRoutes(): RootRoute[] {
       summary: "A tenant's latest restore (the operator's GET /management/restore/status)",
       handler: (context) => ({ status: 200, body: publicRestoreStatus(context.deps.system.restores.get(runtimeOf(context).slug)) }),
     }),
-    admin({
+    adminOnly({
       method: 'POST',
       path: '/admin/tenants/:slug/retention',
       operationId: 'runTenantRetention',
@@ -300,7 +296,7 @@ export function adminRoutes(): RootRoute[] {
         }
       },
     }),
-    admin({
+    adminOnly({
       method: 'GET',
       path: '/admin/access-log',
       operationId: 'getAccessLog',
@@ -308,7 +304,7 @@ export function adminRoutes(): RootRoute[] {
       summary: "This node's access log: on or off, and its sample",
       handler: (context) => ({ status: 200, body: context.app.accessLog.settings }),
     }),
-    admin({
+    adminOnly({
       method: 'PUT',
       path: '/admin/access-log',
       operationId: 'setAccessLog',

@@ -1,0 +1,102 @@
+/**
+ * Tenant requests over HTTP (server/portal/tenant-requests.ts): a signed-in person requests a
+ * tenant and sees their requests (`/portal/tenant-requests`, session cookie; writes need a
+ * same-origin Origin), and an operator lists, approves and rejects them
+ * (`/admin/tenant-requests`, admin token). The portal's web pages post to the same functions.
+ * @module
+ */
+import { Type } from '@sinclair/typebox'
+import { parseJsonBody } from '../app.js'
+import { cookieSession } from '../people/console-auth.js'
+import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTenantRequest, requestTenant } from '../portal/tenant-requests.js'
+import { validate } from '../validate.js'
+import type { Tier as TierName } from '../../storage/system-store.js'
+import { adminOnly, Tier } from './admin.js'
+import type { RootContext, RootRoute } from './system.js'
+
+const RequestBody = Type.Object(
+  { slug: Type.String({ minLength: 1, maxLength: 63 }), tier: Tier, region: Type.String({ minLength: 1, maxLength: 63 }) },
+  { additionalProperties: false },
+)
+const RejectBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })
+export const TenantRequestAnswer = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  slug: Type.String(),
+  tier: Tier,
+  region: Type.String(),
+  status: Type.Union([Type.Literal('requested'), Type.Literal('provisioning'), Type.Literal('active'), Type.Literal('rejected')]),
+  created_at: Type.String({ format: 'date-time' }),
+  decided_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  reason: Type.Union([Type.String(), Type.Null()]),
+})
+
+function requestDeps(context: RootContext) {
+  const { config, system, tenants, mailer, publicUrl } = context.deps
+  return { config, system, tenants, mailer, publicUrl }
+}
+
+export function tenantRequestRoutes(): RootRoute[] {
+  return [
+    {
+      method: 'POST',
+      path: '/portal/tenant-requests',
+      operationId: 'requestTenant',
+      summary: 'Request a tenant (slug, tier, region); approved by an operator, or at once with PRICING_AUTO_APPROVE',
+      tag: 'portal',
+      body: RequestBody,
+      response: TenantRequestAnswer,
+      responseStatus: 201,
+      errors: [401, 403, 409],
+      handler: async (context) => {
+        const { email } = cookieSession(context.deps, context.incoming, context.nowMs)
+        const body = validate<typeof RequestBody.static>(RequestBody, parseJsonBody(context.incoming) ?? {})
+        const record = await requestTenant(requestDeps(context), email, { ...body, tier: body.tier as TierName }, context.nowMs)
+        return { status: 201, headers: { 'cache-control': 'no-store' }, body: publicTenantRequest(record) }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/portal/tenant-requests',
+      operationId: 'listMyTenantRequests',
+      summary: "The signed-in person's tenant requests, newest first",
+      tag: 'portal',
+      response: Type.Array(TenantRequestAnswer),
+      errors: [401],
+      handler: (context) => {
+        const { email } = cookieSession(context.deps, context.incoming, context.nowMs)
+        return { status: 200, headers: { 'cache-control': 'no-store' }, body: listTenantRequests(context.deps.system, email).map(publicTenantRequest) }
+      },
+    },
+    adminOnly({
+      method: 'GET',
+      path: '/admin/tenant-requests',
+      operationId: 'listTenantRequests',
+      summary: 'Every tenant request, newest first',
+      response: Type.Array(TenantRequestAnswer),
+      handler: (context) => ({ status: 200, body: listTenantRequests(context.deps.system).map(publicTenantRequest) }),
+    }),
+    adminOnly({
+      method: 'POST',
+      path: '/admin/tenant-requests/:id/approve',
+      operationId: 'approveTenantRequest',
+      summary: 'Approve a request: the tenant is provisioned, the requester becomes its owner and gets a mail',
+      response: TenantRequestAnswer,
+      errors: [404, 409],
+      handler: async (context) => ({ status: 200, body: publicTenantRequest(await approveTenantRequest(requestDeps(context), context.params['id']!, context.nowMs)) }),
+    }),
+    adminOnly({
+      method: 'POST',
+      path: '/admin/tenant-requests/:id/reject',
+      operationId: 'rejectTenantRequest',
+      summary: 'Reject a request, with an optional reason the requester sees',
+      body: RejectBody,
+      response: TenantRequestAnswer,
+      errors: [404, 409],
+      handler: async (context) => {
+        const body = validate<typeof RejectBody.static>(RejectBody, parseJsonBody(context.incoming) ?? {})
+        return { status: 200, body: publicTenantRequest(await rejectTenantRequest(context.deps.system, context.params['id']!, body.reason ?? null, context.nowMs)) }
+      },
+    }),
+  ]
+}
