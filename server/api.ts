@@ -3,6 +3,8 @@
  * names its schemas once; they validate requests and describe the API.
  * @module
  */
+import type { Permission } from './people/roles.js'
+import type { SignIn } from './people/sign-in.js'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { Incoming } from './http.js'
 import type { Dimension } from './rate-limits.js'
@@ -27,6 +29,10 @@ export interface TenantContext<Body = unknown, Query = Record<string, unknown>> 
   readonly actor: string
   readonly nowMs: number
   readonly incoming: Incoming
+  /** Magic links (console invitations: server/routes/people.ts). */
+  readonly signIn: SignIn
+  /** Keys used since the last flush to the system store: client id -> epoch ms. */
+  readonly keyUsage: ReadonlyMap<string, number>
 }
 
 /**
@@ -61,6 +67,8 @@ export interface TenantRoute extends RouteDocumentation {
    * or console token; server/people/console-auth.ts). Default: any token of the tenant.
    */
   readonly access?: 'console'
+  /** For a console route: what the person's role must allow (server/people/roles.ts). */
+  readonly permission?: Permission
   /** Items this request costs (spec's table); default 1. Runs before validation, on raw JSON. */
   readonly cost?: (body: unknown) => number
   readonly handler: (context: TenantContext<any, any>) => Reply | Promise<Reply>

@@ -29,6 +29,7 @@ import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import { bearerToken, type TokenClaims } from './auth.js'
 import { consoleSubject } from './people/console-auth.js'
+import { can } from './people/roles.js'
 import type { SignIn } from './people/sign-in.js'
 import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
@@ -224,9 +225,23 @@ export class PricingApp {
     } catch (error) {
       return this.#failed(incoming, series, error, null)
     }
-    if (typeof subject === 'string') return this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, subject, nowMs, false)
+    const permitted = (email: string): string => {
+      const permission = compiled.route.permission
+      const role = this.#deps.system.member(tenant.record.slug, email)?.role
+      if (permission !== undefined && (role === undefined || !can(role, permission))) {
+        throw new ApiError('forbidden', `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`)
+      }
+      return email
+    }
+    if (typeof subject === 'string') {
+      try {
+        return this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, permitted(subject), nowMs, false)
+      } catch (error) {
+        return this.#failed(incoming, series, error, null)
+      }
+    }
     return subject.then(
-      (email) => this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, email, this.#deps.now(), false),
+      (email) => this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, permitted(email), this.#deps.now(), false),
       (error: unknown) => this.#failed(incoming, series, error, null),
     )
   }
@@ -316,6 +331,8 @@ export class PricingApp {
       actor: subject,
       nowMs,
       incoming,
+      signIn: this.#deps.signIn,
+      keyUsage: this.keyUsage,
     }
     return route.handler(context)
   }

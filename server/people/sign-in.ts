@@ -40,15 +40,18 @@ export class SignIn {
     readonly publicUrl: () => string,
   ) {}
 
-  /** Stores a new link for `email` and mails it. */
-  async request(email: string, nowMs: number): Promise<void> {
+  /** Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. */
+  async request(email: string, nowMs: number, invitation?: { readonly tenant: string; readonly role: string; readonly by: string }): Promise<void> {
     const token = newSecret()
     await this.system.put(this.system.signInLinks, secretHash(token), { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null })
     const link = `${this.publicUrl()}/portal/verify?token=${token}`
+    const intro = invitation === undefined
+      ? 'Sign in to the pricing service console:'
+      : `${invitation.by} invites you to the tenant ${invitation.tenant} of the pricing service, as ${invitation.role}. Sign in to its console:`
     await this.mailer.send({
       to: email,
-      subject: 'Your sign-in link',
-      text: `Sign in to the pricing service console:\n\n${link}\n\nThe link works once, within 15 minutes. If you did not ask for it, ignore this mail.\n`,
+      subject: invitation === undefined ? 'Your sign-in link' : `You are invited to ${invitation.tenant}`,
+      text: `${intro}\n\n${link}\n\nThe link works once, within 15 minutes. If you did not ask for it, ignore this mail.\n`,
       link,
     })
   }

@@ -8,6 +8,7 @@ import { bundleRoutes } from './bundles.js'
 import { changelogRoutes } from './changelog.js'
 import { fxRoutes } from './fx.js'
 import { managementRoutes } from './management.js'
+import { peopleRoutes } from './people.js'
 import { pricelistRoutes } from './pricelists.js'
 import { priceReadRoutes } from './price-reads.js'
 import { priceWriteRoutes } from './price-writes.js'
@@ -17,5 +18,5 @@ import { settingsRoutes } from './settings.js'
 import { webhookRoutes } from './webhooks.js'
 
 export function tenantRoutes(): TenantRoute[] {
-  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes(), ...webhookRoutes(), ...managementRoutes()]
+  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes(), ...webhookRoutes(), ...managementRoutes(), ...peopleRoutes()]
 }
