@@ -34,6 +34,7 @@ import type { SignIn } from './people/sign-in.js'
 import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
+import { portalPageRoutes } from './routes/portal-pages.js'
 
 export interface AppDeps {
   readonly config: Config
@@ -92,7 +93,7 @@ export class PricingApp {
     this.#deps = deps
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)

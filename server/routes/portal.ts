@@ -10,6 +10,8 @@ import { ApiError, validationError } from '../errors.js'
 import { cookieSession } from '../people/console-auth.js'
 import { normalEmail, sessionClearCookie, sessionSetCookie } from '../people/sign-in.js'
 import { validate } from '../validate.js'
+import { requireFormToken } from '../web/csrf.js'
+import { backTo, formFields } from '../web/form.js'
 import type { RootContext, RootRoute } from './system.js'
 
 const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
@@ -41,6 +43,14 @@ export function portalRoutes(): RootRoute[] {
       response: SignInAnswer,
       responseStatus: 202,
       handler: async (context) => {
+        const form = formFields(context.incoming)
+        if (form !== null) {
+          // The portal page's form: back to the page with a message.
+          const address = normalEmail(form.get('email') ?? '')
+          if (address === null) return backTo('/portal', { error: 'That is not an e-mail address.' })
+          await context.deps.signIn.request(address, context.nowMs)
+          return backTo('/portal', { notice: `We mailed a sign-in link to ${address}. It works once, within 15 minutes.` })
+        }
         const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
         const email = normalEmail(body.email)
         if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
@@ -76,8 +86,12 @@ export function portalRoutes(): RootRoute[] {
       errors: [401, 403],
       handler: async (context) => {
         const { secret } = signedIn(context)
+        const form = formFields(context.incoming)
+        if (form !== null) requireFormToken(secret, form)
         await context.deps.signIn.signOut(secret)
-        return { status: 204, headers: { 'set-cookie': sessionClearCookie(secure(context)), 'cache-control': 'no-store' } }
+        const clear = { 'set-cookie': sessionClearCookie(secure(context)) }
+        if (form !== null) return backTo('/portal', { notice: 'You are signed out.' }, clear)
+        return { status: 204, headers: { ...clear, 'cache-control': 'no-store' } }
       },
     },
     {

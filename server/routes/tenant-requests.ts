@@ -9,7 +9,10 @@ import { Type } from '@sinclair/typebox'
 import { parseJsonBody } from '../app.js'
 import { cookieSession } from '../people/console-auth.js'
 import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTenantRequest, requestTenant } from '../portal/tenant-requests.js'
+import { ApiError } from '../errors.js'
 import { validate } from '../validate.js'
+import { requireFormToken } from '../web/csrf.js'
+import { backTo, formFields } from '../web/form.js'
 import type { Tier as TierName } from '../../storage/system-store.js'
 import { adminOnly, Tier } from './admin.js'
 import type { RootContext, RootRoute } from './system.js'
@@ -49,7 +52,20 @@ export function tenantRequestRoutes(): RootRoute[] {
       responseStatus: 201,
       errors: [401, 403, 409],
       handler: async (context) => {
-        const { email } = cookieSession(context.deps, context.incoming, context.nowMs)
+        const { email, secret } = cookieSession(context.deps, context.incoming, context.nowMs)
+        const form = formFields(context.incoming)
+        if (form !== null) {
+          // The portal page's form: back to the page with what happened.
+          requireFormToken(secret, form)
+          try {
+            const fields = validate<typeof RequestBody.static>(RequestBody, { slug: form.get('slug') ?? '', tier: form.get('tier') ?? '', region: form.get('region') ?? '' })
+            const made = await requestTenant(requestDeps(context), email, { ...fields, tier: fields.tier as TierName }, context.nowMs)
+            return backTo('/portal', { notice: made.status === 'active' ? `Your tenant ${made.slug} is ready.` : `Your request for ${made.slug} is waiting for approval.` })
+          } catch (error) {
+            if (error instanceof ApiError) return backTo('/portal', { error: error.message })
+            throw error
+          }
+        }
         const body = validate<typeof RequestBody.static>(RequestBody, parseJsonBody(context.incoming) ?? {})
         const record = await requestTenant(requestDeps(context), email, { ...body, tier: body.tier as TierName }, context.nowMs)
         return { status: 201, headers: { 'cache-control': 'no-store' }, body: publicTenantRequest(record) }

@@ -6,6 +6,7 @@
  * @module
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { ApiError } from '../errors.js'
 
 /** The name of the hidden form field. */
 export const csrfField = '_csrf'
@@ -21,4 +22,9 @@ export function csrfValid(sessionSecret: string, submitted: string | null | unde
   const expected = Buffer.from(csrfToken(sessionSecret))
   const given = Buffer.from(submitted)
   return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+/** Refuses (403) a form post whose token is not the session's. */
+export function requireFormToken(sessionSecret: string, form: URLSearchParams): void {
+  if (!csrfValid(sessionSecret, form.get(csrfField))) throw new ApiError('forbidden', 'This form has expired or did not come from this service: reload the page and try again')
 }

@@ -1,0 +1,69 @@
+/**
+ * The portal's web page and the pages' static files (issue 9): `GET /portal` (server/web/portal-page.ts),
+ * `GET /assets/{name}`, and `GET /console`, which shows the portal until the console's own pages
+ * list a person's tenants.
+ * @module
+ */
+import { Type } from '@sinclair/typebox'
+import { ApiError } from '../errors.js'
+import { cookieValue, sessionCookie } from '../people/sign-in.js'
+import { listTenantRequests, servedRegions } from '../portal/tenant-requests.js'
+import { asset } from '../web/assets.js'
+import { csrfToken } from '../web/csrf.js'
+import { portalPage } from '../web/portal-page.js'
+import { pageHeaders } from '../web/security-headers.js'
+import type { RootRoute } from './system.js'
+
+export function portalPageRoutes(): RootRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/portal',
+      operationId: 'portalPage',
+      summary: 'The account portal (HTML): sign in; your tenants, your requests, request a tenant',
+      tag: 'portal',
+      response: Type.String({ description: 'an HTML page' }),
+      responseType: 'text/html',
+      handler: (context) => {
+        const secret = cookieValue(context.incoming.cookie, sessionCookie)
+        const person = context.deps.signIn.session(secret, context.nowMs)
+        const error = context.query.get('error')
+        const notice = context.query.get('notice')
+        const flash = error !== null ? { text: error, error: true } : notice !== null ? { text: notice, error: false } : null
+        const body = portalPage({
+          person,
+          csrf: person === null ? '' : csrfToken(secret),
+          flash,
+          regions: servedRegions(context.deps.config),
+          system: context.deps.system,
+          requests: person === null ? [] : listTenantRequests(context.deps.system, person),
+        })
+        return { status: 200, headers: pageHeaders, body }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/console',
+      operationId: 'consoleHome',
+      summary: "Where a sign-in lands: the portal's list of the person's tenants, for now",
+      tag: 'portal',
+      responseStatus: 303,
+      handler: () => ({ status: 303, headers: { location: '/portal', 'cache-control': 'no-store' } }),
+    },
+    {
+      method: 'GET',
+      path: '/assets/:name',
+      operationId: 'pageAsset',
+      summary: "The pages' stylesheet",
+      tag: 'portal',
+      response: Type.String({ description: 'CSS' }),
+      responseType: 'text/css',
+      errors: [404],
+      handler: (context) => {
+        const found = asset(context.params['name']!)
+        if (found === undefined) throw new ApiError('not_found', `No asset ${context.params['name']}`)
+        return { status: 200, headers: { 'content-type': found.type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: found.body }
+      },
+    },
+  ]
+}

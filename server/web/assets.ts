@@ -1,0 +1,29 @@
+/**
+ * The pages' static files (issue 9), read once at start from server/web/assets/ (copied beside the
+ * build: see `assetsDir`), answered with long caching since each name carries the service version.
+ * @module
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The assets' directory in the source tree (the build reads them from there too). */
+export const assetsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'web', 'assets')
+
+const types: Readonly<Record<string, string>> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8' }
+
+export interface Asset {
+  readonly body: Buffer
+  readonly type: string
+}
+
+let loaded: Map<string, Asset> | null = null
+
+/** The asset of a file name, or undefined. */
+export function asset(name: string): Asset | undefined {
+  if (loaded === null) {
+    loaded = new Map()
+    for (const file of ['app.css']) loaded.set(file, { body: readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
+  }
+  return loaded.get(name)
+}
