@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import path from 'node:path'
 import t from 'tap'
+import { outboxLink } from './helpers/console.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -193,6 +194,17 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   const article = await demo.request('GET', '/t/demo/article/ESP-HOUSE-500', { token: token.body.access_token })
   t.equal(article.status, 200)
   t.equal(article.body.name, 'House Espresso, whole beans 500 g')
+  // The owner's console link: a sign-in mail in the outbox, its link in the log, and it works.
+  t.equal(credentials['owner_email'], 'owner@demo.example')
+  t.equal(credentials['portal_url'], `${demo.url}/portal`)
+  for (let attempt = 0; attempt < 400 && !demo.stdout.includes('mail written to the outbox'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  const logged = /"to":"owner@demo.example"[^\n]*"link":"([^"]+)"/.exec(demo.stdout)
+  t.ok(logged !== null, "the owner's sign-in link is in the log")
+  t.equal(outboxLink(demo, 'owner@demo.example'), logged![1], 'and in the outbox mail')
+  const signedIn = await fetch(logged![1]!, { redirect: 'manual' })
+  t.equal(signedIn.status, 303, 'the link signs the owner in')
+  const cookie = /pricing_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0]
+  t.equal((await demo.request('GET', '/t/demo/management/users', { headers: { cookie } })).body[0].role, 'owner', 'as the owner of demo')
   await demo.restart()
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.notOk(demo.stdout.includes('demo tenant provisioned'), 'no second demo provisioning')

@@ -25,9 +25,12 @@ export interface DemoTenant {
   readonly clientSecret: string
 }
 
+/** The demo tenant's owner: a sign-in link for this address goes to the outbox at the first start. */
+export const demoOwnerEmail = 'owner@demo.example'
+
 export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<DemoTenant> {
   const region = deps.config.region.split(',')[0]!
-  const record = await createTenantRecord(deps.system, { slug: demoSlug, tier: 'standard', region }, nowMs)
+  const record = await createTenantRecord(deps.system, { slug: demoSlug, tier: 'standard', region, owner_email: demoOwnerEmail }, nowMs)
   const runtime = deps.tenants.open(record, nowMs)
   runtime.load()
   await applyStoredFeed(deps.system, runtime, nowMs)
