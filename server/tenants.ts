@@ -172,7 +172,8 @@ export class TenantRuntime {
     let entries: LogEntry[]
     const writeStarted = performance.now()
     try {
-      entries = await this.store.commitInChunks(changes, prices, marker)
+      const total = changes.length + prices.length
+      entries = await this.store.commitInChunks(changes, prices, marker, undefined, (durable) => this.log.debug({ durable, total }, 'restore changes durable'))
     } catch (error) {
       this.log.fatal({ err: error }, 'storage commit of a restore failed; exiting: the next start finishes the restore')
       process.exit(70)

@@ -305,16 +305,32 @@ export class TenantStore {
    * main-thread turn, no huge transaction), then `meta` in a last one. Not atomic: a
    * restore, its only user, finishes an interrupted run at the next start (server/backups/restore.ts).
    */
-  async commitInChunks(changes: readonly Change[], prices: readonly PriceChange[], meta: Readonly<Record<string, unknown>>, chunk = commitChunkChanges): Promise<LogEntry[]> {
+  async commitInChunks(
+    changes: readonly Change[],
+    prices: readonly PriceChange[],
+    meta: Readonly<Record<string, unknown>>,
+    chunk = commitChunkChanges,
+    /** Told the changes durable so far, after each transaction (a progress log). */
+    progress: (durable: number) => void = () => undefined,
+  ): Promise<LogEntry[]> {
     // Queued one per event turn; transactions commit in call order, so the last durable means all are.
     const pending: Promise<LogEntry[]>[] = []
+    let durable = 0
+    const counted = (committed: Promise<LogEntry[]>, count: number) =>
+      committed.then((entries) => {
+        durable += count
+        progress(durable)
+        return entries
+      })
     const yieldTurn = () => new Promise((resolve) => setImmediate(resolve))
     for (let start = 0; start < changes.length; start += chunk) {
-      pending.push(this.commit(changes.slice(start, start + chunk)))
+      const part = changes.slice(start, start + chunk)
+      pending.push(counted(this.commit(part), part.length))
       await yieldTurn()
     }
     for (let start = 0; start < prices.length; start += chunk) {
-      pending.push(this.commit([], [], prices.slice(start, start + chunk)))
+      const part = prices.slice(start, start + chunk)
+      pending.push(counted(this.commit([], [], part), part.length))
       await yieldTurn()
     }
     pending.push(this.commit([], [], [], meta))
