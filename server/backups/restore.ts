@@ -123,13 +123,14 @@ async function runRestore(system: SystemStore, tenant: TenantRuntime, record: Re
     restoreCounts.failed++
     tenant.log.error({ err: error, backup: record.backup_id }, 'restore failed')
   }
+  // In one turn: writes resume, and the final status is queued, so a reader who sees `completed`
+  // may write and restore at once; a restore started right after queues its `in_progress` later.
+  tenant.restoring = null
   try {
     await system.put(system.restores, tenant.slug, final)
   } catch (error) {
     // The outcome is in the tenant's store (its marker); the next start settles the status from it.
     tenant.log.error({ err: error }, 'restore status could not be stored')
-  } finally {
-    tenant.restoring = null
   }
   return final
 }
