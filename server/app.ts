@@ -29,7 +29,7 @@ import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import { bearerToken, type TokenClaims } from './auth.js'
 import { consoleSubject } from './people/console-auth.js'
-import { can } from './people/roles.js'
+import { requirePermission } from './people/roles.js'
 import type { SignIn } from './people/sign-in.js'
 import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
@@ -228,10 +228,7 @@ export class PricingApp {
     }
     const permitted = (email: string): string => {
       const permission = compiled.route.permission
-      const role = this.#deps.system.member(tenant.record.slug, email)?.role
-      if (permission !== undefined && (role === undefined || !can(role, permission))) {
-        throw new ApiError('forbidden', `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`)
-      }
+      if (permission !== undefined) requirePermission(this.#deps.system, tenant.record.slug, email, permission)
       return email
     }
     if (typeof subject === 'string') {

@@ -41,6 +41,12 @@ export function publicKey(record: ApiKeyRecord): Record<string, unknown> {
   }
 }
 
+/** A key with its last use since the last flush to the system store (`usage`: client id -> epoch ms). */
+export function withRecentUse(key: ApiKeyRecord, usage: ReadonlyMap<string, number>): ApiKeyRecord {
+  const used = usage.get(key.client_id)
+  return used !== undefined && (key.last_used_at === null || used > key.last_used_at) ? { ...key, last_used_at: used } : key
+}
+
 export async function createTenantRecord(system: SystemStore, input: TenantInput, nowMs: number): Promise<TenantRecord> {
   if (!slugPattern.test(input.slug)) {
     throw new ApiError('validation_failed', 'slug must be lowercase letters, digits and hyphens (1-63, no leading or trailing hyphen)', {

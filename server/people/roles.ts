@@ -4,7 +4,8 @@
  * manage API keys. A person's role is their membership's (storage/system-store.ts `members`).
  * @module
  */
-import type { Role } from '../../storage/system-store.js'
+import type { Role, SystemStore } from '../../storage/system-store.js'
+import { ApiError } from '../errors.js'
 
 export const roles: readonly Role[] = ['owner', 'admin', 'editor', 'viewer']
 
@@ -33,4 +34,11 @@ export function can(role: Role, permission: Permission): boolean {
 /** The permission a change of someone's membership needs: owners' memberships only owners change. */
 export function membershipPermission(...affected: readonly (Role | undefined)[]): Permission {
   return affected.includes('owner') ? 'owners.manage' : 'users.manage'
+}
+
+/** Refuses (403) a person whose role in `tenant` does not allow `permission`; answers the role. */
+export function requirePermission(system: SystemStore, tenant: string, email: string, permission: Permission): Role {
+  const role = system.member(tenant, email)?.role
+  if (role === undefined || !can(role, permission)) throw new ApiError('forbidden', `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`)
+  return role
 }

@@ -8,7 +8,7 @@ import type { Reply } from '../api.js'
 import { ApiError } from '../errors.js'
 import { parseJsonBody } from '../app.js'
 import { plans } from '../plans.js'
-import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
+import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord, withRecentUse } from '../provision.js'
 import { validate } from '../validate.js'
 import type { TenantRuntime } from '../tenants.js'
 import { takeBackup } from '../backups/take.js'
@@ -205,7 +205,7 @@ export function adminRoutes(): RootRoute[] {
       summary: 'List API keys without secrets, with last use',
       handler: (context) => {
         tenantOf(context)
-        return { status: 200, body: context.deps.system.listKeys(context.params['slug']!).map((key) => publicKey(withUsage(context, key))) }
+        return { status: 200, body: context.deps.system.listKeys(context.params['slug']!).map((key) => publicKey(withRecentUse(key, context.app.keyUsage))) }
       },
     }),
     adminOnly({
@@ -330,7 +330,3 @@ function runtimeOf(context: RootContext): TenantRuntime {
   return runtime
 }
 
-function withUsage(context: RootContext, key: import('../../storage/system-store.js').ApiKeyRecord) {
-  const used = context.app.keyUsage.get(key.client_id)
-  return used !== undefined && (key.last_used_at === null || used > key.last_used_at) ? { ...key, last_used_at: used } : key
-}

@@ -8,9 +8,9 @@
 import { Type } from '@sinclair/typebox'
 import { route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, notFound, validationError } from '../errors.js'
-import { can, membershipPermission, roles } from '../people/roles.js'
+import { membershipPermission, requirePermission, roles } from '../people/roles.js'
 import { normalEmail } from '../people/sign-in.js'
-import { createKey, publicKey, revokeKey } from '../provision.js'
+import { createKey, publicKey, revokeKey, withRecentUse } from '../provision.js'
 import type { MemberRecord, Role } from '../../storage/system-store.js'
 
 const RoleSchema = Type.Union(roles.map((role) => Type.Literal(role)))
@@ -33,9 +33,7 @@ function publicUser(record: MemberRecord): typeof User.static {
 
 /** The acting person's role must allow changing a membership that is or becomes `affected`. */
 function mayChange(context: TenantContext, ...affected: (Role | undefined)[]): void {
-  const permission = membershipPermission(...affected)
-  const role = context.tenant.system.member(context.tenant.slug, context.actor)?.role
-  if (role === undefined || !can(role, permission)) throw new ApiError('forbidden', `The role ${role ?? 'none'} does not allow ${permission} (docs/api.md, Roles)`)
+  requirePermission(context.tenant.system, context.tenant.slug, context.actor, membershipPermission(...affected))
 }
 
 function existingUser(context: TenantContext): MemberRecord {
@@ -136,10 +134,7 @@ export function peopleRoutes(): TenantRoute[] {
       handler: (context) => ({
         status: 200,
         headers: { 'cache-control': 'no-store' },
-        body: context.tenant.system.listKeys(context.tenant.slug).map((key) => {
-          const used = context.keyUsage.get(key.client_id)
-          return publicKey(used !== undefined && (key.last_used_at === null || used > key.last_used_at) ? { ...key, last_used_at: used } : key)
-        }),
+        body: context.tenant.system.listKeys(context.tenant.slug).map((key) => publicKey(withRecentUse(key, context.keyUsage))),
       }),
     }),
     route<typeof KeyBody.static>({
