@@ -28,6 +28,8 @@ import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } 
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import { bearerToken, type TokenClaims } from './auth.js'
+import { consoleRoutes } from './console/routes.js'
+import { operatorRoutes } from './operator/routes.js'
 import { consoleSubject } from './people/console-auth.js'
 import { requirePermission } from './people/roles.js'
 import type { SignIn } from './people/sign-in.js'
@@ -93,7 +95,7 @@ export class PricingApp {
     this.#deps = deps
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -321,6 +323,7 @@ export class PricingApp {
         { 'retry-after': String(taken.retryAfterS) },
       )
     }
+    tenant.activity.record(route.dimension, cost, nowMs)
     const context: TenantContext = {
       tenant,
       params: namedParams(compiled.names, params),

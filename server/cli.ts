@@ -1,6 +1,6 @@
 /**
- * The `pricing-service` command line. `start` (the default) runs the server; `tenant`, `key` and
- * `backup` commands manage tenants, API keys and backups (server/cli/manage.ts); `help`, `--help` or `-h` prints every
+ * The `pricing-service` command line. `start` (the default) runs the server; `tenant`, `key`,
+ * `backup` and `request` commands manage tenants, API keys, backups and people's tenant requests (server/cli/manage.ts); `help`, `--help` or `-h` prints every
  * command and every server option (server/cli/help.ts). Exit codes: 2 for a mistake in the command
  * line or the configuration, 1 for a command that failed.
  * @module
@@ -21,7 +21,7 @@ export async function run(argv: string[]): Promise<void> {
     await main(command === 'start' ? args : argv)
     return
   }
-  if (command !== 'tenant' && command !== 'key' && command !== 'backup') {
+  if (command !== 'tenant' && command !== 'key' && command !== 'backup' && command !== 'request') {
     process.stderr.write(`${command}: unknown command\n\n${usage}`)
     process.exit(2)
   }

@@ -197,11 +197,12 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
     paths[path] ??= {}
     paths[path][method.toLowerCase()] = op
   }
-  for (const route of root) {
+  const documented = root.filter((route) => route.page !== true)
+  for (const route of documented) {
     const access = route.access ?? 'public'
     add(openApiPath(route.path), route.method, operation(route, [...rootSecurity[access]], access === 'admin' ? adminStatuses : []))
   }
-  const tags = new Set<string>(root.map((route) => route.tag))
+  const tags = new Set<string>(documented.map((route) => route.tag))
   for (const route of tenant) {
     const op = operation(route, [{ bearer: [] }], tenantStatuses)
     ;(op['parameters'] as unknown[]).unshift(slugParameter)

@@ -16,6 +16,7 @@ import { ApiError } from './errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TenantBackups } from '../storage/backup/backups.js'
 import { TokenBucket, type Dimension } from './rate-limits.js'
+import { TenantActivity } from './tenant-activity.js'
 import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
 export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
@@ -34,6 +35,8 @@ export class TenantRuntime {
   readonly webhooks: TenantWebhooks | null
   /** Backups on disk, under `<data>/backups/<slug>/` (storage/backup/backups.ts). */
   readonly backups: TenantBackups
+  /** Requests and items per minute over the last hour (the console's chart). */
+  readonly activity = new TenantActivity()
   /** The backup being restored (server/backups/restore.ts): writes answer 503 meanwhile. */
   restoring: string | null = null
 

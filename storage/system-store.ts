@@ -82,6 +82,8 @@ export interface SignInLinkRecord {
   email: string
   expires_at: number
   used_at: number | null
+  /** Where the link lands after sign-in (an invitation: the tenant's console); absent: /console. */
+  next?: string
 }
 
 /** A console session, stored by the SHA-256 of its cookie value. */

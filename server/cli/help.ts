@@ -20,9 +20,12 @@ Commands:
   backup list <slug>                      newest first
   backup restore <slug> <backup_id> --url URL
                                           restore in the running server; waits for the end
+  request list                            people's tenant requests, newest first
+  request approve <id> --url URL          provision the tenant; the requester becomes owner
+  request reject <id> [--reason R] --url URL
   help                                    this text (also --help, -h)
 
-Options for tenant, key and backup commands:
+Options for tenant, key, backup and request commands:
   --data-dir DIR        work on this data directory (default ./data or PRICING_DATA_DIR)
   --url URL             work through a running server's admin API instead
   --admin-token TOKEN   the admin token for --url (default PRICING_ADMIN_TOKEN)

@@ -12,6 +12,7 @@ import { DEFAULTS, unknownVariables } from '../config.js'
 import { publicBackup } from '../routes/management.js'
 import { parseFlags } from '../flags.js'
 import { plans } from '../plans.js'
+import { listTenantRequests, publicTenantRequest } from '../portal/tenant-requests.js'
 import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
 
 /** A mistake in the command line itself (exit code 2), as opposed to a failed operation (1). */
@@ -36,6 +37,9 @@ const commands: Readonly<Record<string, { readonly positionals: readonly string[
   'backup create': { positionals: ['slug'], flags: ['retain'] },
   'backup list': { positionals: ['slug'], flags: [] },
   'backup restore': { positionals: ['slug', 'backup_id'], flags: [] },
+  'request list': { positionals: [], flags: [] },
+  'request approve': { positionals: ['id'], flags: [] },
+  'request reject': { positionals: ['id'], flags: ['reason'] },
 }
 
 const statuses = ['active', 'suspended'] as const
@@ -54,6 +58,8 @@ interface Invocation {
   readonly status: (typeof statuses)[number] | undefined
   readonly limits: LimitOverrides | undefined
   readonly name: string | undefined
+  /** A rejection's reason, shown to the requester. */
+  readonly reason: string | undefined
   readonly retain: boolean
   /** The bound of PRICING_BACKUP_DISK_MAX_BYTES (or its default), for backups on the data directory. */
   readonly backupDiskMaxBytes: number
@@ -104,6 +110,9 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   if (command === 'backup restore' && url === undefined) {
     problems.push('backup restore: runs inside the server, which swaps the tenant\'s data under load: pass --url of the running server (README: Operations, Restore)')
   }
+  if ((command === 'request approve' || command === 'request reject') && url === undefined) {
+    problems.push(`${command}: the running server provisions the tenant and mails the requester: pass --url of the running server`)
+  }
   if (problems.length > 0) throw new UsageError(problems)
   return {
     command,
@@ -118,6 +127,7 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
     status: status as Invocation['status'],
     limits,
     name: flag('name'),
+    reason: flag('reason'),
     retain: retain === 'true',
     backupDiskMaxBytes: diskMax === undefined ? DEFAULTS.backupDiskMaxBytes : Number(diskMax),
   }
@@ -159,6 +169,12 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
       return call('GET', `${tenant}/backups`)
     case 'backup restore':
       return restoreThroughApi(call, tenant, the.clientId)
+    case 'request list':
+      return call('GET', '/admin/tenant-requests')
+    case 'request approve':
+      return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/approve`)
+    case 'request reject':
+      return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/reject`, the.reason === undefined ? {} : { reason: the.reason })
     default:
       return call('DELETE', `${tenant}/keys/${the.clientId}`)
   }
@@ -205,6 +221,8 @@ async function onDataDirectory(the: Invocation): Promise<unknown> {
       }
       case 'key list':
         return system.listKeys(the.slug).map(publicKey)
+      case 'request list':
+        return listTenantRequests(system).map(publicTenantRequest)
       case 'backup create':
       case 'backup list':
         return await backupOnDataDirectory(system, the, nowMs)

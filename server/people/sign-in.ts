@@ -7,15 +7,15 @@
  * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session).
  * - Anyone may ask for a link: the answer is the same whether the address belongs to a member or
  *   not (it never reveals who is known); what the session may reach is decided by membership.
- * - Sessions last 12 hours from sign-in, and end at sign-out.
+ * - Sessions last 12 hours from sign-in (PRICING_SESSION_LIFETIME_S), and end at sign-out.
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto'
-import type { SystemStore } from '../../storage/system-store.js'
+import type { SignInLinkRecord, SystemStore } from '../../storage/system-store.js'
 import type { Mailer } from '../mail/mailer.js'
 
 export const signInLinkLifetimeMs = 15 * 60_000
-export const sessionLifetimeMs = 12 * 3_600_000
+export const defaultSessionLifetimeMs = 12 * 3_600_000
 export const sessionCookie = 'pricing_session'
 
 function newSecret(): string {
@@ -38,12 +38,16 @@ export class SignIn {
     readonly mailer: Mailer,
     /** Public root URL the link points at. */
     readonly publicUrl: () => string,
+    /** How long a session lasts from sign-in (PRICING_SESSION_LIFETIME_S; 12 hours by default). */
+    readonly sessionLifetimeMs = defaultSessionLifetimeMs,
   ) {}
 
   /** Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. */
   async request(email: string, nowMs: number, invitation?: { readonly tenant: string; readonly role: string; readonly by: string }): Promise<void> {
     const token = newSecret()
-    await this.system.put(this.system.signInLinks, secretHash(token), { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null })
+    const record: SignInLinkRecord = { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null }
+    if (invitation !== undefined) record.next = `/console/${invitation.tenant}`
+    await this.system.put(this.system.signInLinks, secretHash(token), record)
     const link = `${this.publicUrl()}/portal/verify?token=${token}`
     const intro = invitation === undefined
       ? 'Sign in to the pricing service console:'
@@ -57,14 +61,14 @@ export class SignIn {
   }
 
   /** Spends a link: a new session's secret, or null when the link is unknown, used or expired. */
-  async verify(token: string, nowMs: number): Promise<{ session: string; email: string } | null> {
+  async verify(token: string, nowMs: number): Promise<{ session: string; email: string; next: string | null } | null> {
     const key = secretHash(token)
     const link = this.system.signInLinks.get(key)
     if (link === undefined || link.used_at !== null || link.expires_at <= nowMs) return null
     await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
     const session = newSecret()
-    await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + sessionLifetimeMs })
-    return { session, email: link.email }
+    await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + this.sessionLifetimeMs })
+    return { session, email: link.email, next: link.next ?? null }
   }
 
   /** The signed-in address of a session secret, or null. */
@@ -89,8 +93,8 @@ export function cookieValue(header: string, name: string): string {
 }
 
 /** The Set-Cookie of a session (Secure when the service is public over HTTPS). */
-export function sessionSetCookie(secret: string, secure: boolean): string {
-  return `${sessionCookie}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${sessionLifetimeMs / 1000}${secure ? '; Secure' : ''}`
+export function sessionSetCookie(secret: string, secure: boolean, lifetimeMs = defaultSessionLifetimeMs): string {
+  return `${sessionCookie}=${secret}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(lifetimeMs / 1000)}${secure ? '; Secure' : ''}`
 }
 
 export function sessionClearCookie(secure: boolean): string {

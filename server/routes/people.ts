@@ -7,11 +7,10 @@
  */
 import { Type } from '@sinclair/typebox'
 import { route, type TenantContext, type TenantRoute } from '../api.js'
-import { ApiError, notFound, validationError } from '../errors.js'
-import { membershipPermission, requirePermission, roles } from '../people/roles.js'
-import { normalEmail } from '../people/sign-in.js'
+import { changeMemberRole, inviteMember, removeMember, type MembershipChange } from '../people/memberships.js'
+import { roles } from '../people/roles.js'
 import { createKey, publicKey, revokeKey, withRecentUse } from '../provision.js'
-import type { MemberRecord, Role } from '../../storage/system-store.js'
+import type { MemberRecord } from '../../storage/system-store.js'
 
 const RoleSchema = Type.Union(roles.map((role) => Type.Literal(role)))
 const User = Type.Object({ email: Type.String(), role: RoleSchema, created_at: Type.String({ format: 'date-time' }) })
@@ -31,23 +30,11 @@ function publicUser(record: MemberRecord): typeof User.static {
   return { email: record.email, role: record.role, created_at: new Date(record.created_at).toISOString() }
 }
 
-/** The acting person's role must allow changing a membership that is or becomes `affected`. */
-function mayChange(context: TenantContext, ...affected: (Role | undefined)[]): void {
-  requirePermission(context.tenant.system, context.tenant.slug, context.actor, membershipPermission(...affected))
+function membershipChange(context: TenantContext): MembershipChange {
+  return { system: context.tenant.system, signIn: context.signIn, tenant: context.tenant.slug, actor: context.actor, nowMs: context.nowMs }
 }
 
-function existingUser(context: TenantContext): MemberRecord {
-  const email = normalEmail(decodeURIComponent(context.params['email']!))
-  const record = email === null ? undefined : context.tenant.system.member(context.tenant.slug, email)
-  if (record === undefined) throw notFound(`User ${context.params['email']}`)
-  return record
-}
-
-function ownerCount(context: TenantContext): number {
-  return context.tenant.system.listMembers(context.tenant.slug).filter((member) => member.role === 'owner').length
-}
-
-const memberKey = (record: MemberRecord): string => `${record.tenant} ${record.email}`
+const userParam = (context: TenantContext): string => decodeURIComponent(context.params['email']!)
 
 export function peopleRoutes(): TenantRoute[] {
   const consoleRoute = { tag: 'management', access: 'console', dimension: 'ingest' } as const
@@ -74,17 +61,7 @@ export function peopleRoutes(): TenantRoute[] {
       response: User,
       responseStatus: 201,
       errors: [409],
-      handler: async (context) => {
-        const email = normalEmail(context.body.email)
-        if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
-        mayChange(context, context.body.role)
-        const system = context.tenant.system
-        if (system.member(context.tenant.slug, email) !== undefined) throw new ApiError('conflict', `${email} is already a user of ${context.tenant.slug}`)
-        const record: MemberRecord = { tenant: context.tenant.slug, email, role: context.body.role, created_at: context.nowMs }
-        await system.put(system.members, memberKey(record), record)
-        await context.signIn.request(email, context.nowMs, { tenant: context.tenant.slug, role: record.role, by: context.actor })
-        return { status: 201, body: publicUser(record) }
-      },
+      handler: async (context) => ({ status: 201, body: publicUser(await inviteMember(membershipChange(context), context.body.email, context.body.role)) }),
     }),
     route<typeof RoleBody.static>({
       ...consoleRoute,
@@ -96,14 +73,7 @@ export function peopleRoutes(): TenantRoute[] {
       body: RoleBody,
       response: User,
       errors: [404, 409],
-      handler: async (context) => {
-        const record = existingUser(context)
-        mayChange(context, record.role, context.body.role)
-        if (record.role === 'owner' && context.body.role !== 'owner' && ownerCount(context) === 1) throw new ApiError('conflict', 'The last owner cannot be demoted: make someone else owner first')
-        const changed: MemberRecord = { ...record, role: context.body.role }
-        await context.tenant.system.put(context.tenant.system.members, memberKey(changed), changed)
-        return { status: 200, body: publicUser(changed) }
-      },
+      handler: async (context) => ({ status: 200, body: publicUser(await changeMemberRole(membershipChange(context), userParam(context), context.body.role)) }),
     }),
     route({
       ...consoleRoute,
@@ -115,10 +85,7 @@ export function peopleRoutes(): TenantRoute[] {
       responseStatus: 204,
       errors: [404, 409],
       handler: async (context) => {
-        const record = existingUser(context)
-        mayChange(context, record.role)
-        if (record.role === 'owner' && ownerCount(context) === 1) throw new ApiError('conflict', 'The last owner cannot be removed')
-        await context.tenant.system.remove(context.tenant.system.members, memberKey(record))
+        await removeMember(membershipChange(context), userParam(context))
         return { status: 204 }
       },
     }),

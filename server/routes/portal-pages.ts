@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox'
 import { ApiError } from '../errors.js'
 import { cookieValue, sessionCookie } from '../people/sign-in.js'
 import { listTenantRequests, servedRegions } from '../portal/tenant-requests.js'
+import { operatorEmails } from '../operator/routes.js'
 import { asset } from '../web/assets.js'
 import { csrfToken } from '../web/csrf.js'
 import { portalPage } from '../web/portal-page.js'
@@ -22,6 +23,7 @@ export function portalPageRoutes(): RootRoute[] {
       operationId: 'portalPage',
       summary: 'The account portal (HTML): sign in; your tenants, your requests, request a tenant',
       tag: 'portal',
+      page: true,
       response: Type.String({ description: 'an HTML page' }),
       responseType: 'text/html',
       handler: (context) => {
@@ -37,6 +39,7 @@ export function portalPageRoutes(): RootRoute[] {
           regions: servedRegions(context.deps.config),
           system: context.deps.system,
           requests: person === null ? [] : listTenantRequests(context.deps.system, person),
+          operator: person !== null && operatorEmails(context.deps.config.operatorEmails).has(person),
         })
         return { status: 200, headers: pageHeaders, body }
       },
@@ -47,6 +50,7 @@ export function portalPageRoutes(): RootRoute[] {
       operationId: 'consoleHome',
       summary: "Where a sign-in lands: the portal's list of the person's tenants, for now",
       tag: 'portal',
+      page: true,
       responseStatus: 303,
       handler: () => ({ status: 303, headers: { location: '/portal', 'cache-control': 'no-store' } }),
     },
@@ -56,6 +60,7 @@ export function portalPageRoutes(): RootRoute[] {
       operationId: 'pageAsset',
       summary: "The pages' stylesheet",
       tag: 'portal',
+      page: true,
       response: Type.String({ description: 'CSS' }),
       responseType: 'text/css',
       errors: [404],

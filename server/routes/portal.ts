@@ -72,7 +72,7 @@ export function portalRoutes(): RootRoute[] {
         if (verified === null) throw new ApiError('unauthorized', 'This sign-in link is unknown, used or expired: ask for a new one')
         return {
           status: 303,
-          headers: { location: afterSignIn, 'set-cookie': sessionSetCookie(verified.session, secure(context)), 'cache-control': 'no-store' },
+          headers: { location: verified.next ?? afterSignIn, 'set-cookie': sessionSetCookie(verified.session, secure(context), context.deps.signIn.sessionLifetimeMs), 'cache-control': 'no-store' },
         }
       },
     },

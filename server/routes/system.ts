@@ -28,12 +28,16 @@ export interface RootRoute extends RouteDocumentation {
   /** Who may call: anyone (default), the operator (admin token), or an API client (its credentials). */
   readonly access?: 'public' | 'admin' | 'client'
   readonly body?: TSchema
+  /** The query parameters, for the OpenAPI document (the handler reads `context.query`). */
+  readonly query?: TSchema
   /** Media type of the body; default application/json. */
   readonly bodyType?: string
   readonly response?: TSchema
   /** Media type of the answer; default application/json. */
   readonly responseType?: string
   readonly responseStatus?: number
+  /** An HTML page or a page's form post: listed in docs/api.md ("Web pages"), not in the OpenAPI document. */
+  readonly page?: true
   readonly handler: (context: RootContext) => Reply | Promise<Reply>
 }
 

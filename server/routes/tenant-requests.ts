@@ -8,19 +8,25 @@
 import { Type } from '@sinclair/typebox'
 import { parseJsonBody } from '../app.js'
 import { cookieSession } from '../people/console-auth.js'
-import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTenantRequest, requestTenant } from '../portal/tenant-requests.js'
-import { ApiError } from '../errors.js'
+import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTenantRequest, requestTenant, slugProblem } from '../portal/tenant-requests.js'
+import { ApiError, validationError } from '../errors.js'
 import { validate } from '../validate.js'
 import { requireFormToken } from '../web/csrf.js'
 import { backTo, formFields } from '../web/form.js'
 import type { Tier as TierName } from '../../storage/system-store.js'
 import { adminOnly, Tier } from './admin.js'
-import type { RootContext, RootRoute } from './system.js'
+import type { RootRoute } from './system.js'
 
 const RequestBody = Type.Object(
   { slug: Type.String({ minLength: 1, maxLength: 63 }), tier: Tier, region: Type.String({ minLength: 1, maxLength: 63 }) },
   { additionalProperties: false },
 )
+const SlugQuery = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 100 }) })
+const SlugAnswer = Type.Object({
+  slug: Type.String(),
+  available: Type.Boolean(),
+  problem: Type.Union([Type.String(), Type.Null()], { description: 'why not: the rule, `taken`, or `taken (requested)`' }),
+})
 const RejectBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })
 export const TenantRequestAnswer = Type.Object({
   id: Type.String(),
@@ -33,11 +39,6 @@ export const TenantRequestAnswer = Type.Object({
   decided_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   reason: Type.Union([Type.String(), Type.Null()]),
 })
-
-function requestDeps(context: RootContext) {
-  const { config, system, tenants, mailer, publicUrl } = context.deps
-  return { config, system, tenants, mailer, publicUrl }
-}
 
 export function tenantRequestRoutes(): RootRoute[] {
   return [
@@ -59,7 +60,7 @@ export function tenantRequestRoutes(): RootRoute[] {
           requireFormToken(secret, form)
           try {
             const fields = validate<typeof RequestBody.static>(RequestBody, { slug: form.get('slug') ?? '', tier: form.get('tier') ?? '', region: form.get('region') ?? '' })
-            const made = await requestTenant(requestDeps(context), email, { ...fields, tier: fields.tier as TierName }, context.nowMs)
+            const made = await requestTenant(context.deps, email, { ...fields, tier: fields.tier as TierName }, context.nowMs)
             return backTo('/portal', { notice: made.status === 'active' ? `Your tenant ${made.slug} is ready.` : `Your request for ${made.slug} is waiting for approval.` })
           } catch (error) {
             if (error instanceof ApiError) return backTo('/portal', { error: error.message })
@@ -67,8 +68,25 @@ export function tenantRequestRoutes(): RootRoute[] {
           }
         }
         const body = validate<typeof RequestBody.static>(RequestBody, parseJsonBody(context.incoming) ?? {})
-        const record = await requestTenant(requestDeps(context), email, { ...body, tier: body.tier as TierName }, context.nowMs)
+        const record = await requestTenant(context.deps, email, { ...body, tier: body.tier as TierName }, context.nowMs)
         return { status: 201, headers: { 'cache-control': 'no-store' }, body: publicTenantRequest(record) }
+      },
+    },
+    {
+      method: 'GET',
+      path: '/portal/slug-check',
+      operationId: 'checkSlug',
+      summary: 'Whether a slug may be requested now: the rule, and not taken by a tenant or an open request (the request form checks as you type)',
+      tag: 'portal',
+      query: SlugQuery,
+      response: SlugAnswer,
+      errors: [400, 401],
+      handler: (context) => {
+        cookieSession(context.deps, context.incoming, context.nowMs)
+        const slug = context.query.get('slug') ?? ''
+        if (slug.length === 0 || slug.length > 100) throw validationError([{ path: 'query/slug', message: 'must be 1 to 100 characters' }], 'slug must be 1 to 100 characters')
+        const problem = slugProblem(context.deps.system, slug)
+        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { slug, available: problem === null, problem } }
       },
     },
     {
@@ -99,7 +117,7 @@ export function tenantRequestRoutes(): RootRoute[] {
       summary: 'Approve a request: the tenant is provisioned, the requester becomes its owner and gets a mail',
       response: TenantRequestAnswer,
       errors: [404, 409],
-      handler: async (context) => ({ status: 200, body: publicTenantRequest(await approveTenantRequest(requestDeps(context), context.params['id']!, context.nowMs)) }),
+      handler: async (context) => ({ status: 200, body: publicTenantRequest(await approveTenantRequest(context.deps, context.params['id']!, context.nowMs)) }),
     }),
     adminOnly({
       method: 'POST',

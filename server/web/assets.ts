@@ -23,7 +23,7 @@ let loaded: Map<string, Asset> | null = null
 export function asset(name: string): Asset | undefined {
   if (loaded === null) {
     loaded = new Map()
-    for (const file of ['app.css']) loaded.set(file, { body: readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
+    for (const file of ['app.css', 'console.js', 'portal.js']) loaded.set(file, { body: readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
   }
   return loaded.get(name)
 }

@@ -13,6 +13,10 @@ export interface PageInput {
   readonly body: Html
   /** The header's sign-out form (needs the session's form token). */
   readonly signOut?: Html
+  /** Navigation under the header (the console's tabs). */
+  readonly nav?: Html
+  /** Scripts of /assets/ (progressive: every page works without them). */
+  readonly scripts?: readonly string[]
 }
 
 export function page(input: PageInput): string {
@@ -22,10 +26,13 @@ export function page(input: PageInput): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${input.title} · Pricing service</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app.css">
+${(input.scripts ?? []).map((name) => html`<script src="/assets/${name}" defer></script>`)}
 </head>
 <body>
 <header><a href="/portal">Pricing service</a>${input.person === null ? null : html`<span>Signed in as <strong>${input.person}</strong> ${input.signOut}</span>`}</header>
+${input.nav}
 <main>
 <h1>${input.title}</h1>
 ${flash}

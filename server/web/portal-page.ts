@@ -12,6 +12,9 @@ import { csrfField } from './csrf.js'
 import { html, type Html } from './html.js'
 import { page } from './layout.js'
 
+/** The slug rule for the field's `pattern`, which browsers compile with the `v` flag (a literal hyphen in a class escaped). */
+const slugInputPattern = slugPattern.source.slice(1, -1).replaceAll('9-]', '9\\-]')
+
 export interface PortalView {
   readonly person: string | null
   readonly csrf: string
@@ -19,6 +22,8 @@ export interface PortalView {
   readonly regions: readonly string[]
   readonly system: SystemStore
   readonly requests: readonly TenantRequestRecord[]
+  /** The person is an operator (PRICING_OPERATOR_EMAILS): the page links to /operator. */
+  readonly operator: boolean
 }
 
 function csrfInput(token: string): Html {
@@ -41,24 +46,25 @@ function signInForm(): Html {
 function tenantsTable(view: PortalView): Html {
   const rows = view.system.listTenants().filter((tenant) => view.system.member(tenant.slug, view.person!) !== undefined)
   if (rows.length === 0) return html`<p>You are not a user of any tenant yet.</p>`
-  return html`<table><thead><tr><th scope="col">Tenant</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Your role</th></tr></thead><tbody>${rows.map(
+  return html`<div class="table-scroll" role="region" aria-label="Your tenants" tabindex="0"><table class="data"><thead><tr><th scope="col">Tenant</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Your role</th></tr></thead><tbody>${rows.map(
     (tenant) => html`<tr><td><a href="/console/${tenant.slug}">${tenant.slug}</a></td><td>${tenant.tier}</td><td>${tenant.region}</td><td class="status-${tenant.status}">${tenant.status}</td><td>${view.system.member(tenant.slug, view.person!)!.role}</td></tr>`,
-  )}</tbody></table>`
+  )}</tbody></table></div>`
 }
 
 function requestsTable(requests: readonly TenantRequestRecord[]): Html {
   if (requests.length === 0) return html`<p>No requests yet.</p>`
-  return html`<table><thead><tr><th scope="col">Slug</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Requested</th></tr></thead><tbody>${requests.map(
+  return html`<div class="table-scroll" role="region" aria-label="Your requests" tabindex="0"><table class="data"><thead><tr><th scope="col">Slug</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Requested</th></tr></thead><tbody>${requests.map(
     (request) => html`<tr><td>${request.slug}</td><td>${request.tier}</td><td>${request.region}</td><td class="status-${request.status}">${request.status}${request.reason === null ? null : html`: ${request.reason}`}</td><td>${new Date(request.created_at).toISOString().slice(0, 16).replace('T', ' ')} UTC</td></tr>`,
-  )}</tbody></table>`
+  )}</tbody></table></div>`
 }
 
 function requestForm(view: PortalView): Html {
   return html`<form method="post" action="/portal/tenant-requests">
 ${csrfInput(view.csrf)}
 <label for="slug">Slug</label>
-<input id="slug" name="slug" required maxlength="63" pattern="${slugPattern.source.slice(1, -1)}" aria-describedby="slug-hint" autocomplete="off">
+<input id="slug" name="slug" required maxlength="63" pattern="${slugInputPattern}" aria-describedby="slug-hint" autocomplete="off">
 <p class="hint" id="slug-hint">Lowercase letters, digits and hyphens; no hyphen first or last. Your API lives at /t/&lt;slug&gt;.</p>
+<p class="hint" id="slug-check" aria-live="polite"></p>
 <label for="tier">Tier</label>
 <select id="tier" name="tier">${Object.keys(plans).map((tier) => html`<option value="${tier}"${tier === 'standard' ? html` selected` : null}>${tier}</option>`)}</select>
 <label for="region">Region (where the tenant's data is kept)</label>
@@ -69,11 +75,12 @@ ${csrfInput(view.csrf)}
 
 export function portalPage(view: PortalView): string {
   if (view.person === null) return page({ title: 'Sign in', person: null, flash: view.flash, body: signInForm() })
-  const body = html`<h2>Your tenants</h2>
+  const body = html`${view.operator ? html`<p><a href="/operator">Operator: tenant requests to decide</a></p>` : null}
+<h2>Your tenants</h2>
 ${tenantsTable(view)}
 <h2>Your requests</h2>
 ${requestsTable(view.requests)}
 <h2>Request a tenant</h2>
 ${requestForm(view)}`
-  return page({ title: 'Your account', person: view.person, flash: view.flash, body, signOut: signOutForm(view.csrf) })
+  return page({ title: 'Your account', person: view.person, flash: view.flash, body, signOut: signOutForm(view.csrf), scripts: ['portal.js'] })
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import type { Mail, Mailer } from '../../server/mail/mailer.js'
-import { cookieValue, normalEmail, secretHash, sessionLifetimeMs, sessionSetCookie, SignIn, signInLinkLifetimeMs } from '../../server/people/sign-in.js'
+import { cookieValue, defaultSessionLifetimeMs as sessionLifetimeMs, normalEmail, secretHash, sessionSetCookie, SignIn, signInLinkLifetimeMs } from '../../server/people/sign-in.js'
 import { SystemStore } from '../../storage/system-store.js'
 
 const sent: Mail[] = []

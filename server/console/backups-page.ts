@@ -1,0 +1,64 @@
+/**
+ * A tenant's backups in the console (issue 9): the list (newest first), the form that takes one
+ * (optionally kept from thinning), a restore link per backup (behind a confirmation page) and the
+ * restore status, which console.js keeps live by polling `GET /t/{slug}/management/restore/status`
+ * while a restore runs.
+ * @module
+ */
+import { publicRestoreStatus, type RestoreStatus } from '../backups/restore.js'
+import { can } from '../people/roles.js'
+import { csrfField } from '../web/csrf.js'
+import { html, type Html } from '../web/html.js'
+import type { BackupRecord } from '../../storage/backup/backups.js'
+import type { ConsoleVisit } from './access.js'
+import { consolePage, type Flash } from './frame.js'
+
+export const restorePath = (visit: ConsoleVisit, id: string): string => `/console/${visit.slug}/backups/${encodeURIComponent(id)}/restore`
+
+function statusText(status: RestoreStatus): string {
+  switch (status.status) {
+    case 'idle':
+      return 'No restore has run.'
+    case 'in_progress':
+      return `Restoring ${status.backup_id} since ${status.started_at}: writes answer 503 until it ends.`
+    case 'completed':
+      return `Restored ${status.backup_id} at ${status.completed_at}.`
+    case 'failed':
+      return `The restore of ${status.backup_id} failed: ${status.error ?? 'unknown error'}.`
+  }
+}
+
+function restoreStatus(visit: ConsoleVisit): Html {
+  const status = publicRestoreStatus(visit.tenant.system.restores.get(visit.slug))
+  return html`<section aria-labelledby="restore-title">
+<h2 id="restore-title">Restore status</h2>
+<p id="restore-status" role="status" data-status-url="/t/${visit.slug}/management/restore/status" data-status="${status.status}" class="status-${status.status}">${statusText(status)}</p>
+</section>`
+}
+
+function row(visit: ConsoleVisit, backup: BackupRecord) {
+  const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
+  return html`<tr><td class="mono">${backup.id}</td><td>${backup.created.slice(0, 19).replace('T', ' ')} UTC</td><td>${backup.type}</td><td>${backup.retain ? 'kept' : 'thinned by age'}</td><td>${restore}</td></tr>`
+}
+
+export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {
+  const backups = visit.tenant.backups.list()
+  const list = backups.length === 0
+    ? html`<p>No backups yet.</p>`
+    : html`<div class="table-scroll" role="region" aria-label="Backups" tabindex="0"><table class="data"><thead><tr><th scope="col">Backup</th><th scope="col">Taken</th><th scope="col">Type</th><th scope="col">Retention</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+${backups.map((backup) => row(visit, backup))}
+</tbody></table></div>`
+  const create = can(visit.role, 'backups.create')
+    ? html`<h2>Take a backup</h2>
+<form method="post" action="/console/${visit.slug}/backups">
+<input type="hidden" name="${csrfField}" value="${visit.csrf}">
+<div class="check"><input id="retain" name="retain" type="checkbox" value="true"><label for="retain">Keep it (never thinned by age)</label></div>
+<button type="submit">Take a backup now</button>
+</form>`
+    : html`<p class="hint">Your role (${visit.role}) does not take backups.</p>`
+  const body = html`${restoreStatus(visit)}
+<h2>Backups</h2>
+${list}
+${create}`
+  return consolePage(visit, 'backups', `${visit.slug}: backups`, body, flash)
+}

@@ -1,0 +1,44 @@
+/**
+ * The overview's chart (issue 9): a per-minute series of the last hour as an SVG bar chart drawn on
+ * the server (no script, no inline style: SVG attributes only, so the page's CSP holds), with its
+ * figures in a table for screen readers and for anyone who wants the numbers.
+ * @module
+ */
+import { html, type Html } from '../web/html.js'
+
+const width = 600
+const height = 120
+const top = 16
+const bottom = 18
+
+export interface Series {
+  readonly title: string
+  readonly unit: string
+  /** Oldest first, one value per minute. */
+  readonly values: readonly number[]
+}
+
+/** A bar chart of `series` (one bar a minute), the largest value and the total in its label. */
+export function barChart(id: string, series: Series): Html {
+  const max = Math.max(0, ...series.values)
+  const total = series.values.reduce((sum, value) => sum + value, 0)
+  const slot = width / series.values.length
+  const plot = height - top - bottom
+  const bars = series.values.map((value, index) => {
+    if (value === 0 || max === 0) return null
+    const barHeight = Math.max(1, Math.round((value / max) * plot))
+    return html`<rect x="${(index * slot + 1).toFixed(1)}" y="${top + plot - barHeight}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${barHeight}" class="bar"><title>${value} ${series.unit}</title></rect>`
+  })
+  const label = `${series.title}: ${total} ${series.unit} in the last hour, at most ${max} in a minute`
+  return html`<figure class="chart">
+<svg id="${id}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title">
+<title id="${id}-title">${label}</title>
+<line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"></line>
+${bars}
+<text x="0" y="11" class="axis-label">${max} / min</text>
+<text x="0" y="${height - 4}" class="axis-label">60 min ago</text>
+<text x="${width}" y="${height - 4}" text-anchor="end" class="axis-label">now</text>
+</svg>
+<figcaption>${label}</figcaption>
+</figure>`
+}

@@ -1,0 +1,58 @@
+/**
+ * A tenant's users in the console (issue 9): the list with each role, a form per user to change
+ * it and a link to remove them (behind a confirmation page), and the invitation form. Forms a
+ * person's role does not allow (server/people/roles.ts) are not shown; the server checks anyway.
+ * @module
+ */
+import { can, roles } from '../people/roles.js'
+import { csrfField } from '../web/csrf.js'
+import { html } from '../web/html.js'
+import type { MemberRecord } from '../../storage/system-store.js'
+import type { ConsoleVisit } from './access.js'
+import { consolePage, type Flash } from './frame.js'
+
+export const userPath = (visit: ConsoleVisit, email: string): string => `/console/${visit.slug}/users/${encodeURIComponent(email)}`
+
+function assignable(visit: ConsoleVisit): readonly string[] {
+  return can(visit.role, 'owners.manage') ? roles : roles.filter((role) => role !== 'owner')
+}
+
+function mayManage(visit: ConsoleVisit, member: MemberRecord): boolean {
+  return can(visit.role, member.role === 'owner' ? 'owners.manage' : 'users.manage')
+}
+
+function row(visit: ConsoleVisit, member: MemberRecord, index: number) {
+  const manage = mayManage(visit, member)
+  const role = manage
+    ? html`<form class="inline" method="post" action="${userPath(visit, member.email)}/role">
+<input type="hidden" name="${csrfField}" value="${visit.csrf}">
+<label class="visually-hidden" for="role-${index}">Role of ${member.email}</label>
+<select id="role-${index}" name="role">${assignable(visit).map((option) => html`<option value="${option}"${option === member.role ? html` selected` : null}>${option}</option>`)}</select>
+<button type="submit">Change role</button>
+</form>`
+    : member.role
+  const remove = manage && member.email !== visit.email ? html`<a href="${userPath(visit, member.email)}/remove">Remove<span class="visually-hidden"> ${member.email}</span></a>` : null
+  return html`<tr><td>${member.email}${member.email === visit.email ? html` <span class="hint">(you)</span>` : null}</td><td>${role}</td><td>${new Date(member.created_at).toISOString().slice(0, 10)}</td><td>${remove}</td></tr>`
+}
+
+export function usersPage(visit: ConsoleVisit, flash: Flash | null): string {
+  const members = visit.tenant.system.listMembers(visit.slug)
+  const invite = can(visit.role, 'users.manage')
+    ? html`<h2>Invite a user</h2>
+<form method="post" action="/console/${visit.slug}/users">
+<input type="hidden" name="${csrfField}" value="${visit.csrf}">
+<label for="invite-email">E-mail address</label>
+<input id="invite-email" name="email" type="email" required maxlength="254" autocomplete="off">
+<label for="invite-role">Role</label>
+<select id="invite-role" name="role">${assignable(visit).map((option) => html`<option value="${option}"${option === 'editor' ? html` selected` : null}>${option}</option>`)}</select>
+<p class="hint">They get a mail with a link that signs them in to this console (valid 15 minutes; after that they sign in at the portal).</p>
+<button type="submit">Send the invitation</button>
+</form>`
+    : html`<p class="hint">Your role (${visit.role}) does not invite or change users.</p>`
+  const body = html`<div class="table-scroll" role="region" aria-label="Users" tabindex="0"><table class="data"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+${members.map((member, index) => row(visit, member, index))}
+</tbody></table></div>
+<p class="hint">Owners manage everything; admins manage users other than owners, keys and backups and restore; editors take backups; every role manages API keys (docs/api.md, Roles).</p>
+${invite}`
+  return consolePage(visit, 'users', `${visit.slug}: users`, body, flash)
+}
