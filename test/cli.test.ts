@@ -11,6 +11,7 @@ import t from 'tap'
 import { helpText } from '../server/cli/help.js'
 import { parseInvocation, UsageError } from '../server/cli/manage.js'
 import { DEFAULTS, envName, flagName } from '../server/config.js'
+import { signIn } from './helpers/console.js'
 import { adminToken, entryPath, startServer, TenantClient } from './helpers/server.js'
 
 interface CliResult {
@@ -161,6 +162,35 @@ t.test('with --url the CLI works through a running server and its admin token', 
   t.equal((await client.get('/article')).status, 403)
   const revoke = await cli(['key', 'revoke', 'web', credentials.client_id, ...remote])
   t.equal(revoke.code, 0, revoke.stderr)
+})
+
+t.test("people's tenant requests: listed, approved and rejected from the command line", async (t) => {
+  const server = await startServer()
+  t.teardown(() => server.dispose())
+  const remote = ['--url', server.url, '--admin-token', adminToken]
+  const cookie = `pricing_session=${await signIn(server, 'asker@example.com')}`
+  for (const slug of ['wanted', 'unwanted']) {
+    const asked = await server.request('POST', '/portal/tenant-requests', { headers: { cookie, origin: server.url }, body: { slug, tier: 'starter', region: 'local' } })
+    t.equal(asked.status, 201)
+  }
+  const list = await cli(['request', 'list', ...remote])
+  t.equal(list.code, 0, list.stderr)
+  const requests = json(list) as { id: string; slug: string; status: string }[]
+  t.same(requests.map((request) => [request.slug, request.status]), [['unwanted', 'requested'], ['wanted', 'requested']], 'newest first')
+  const onDisk = await cli(['request', 'list', '--data-dir', server.dataDir])
+  t.same(json(onDisk).map((request: { slug: string }) => request.slug), ['unwanted', 'wanted'], 'the list reads the data directory too')
+  const approved = await cli(['request', 'approve', requests[1]!.id, ...remote])
+  t.equal(approved.code, 0, approved.stderr)
+  t.match(json(approved), { slug: 'wanted', status: 'active', email: 'asker@example.com' })
+  t.equal((await server.admin('GET', '/admin/tenants/wanted')).body.owner_email, 'asker@example.com', 'the requester owns the new tenant')
+  const rejected = await cli(['request', 'reject', requests[0]!.id, '--reason', 'not a real company', ...remote])
+  t.match(json(rejected), { slug: 'unwanted', status: 'rejected', reason: 'not a real company' })
+  const again = await cli(['request', 'approve', requests[0]!.id, ...remote])
+  t.equal(again.code, 1, 'a decided request cannot be approved')
+  t.match(again.stderr, /^409: /)
+  const local = await cli(['request', 'approve', requests[0]!.id, '--data-dir', server.dataDir])
+  t.equal(local.code, 2, 'approval needs the running server')
+  t.match(local.stderr, /request approve: the running server provisions the tenant/)
 })
 
 t.test('with --url a wrong admin token fails with exit code 1 and the status', async (t) => {

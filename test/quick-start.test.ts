@@ -171,6 +171,6 @@ t.test('on a terminal, a first start notes where the credentials are, without th
   t.match(note, /^Demo tenant "demo" provisioned/, 'the note is there')
   t.ok(note.includes(file), 'naming the file')
   t.ok(note.includes(`client_id:  ${credentials['client_id']}`), 'and the client_id')
-  t.ok(note.includes(`Console: ${credentials['portal_url']}, signed in as owner@demo.example`), "and the console's address with its owner")
+  t.ok(note.includes(`Console: ${credentials['console_url']}, signed in as owner@demo.example`), "and the console's address with its owner")
   t.notOk(output.includes(credentials['client_secret']!), 'not the secret')
 })

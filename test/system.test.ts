@@ -197,12 +197,14 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   // The owner's console link: a sign-in mail in the outbox, its link in the log, and it works.
   t.equal(credentials['owner_email'], 'owner@demo.example')
   t.equal(credentials['portal_url'], `${demo.url}/portal`)
+  t.equal(credentials['console_url'], `${demo.url}/console/demo`)
   for (let attempt = 0; attempt < 400 && !demo.stdout.includes('mail written to the outbox'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
   const logged = /"to":"owner@demo.example"[^\n]*"link":"([^"]+)"/.exec(demo.stdout)
   t.ok(logged !== null, "the owner's sign-in link is in the log")
   t.equal(outboxLink(demo, 'owner@demo.example'), logged![1], 'and in the outbox mail')
   const signedIn = await fetch(logged![1]!, { redirect: 'manual' })
   t.equal(signedIn.status, 303, 'the link signs the owner in')
+  t.equal(signedIn.headers.get('location'), '/console/demo', "and lands on the demo tenant's console")
   const cookie = /pricing_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0]
   t.equal((await demo.request('GET', '/t/demo/management/users', { headers: { cookie } })).body[0].role, 'owner', 'as the owner of demo')
   await demo.restart()

@@ -23,6 +23,8 @@ export interface DemoCredentials {
   readonly created_at: string
   /** The account portal, and the demo tenant's owner, who signs in there by magic link. */
   readonly portal_url: string
+  /** The demo tenant's console, where the owner's sign-in link lands. */
+  readonly console_url: string
   readonly owner_email: string
 }
 
@@ -58,7 +60,7 @@ export function demoCredentialsNote(file: string, credentials: DemoCredentials):
     `  client_id:  ${credentials.client_id}\n` +
     `  base URL:   ${credentials.base_url}\n` +
     `  token URL:  ${credentials.token_url}\n` +
-    `Console: ${credentials.portal_url}, signed in as ${credentials.owner_email} (the owner) with the\n` +
+    `Console: ${credentials.console_url}, signed in as ${credentials.owner_email} (the owner) with the\n` +
     `  link mailed to ./data/outbox/ at this start (also in the log; it works once, within 15 minutes;\n` +
     `  ask the portal for a new one at any time).\n` +
     `The README's quick start shows a token request, a price read and a price query.\n\n`

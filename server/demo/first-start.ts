@@ -18,11 +18,12 @@ export async function provisionDemoTenant(deps: AppDeps, dataDir: string, nowMs:
     client_secret: demo.clientSecret,
     created_at: new Date(nowMs).toISOString(),
     portal_url: `${deps.publicUrl}/portal`,
+    console_url: `${deps.publicUrl}/console/${demo.slug}`,
     owner_email: demoOwnerEmail,
   }
   const file = await writeDemoCredentials(dataDir, credentials)
   // The owner's way into the console: a sign-in link in the outbox (and the log), or over SMTP.
-  await deps.signIn.request(demoOwnerEmail, nowMs)
+  await deps.signIn.request(demoOwnerEmail, nowMs, undefined, `/console/${demo.slug}`)
   deps.logger.info({ tenant: demo.slug, clientId: demo.clientId, credentialsFile: file }, 'demo tenant provisioned')
   if (process.stderr.isTTY === true) process.stderr.write(demoCredentialsNote(file, credentials))
   return credentials

@@ -42,11 +42,15 @@ export class SignIn {
     readonly sessionLifetimeMs = defaultSessionLifetimeMs,
   ) {}
 
-  /** Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. */
-  async request(email: string, nowMs: number, invitation?: { readonly tenant: string; readonly role: string; readonly by: string }): Promise<void> {
+  /**
+   * Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. The link
+   * lands on `next` (a path of this service), an invitation's on the tenant's console, others on /console.
+   */
+  async request(email: string, nowMs: number, invitation?: { readonly tenant: string; readonly role: string; readonly by: string }, next?: string): Promise<void> {
     const token = newSecret()
     const record: SignInLinkRecord = { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null }
-    if (invitation !== undefined) record.next = `/console/${invitation.tenant}`
+    const landing = next ?? (invitation === undefined ? undefined : `/console/${invitation.tenant}`)
+    if (landing !== undefined) record.next = landing
     await this.system.put(this.system.signInLinks, secretHash(token), record)
     const link = `${this.publicUrl()}/portal/verify?token=${token}`
     const intro = invitation === undefined

@@ -85,7 +85,7 @@ export async function requestTenant(deps: TenantRequestDeps, email: string, inpu
 function openRequest(system: SystemStore, id: string): TenantRequestRecord {
   const record = system.tenantRequests.get(id)
   if (record === undefined) throw notFound(`Tenant request ${id}`)
-  if (record.status !== 'requested') throw new ApiError('conflict', `Tenant request ${id} is ${record.status}`)
+  if (record.status !== 'requested') throw new ApiError('conflict', `Tenant request ${id} (${record.slug}) is ${record.status}`)
   return record
 }
 

@@ -59,11 +59,21 @@ async function journey(executablePath: string): Promise<void> {
     await target.goto(await smtp.link(address))
   }
 
-  await t.test('sign in by the link in the mail', async (t) => {
+  await t.test('sign in by the link in the mail, with the keyboard alone', async (t) => {
     await page.goto(`${server.url}/portal`)
     t.equal(await page.title(), 'Sign in · Pricing service')
     await audit(page, 'portal-sign-in')
-    await signInWithMail(page, email)
+    let tabs = 0
+    while ((await page.evaluate('document.activeElement?.id')) !== 'email' && tabs < 10) {
+      await page.keyboard.press('Tab')
+      tabs++
+    }
+    t.ok(tabs < 10, `Tab reaches the e-mail field (${tabs} presses)`)
+    t.not(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'none', 'the focused field shows its focus')
+    await page.keyboard.type(email)
+    await page.keyboard.press('Enter')
+    await page.getByText(`We mailed a sign-in link to ${email}`).waitFor()
+    await page.goto(await smtp.link(email))
     t.equal(new URL(page.url()).pathname, '/portal', 'the link lands on the portal')
     t.ok(await page.getByText(`Signed in as ${email}`).isVisible(), 'the header names the person')
     t.ok(await page.getByText('You are not a user of any tenant yet.').isVisible())

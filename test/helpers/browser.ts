@@ -56,7 +56,7 @@ function watch(page: Page, problems: string[]): void {
 /**
  * Photographs the page at both sizes (`<name>-1280x800.png`, `<name>-390x844.png`) and answers
  * axe's violations at the impacts serious and critical at either size (every rule axe runs by
- * default: WCAG 2.x A and AA and best practice).
+ * default: WCAG 2.x A and AA and best practice), and a page that scrolls sideways at either width.
  */
 export async function auditPage(page: Page, name: string): Promise<AxeViolation[]> {
   mkdirSync(screenshotsDir, { recursive: true })
@@ -64,6 +64,8 @@ export async function auditPage(page: Page, name: string): Promise<AxeViolation[
   for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
     await page.setViewportSize(viewport)
     await page.screenshot({ path: path.join(screenshotsDir, `${name}-${viewport.width}x${viewport.height}.png`), fullPage: true })
+    const width = (await page.evaluate('document.documentElement.scrollWidth')) as number
+    if (width > viewport.width) violations.push({ id: 'page-wider-than-viewport', impact: 'serious', help: `the page scrolls sideways at ${viewport.width} px (${width} px wide)`, targets: ['html'] })
     if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axe.source)
     const result = (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })')) as { violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }
     for (const violation of result.violations) {
