@@ -8,9 +8,8 @@
  * @module
  */
 import { ApiError } from '../errors.js'
-import { sameOrigin } from '../people/console-auth.js'
+import { sameOrigin, sessionPerson } from '../people/console-auth.js'
 import { requirePermission, type Permission } from '../people/roles.js'
-import { cookieValue, sessionCookie } from '../people/sign-in.js'
 import type { RootContext } from '../routes/system.js'
 import { slugPattern, type TenantRuntime } from '../tenants.js'
 import { csrfToken, requireFormToken } from '../web/csrf.js'
@@ -27,9 +26,7 @@ export interface ConsoleVisit {
 
 /** The signed-in person of the request and their session's secret, or null. */
 export function signedInPerson(context: RootContext): { email: string; secret: string } | null {
-  const secret = cookieValue(context.incoming.cookie, sessionCookie)
-  const email = context.deps.signIn.session(secret, context.nowMs)
-  return email === null ? null : { email, secret }
+  return sessionPerson(context.deps, context.incoming, context.nowMs)
 }
 
 /** The tenant of the path as the person may see it: 404 unless they are a user of it, 503 while it loads. */

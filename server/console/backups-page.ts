@@ -11,7 +11,8 @@ import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
 import type { BackupRecord } from '../../storage/backup/backups.js'
 import type { ConsoleVisit } from './access.js'
-import { consolePage, type Flash } from './frame.js'
+import type { Flash } from '../web/flash.js'
+import { consolePage } from './frame.js'
 
 export const restorePath = (visit: ConsoleVisit, id: string): string => `/console/${visit.slug}/backups/${encodeURIComponent(id)}/restore`
 

@@ -4,6 +4,7 @@
  * console's script (copy buttons, live restore status).
  * @module
  */
+import type { Flash } from '../web/flash.js'
 import { html, type Html } from '../web/html.js'
 import { page } from '../web/layout.js'
 import { signOutForm } from '../web/portal-page.js'
@@ -17,19 +18,6 @@ const tabs: readonly { readonly tab: ConsoleTab; readonly label: string; readonl
   { tab: 'keys', label: 'API keys', path: '/keys' },
   { tab: 'backups', label: 'Backups', path: '/backups' },
 ]
-
-export interface Flash {
-  readonly text: string
-  readonly error: boolean
-}
-
-/** The message a form's redirect carried (`?notice=` or `?error=`). */
-export function flashOf(query: URLSearchParams): Flash | null {
-  const error = query.get('error')
-  if (error !== null) return { text: error, error: true }
-  const notice = query.get('notice')
-  return notice === null ? null : { text: notice, error: false }
-}
 
 export function consolePage(visit: ConsoleVisit, current: ConsoleTab, title: string, body: Html, flash: Flash | null): string {
   const nav = html`<nav class="tabs" aria-label="Tenant ${visit.slug}"><span class="tenant">${visit.slug}</span><ul>${tabs.map(

@@ -10,7 +10,8 @@ import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
 import type { ApiKeyRecord } from '../../storage/system-store.js'
 import type { ConsoleVisit } from './access.js'
-import { consolePage, type Flash } from './frame.js'
+import type { Flash } from '../web/flash.js'
+import { consolePage } from './frame.js'
 
 export interface NewKey {
   readonly record: ApiKeyRecord

@@ -9,7 +9,8 @@ import { html } from '../web/html.js'
 import type { TenantRuntime } from '../tenants.js'
 import type { ConsoleVisit } from './access.js'
 import { barChart } from './chart.js'
-import { consolePage, type Flash } from './frame.js'
+import type { Flash } from '../web/flash.js'
+import { consolePage } from './frame.js'
 
 const number = new Intl.NumberFormat('en-US')
 

@@ -9,7 +9,8 @@ import { csrfField } from '../web/csrf.js'
 import { html } from '../web/html.js'
 import type { MemberRecord } from '../../storage/system-store.js'
 import type { ConsoleVisit } from './access.js'
-import { consolePage, type Flash } from './frame.js'
+import type { Flash } from '../web/flash.js'
+import { consolePage } from './frame.js'
 
 export const userPath = (visit: ConsoleVisit, email: string): string => `/console/${visit.slug}/users/${encodeURIComponent(email)}`
 

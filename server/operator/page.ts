@@ -7,6 +7,7 @@
 import type { SystemStore, TenantRequestRecord } from '../../storage/system-store.js'
 import { listTenantRequests } from '../portal/tenant-requests.js'
 import { csrfField } from '../web/csrf.js'
+import type { Flash } from '../web/flash.js'
 import { html, type Html } from '../web/html.js'
 import { page } from '../web/layout.js'
 import { signOutForm } from '../web/portal-page.js'
@@ -14,7 +15,7 @@ import { signOutForm } from '../web/portal-page.js'
 export interface OperatorView {
   readonly person: string
   readonly csrf: string
-  readonly flash: { readonly text: string; readonly error: boolean } | null
+  readonly flash: Flash | null
   readonly system: SystemStore
 }
 

@@ -7,15 +7,14 @@
  * @module
  */
 import type { Reply } from '../api.js'
-import { flashOf } from '../console/frame.js'
-import { signedInPerson } from '../console/access.js'
 import { ApiError } from '../errors.js'
-import { sameOrigin } from '../people/console-auth.js'
+import { sameOrigin, sessionPerson } from '../people/console-auth.js'
 import { normalEmail } from '../people/sign-in.js'
 import { approveTenantRequest, rejectTenantRequest } from '../portal/tenant-requests.js'
 import type { RootContext, RootRoute } from '../routes/system.js'
 import { csrfToken, requireFormToken } from '../web/csrf.js'
 import { errorPage } from '../web/error-page.js'
+import { flashOf } from '../web/flash.js'
 import { backTo, formFields } from '../web/form.js'
 import { pageHeaders } from '../web/security-headers.js'
 import { operatorPage } from './page.js'
@@ -27,7 +26,7 @@ export function operatorEmails(setting: string): Set<string> {
 
 /** The signed-in operator, or an ApiError: 404 for anyone who is not one (the page does not exist for them). */
 function operator(context: RootContext): { email: string; secret: string } | null {
-  const person = signedInPerson(context)
+  const person = sessionPerson(context.deps, context.incoming, context.nowMs)
   if (person === null) return null
   if (!operatorEmails(context.deps.config.operatorEmails).has(person.email)) throw new ApiError('not_found', 'No such page')
   return person
@@ -78,7 +77,7 @@ export function operatorRoutes(): RootRoute[] {
           const body = operatorPage({ person: person.email, csrf: csrfToken(person.secret), flash: flashOf(context.query), system: context.deps.system })
           return { status: 200, headers: pageHeaders, body }
         } catch (error) {
-          return errorPage(error, signedInPerson(context)?.email ?? null)
+          return errorPage(error, sessionPerson(context.deps, context.incoming, context.nowMs)?.email ?? null)
         }
       },
     },

@@ -37,18 +37,24 @@ export function sameOrigin(incoming: Incoming, publicUrl: string): boolean {
   return origin === `http://${incoming.host}` || origin === `https://${incoming.host}`
 }
 
+/** The person of the request's session cookie and the cookie's secret, or null without a live session. */
+export function sessionPerson(deps: Pick<ConsoleAuthDeps, 'signIn'>, incoming: Incoming, nowMs: number): { email: string; secret: string } | null {
+  const secret = cookieValue(incoming.cookie, sessionCookie)
+  const email = deps.signIn.session(secret, nowMs)
+  return email === null ? null : { email, secret }
+}
+
 /**
  * The person of the request's session cookie and the cookie's secret: 401 without a live session,
  * 403 for a write (any method but GET, HEAD, OPTIONS) without a same-origin `Origin`.
  */
 export function cookieSession(deps: Pick<ConsoleAuthDeps, 'signIn' | 'publicUrl'>, incoming: Incoming, nowMs: number): { email: string; secret: string } {
-  const secret = cookieValue(incoming.cookie, sessionCookie)
-  const email = deps.signIn.session(secret, nowMs)
-  if (email === null) throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
+  const person = sessionPerson(deps, incoming, nowMs)
+  if (person === null) throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
   if (!safeMethods.has(incoming.method) && !sameOrigin(incoming, deps.publicUrl)) {
     throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
   }
-  return { email, secret }
+  return person
 }
 
 /** The signed-in person's e-mail address, or an ApiError (401/403) as the table says. */

@@ -11,6 +11,7 @@ import { listTenantRequests, servedRegions } from '../portal/tenant-requests.js'
 import { operatorEmails } from '../operator/routes.js'
 import { asset } from '../web/assets.js'
 import { csrfToken } from '../web/csrf.js'
+import { flashOf } from '../web/flash.js'
 import { portalPage } from '../web/portal-page.js'
 import { pageHeaders } from '../web/security-headers.js'
 import type { RootRoute } from './system.js'
@@ -29,13 +30,10 @@ export function portalPageRoutes(): RootRoute[] {
       handler: (context) => {
         const secret = cookieValue(context.incoming.cookie, sessionCookie)
         const person = context.deps.signIn.session(secret, context.nowMs)
-        const error = context.query.get('error')
-        const notice = context.query.get('notice')
-        const flash = error !== null ? { text: error, error: true } : notice !== null ? { text: notice, error: false } : null
         const body = portalPage({
           person,
           csrf: person === null ? '' : csrfToken(secret),
-          flash,
+          flash: flashOf(context.query),
           regions: servedRegions(context.deps.config),
           system: context.deps.system,
           requests: person === null ? [] : listTenantRequests(context.deps.system, person),

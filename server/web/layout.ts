@@ -3,13 +3,14 @@
  * signed in, and an optional message (a flash carried in the redirect's query after a form).
  * @module
  */
+import type { Flash } from './flash.js'
 import { html, type Html } from './html.js'
 
 export interface PageInput {
   readonly title: string
   /** The signed-in person's e-mail, or null. */
   readonly person: string | null
-  readonly flash?: { readonly text: string; readonly error: boolean } | null
+  readonly flash?: Flash | null
   readonly body: Html
   /** The header's sign-out form (needs the session's form token). */
   readonly signOut?: Html

@@ -9,6 +9,7 @@ import type { SystemStore, TenantRequestRecord } from '../../storage/system-stor
 import { plans } from '../plans.js'
 import { slugPattern } from '../tenants.js'
 import { csrfField } from './csrf.js'
+import type { Flash } from './flash.js'
 import { html, type Html } from './html.js'
 import { page } from './layout.js'
 
@@ -18,7 +19,7 @@ const slugInputPattern = slugPattern.source.slice(1, -1).replaceAll('9-]', '9\\-
 export interface PortalView {
   readonly person: string | null
   readonly csrf: string
-  readonly flash: { readonly text: string; readonly error: boolean } | null
+  readonly flash: Flash | null
   readonly regions: readonly string[]
   readonly system: SystemStore
   readonly requests: readonly TenantRequestRecord[]
