@@ -15,7 +15,7 @@ import type { TokenService } from './auth.js'
 import type { Config } from './config.js'
 import { AccessLog } from './access-log.js'
 import { ApiError, errorBody } from './errors.js'
-import { serve, type Incoming, type Outgoing } from './http.js'
+import { serve, type HttpTraffic, type Incoming, type Outgoing } from './http.js'
 import { loadNativeUws } from './uws/load.js'
 import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
 import type { Metrics, RouteSeries } from './metrics.js'
@@ -75,6 +75,8 @@ const jsonHeaders = { 'content-type': 'application/json' }
 export class PricingApp {
   readonly uws: Uws.TemplatedApp
   readonly native: typeof Uws
+  /** Requests in flight, and the shutdown's `Connection: close` (server/main.ts). */
+  readonly traffic: HttpTraffic
   readonly #deps: AppDeps
   readonly #tenantRouter = new Router<CompiledTenantRoute>()
   readonly #rootRouter = new Router<CompiledRootRoute>()
@@ -113,7 +115,7 @@ export class PricingApp {
     }
     this.native = loadNativeUws()
     this.uws = this.native.App()
-    serve(this.uws, (incoming) => this.dispatch(incoming), {
+    this.traffic = serve(this.uws, (incoming) => this.dispatch(incoming), {
       bodyBytesMax: requestBodyBytesMax,
       onTooLarge: (incoming) =>
         this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),

@@ -88,6 +88,7 @@ export const SETTINGS = {
   smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged'),
   mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, "approve a person's tenant request at once, without an operator"),
+  shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
   sessionLifetimeS: setting(Type.Integer({ minimum: 1, maximum: 30 * 86_400 }), 43_200, 'seconds a console session lasts from sign-in (the cookie\'s Max-Age too)'),
   operatorEmails: setting(Type.String({ maxLength: 4000 }), '', 'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator'),
   backupIntervalS: setting(Type.Integer({ minimum: 0 }), 600, "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off"),

@@ -68,18 +68,32 @@ export interface HttpOptions {
   readonly onError: (error: unknown, incoming: Incoming) => Outgoing
 }
 
+/**
+ * The requests of a `serve` still without an answer, for a graceful shutdown (server/main.ts): one
+ * answered in the uWS callback is never pending; one waiting for its body or a promise is until it
+ * is written or aborted. Once `closing`, every answer carries `Connection: close`, so keep-alive
+ * clients leave after the request they are in.
+ */
+export class HttpTraffic {
+  pending = 0
+  closing = false
+}
+
+interface RequestState {
+  aborted: boolean
+  readonly traffic: HttpTraffic
+}
+
 /** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
-export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): void {
+export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): HttpTraffic {
+  const traffic = new HttpTraffic()
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
     if (!bodyMethods.has(method)) {
-      runWithoutBody(res, incomingOf(req, method), dispatch, options)
+      runWithoutBody(res, incomingOf(req, method), dispatch, options, traffic)
       return
     }
-    const state = { aborted: false }
-    res.onAborted(() => {
-      state.aborted = true
-    })
+    const state = pendingState(res, traffic)
     const head = incomingOf(req, method)
     const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
@@ -94,6 +108,18 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       run(res, state, { ...head, body }, dispatch, options)
     })
   })
+  return traffic
+}
+
+/** A request that is answered later: counted until `send` writes it or the client goes away. */
+function pendingState(res: Uws.HttpResponse, traffic: HttpTraffic): RequestState {
+  const state: RequestState = { aborted: false, traffic }
+  traffic.pending++
+  res.onAborted(() => {
+    if (!state.aborted) traffic.pending--
+    state.aborted = true
+  })
+  return state
 }
 
 /** What a handler needs from the request, without the body (read later, for methods that have one). */
@@ -120,7 +146,7 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
  * (uWS corks the callback itself, and the response cannot have been aborted yet); only an
  * asynchronous one needs the abort handler, attached before the callback returns.
  */
-function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dispatch, options: HttpOptions): void {
+function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dispatch, options: HttpOptions, traffic: HttpTraffic): void {
   let outgoing: Outgoing | Promise<Outgoing>
   try {
     outgoing = dispatch(incoming)
@@ -128,13 +154,10 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
     outgoing = options.onError(error, incoming)
   }
   if (!(outgoing instanceof Promise)) {
-    write(res, incoming.requestId, outgoing, false)
+    write(res, incoming.requestId, outgoing, traffic.closing)
     return
   }
-  const state = { aborted: false }
-  res.onAborted(() => {
-    state.aborted = true
-  })
+  const state = pendingState(res, traffic)
   outgoing.then(
     (value) => send(res, state, incoming.requestId, value, false),
     (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
@@ -143,7 +166,7 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
 
 function run(
   res: Uws.HttpResponse,
-  state: { aborted: boolean },
+  state: RequestState,
   incoming: Incoming,
   dispatch: Dispatch,
   options: HttpOptions,
@@ -205,13 +228,14 @@ function readBody(
   })
 }
 
-function send(res: Uws.HttpResponse, state: { aborted: boolean }, requestId: string, outgoing: Outgoing, close: boolean): void {
+function send(res: Uws.HttpResponse, state: RequestState, requestId: string, outgoing: Outgoing, close: boolean): void {
   if (state.aborted) {
     outgoing.release?.()
     return
   }
   state.aborted = true
-  res.cork(() => write(res, requestId, outgoing, close))
+  state.traffic.pending--
+  res.cork(() => write(res, requestId, outgoing, close || state.traffic.closing))
 }
 
 /** Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback). */

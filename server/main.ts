@@ -107,11 +107,17 @@ export async function start(config: Config): Promise<RunningServer> {
       if (closed) return
       closed = true
       clearInterval(usageTimer)
+      // Stop accepting, let the requests in flight finish (bounded), then drop idle keep-alive connections.
+      if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
+      app.traffic.closing = true
+      logger.info({ pending: app.traffic.pending }, 'shutting down: no new connections, waiting for the requests in flight')
+      const drained = await settled(() => app.traffic.pending === 0, config.shutdownTimeoutMs)
+      if (!drained) logger.warn({ pending: app.traffic.pending, timeoutMs: config.shutdownTimeoutMs }, 'closing with requests still in flight')
+      app.uws.close()
       await backups.stop()
       await retention.stop()
       await fxFeed.stop()
       setActiveFxFeed(null)
-      if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
       await flushUsage()
       await queryPool.close()
       await tenants.close()
@@ -121,6 +127,16 @@ export async function start(config: Config): Promise<RunningServer> {
       logger.info('closed')
     },
   }
+}
+
+/** Waits until `done()` holds (checked every 10 ms) or `timeoutMs` passes; answers whether it held. */
+async function settled(done: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (!done()) {
+    if (Date.now() >= deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return true
 }
 
 /**

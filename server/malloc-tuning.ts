@@ -18,6 +18,8 @@
  * @module
  */
 
+import { packaged } from './packaged.js'
+
 const threshold = 'glibc.malloc.mmap_threshold'
 const thresholdBytes = 128 * 1024
 
@@ -39,6 +41,8 @@ export function tuneMalloc(argv: readonly string[]): void {
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve
   if (typeof execve !== 'function') return
   const env = { ...process.env, GLIBC_TUNABLES: [`${threshold}=${thresholdBytes}`, tunables].filter((part) => part !== '').join(':') }
-  // Same executable, flags and arguments, same process id: only the environment differs.
-  execve.call(process, process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], env)
+  // Same executable, flags and arguments, same process id: only the environment differs. The single
+  // executable gets its own arguments only (its argv[1] is the executable again, added by Node).
+  const args = packaged() !== null ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)]
+  execve.call(process, process.execPath, [process.execPath, ...args], env)
 }

@@ -13,6 +13,7 @@ import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import { protocolVersion, replicationChannelName, type PriceWorkerData, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { packaged } from '../server/packaged.js'
 
 /** What the pool needs to know of a tenant. */
 export interface ReplicatedTenant {
@@ -59,7 +60,7 @@ export class QueryPool {
   constructor(threads: number, answerCacheItems: number) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     this.#pool = new Piscina({
-      filename: fileURLToPath(new URL('./price-task.js', import.meta.url)),
+      filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
       workerData: { answerCacheItems } satisfies PriceWorkerData,
       // All threads start at once, so each subscribes to the replication channel from the start.
       minThreads: count,

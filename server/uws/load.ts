@@ -12,8 +12,10 @@ import path from 'node:path'
 import type * as Uws from 'uWebSockets.js'
 import { binarySha256, supportedAbis, uwsPackage, uwsVersion } from './binaries.js'
 import { bindClassicIsoc23, compatGlibcVersion } from './glibc-compat.js'
+import { packaged, type PackagedRuntime } from '../packaged.js'
 
-const require = createRequire(import.meta.url)
+// The single executable's bundle has no module file of its own: resolve from the executable there.
+const require = createRequire(packaged() !== null ? process.execPath : import.meta.url)
 
 export interface LoadedBinary {
   /** The published file that was verified. */
@@ -54,6 +56,8 @@ function sha256(bytes: Buffer): string {
 
 /** Loads and verifies the native addon; throws a clear error instead of falling back to JS. */
 export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
+  const embedded = packaged()
+  if (embedded !== null) return loadEmbeddedUws(abi, embedded)
   const directory = uwsPackageDir()
   const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { name?: string; version?: string }
   if (manifest.name !== uwsPackage || manifest.version !== uwsVersion) {
@@ -92,12 +96,43 @@ export function loadNativeUws(abi: string = process.versions.modules): typeof Uw
 }
 
 /**
+ * The single executable's copy (binary/build.ts embeds the published file of its Node's ABI): the
+ * same hash check, loaded from the runtime's private folder, or its glibc-compatible copy.
+ */
+function loadEmbeddedUws(abi: string, embedded: PackagedRuntime): typeof Uws {
+  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
+  const expected = binarySha256[file]
+  if (expected === undefined) throw refusal(abi, `no binary ${file} is published for this platform and ABI`)
+  let bytes: Buffer
+  try {
+    bytes = embedded.bytes(file)
+  } catch (error) {
+    throw refusal(abi, `the executable does not embed ${file} (${(error as Error).message}): it was built for another Node.js`)
+  }
+  const actual = sha256(bytes)
+  if (actual !== expected) throw refusal(abi, `the embedded ${file} has sha256 ${actual}, not the published ${expected}`)
+  const binary = embedded.file(file)
+  try {
+    const native = require(binary) as typeof Uws
+    loaded = { file, sha256: actual, loadedFrom: binary, glibcCompat: false }
+    return native
+  } catch (error) {
+    const message = (error as Error).message
+    if (process.platform !== 'linux' || !message.includes(`version \`${compatGlibcVersion}' not found`)) throw refusal(abi, message)
+    const copy = compatCopy(bytes, file, actual, abi, message, [path.dirname(binary)])
+    const native = require(copy) as typeof Uws
+    loaded = { file, sha256: actual, loadedFrom: copy, glibcCompat: true }
+    return native
+  }
+}
+
+/**
  * Writes (once) the copy of the verified binary with its `__isoc23_` imports rebound, next to
  * node_modules (or in the temporary folder when that is read-only), and answers its path. The
  * file name carries the published binary's hash; an existing copy is used only when its bytes are
  * exactly what the rebinding produces.
  */
-function compatCopy(bytes: Buffer, file: string, publishedSha: string, abi: string, loadError: string): string {
+function compatCopy(bytes: Buffer, file: string, publishedSha: string, abi: string, loadError: string, folders?: readonly string[]): string {
   const patched = Buffer.from(bytes)
   try {
     bindClassicIsoc23(patched)
@@ -106,7 +141,7 @@ function compatCopy(bytes: Buffer, file: string, publishedSha: string, abi: stri
   }
   const name = `${file.replace(/\.node$/, '')}.glibc-compat.${publishedSha.slice(0, 16)}.node`
   const patchedSha = sha256(patched)
-  const directories = [
+  const directories = folders ?? [
     path.resolve(uwsPackageDir(), '..', '.cache', 'pricing-service-uws'),
     path.join(tmpdir(), `pricing-service-uws-${process.getuid?.() ?? 'user'}`),
   ]

@@ -1,11 +1,15 @@
 /**
- * The pages' static files (issue 9), read once at start from server/web/assets/ (copied beside the
- * build: see `assetsDir`), answered with long caching since each name carries the service version.
+ * The pages' static files (issue 9), read once at start from server/web/assets/ (see `assetsDir`;
+ * the single executable embeds them), answered with long caching since each name carries the service version.
  * @module
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { packaged } from '../packaged.js'
+
+/** The files of server/web/assets/ that pages use (the single executable embeds them as `web/<name>`). */
+export const assetNames = ['app.css', 'console.js', 'portal.js'] as const
 
 /** The assets' directory in the source tree (the build reads them from there too). */
 export const assetsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'server', 'web', 'assets')
@@ -23,7 +27,8 @@ let loaded: Map<string, Asset> | null = null
 export function asset(name: string): Asset | undefined {
   if (loaded === null) {
     loaded = new Map()
-    for (const file of ['app.css', 'console.js', 'portal.js']) loaded.set(file, { body: readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
+    const embedded = packaged()
+    for (const file of assetNames) loaded.set(file, { body: embedded !== null ? embedded.bytes(`web/${file}`) : readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
   }
   return loaded.get(name)
 }

@@ -104,11 +104,19 @@ export class TestServer {
     throw new Error('server never became ready')
   }
 
-  /** Graceful stop (SIGTERM). */
-  async stop(): Promise<void> {
+  /** Graceful stop (SIGTERM); answers the exit code. */
+  async stop(): Promise<number | null> {
     this.#child?.kill('SIGTERM')
-    await this.#exited
+    const code = await this.#exited
     this.#child = null
+    return code
+  }
+
+  /** Waits for the process to exit by itself (after a signal sent with `pid`); answers the exit code. */
+  async exited(): Promise<number | null> {
+    const code = await this.#exited
+    this.#child = null
+    return code
   }
 
   /** Hard kill (SIGKILL): no shutdown code runs. */
