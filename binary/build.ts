@@ -5,7 +5,8 @@
  * 1. esbuild bundles the entry (binary/main.ts), the price-query worker (workers/price-task.ts) and
  *    piscina's own worker script into CommonJS files. Three places that load a native addon or a
  *    worker by path are redirected to the embedded files (server/packaged.ts): lmdb's and
- *    msgpackr-extract's `node-gyp-build-optional-packages` call, and piscina's worker path.
+ *    msgpackr-extract's `node-gyp-build-optional-packages` call, and piscina's worker path; and
+ *    ordered-binary, whose direct eval survives only in its CommonJS build.
  * 2. The SEA blob holds the entry and, as assets, the worker scripts, the native addons for this
  *    Node's ABI (uWebSockets.js, lmdb, msgpackr-extract) and the pages' files.
  * 3. A copy of this `node` gets the blob injected by postject; the old signature-free ELF needs no
@@ -24,8 +25,8 @@ import { assetNames, assetsDir } from '../server/web/assets.js'
 const require = createRequire(import.meta.url)
 /** The repository (this file runs as dist/binary/build.js). */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
-const work = path.join(root, 'dist', 'binary-build')
-const output = path.join(root, 'dist', 'pricing-service')
+const defaultWork = path.join(root, 'dist', 'binary-build')
+const defaultOutput = path.join(root, 'dist', 'pricing-service')
 const seaFuse = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'
 
 /** The native addons node-gyp-build would pick for this Node, by the name the binary embeds them as. */
@@ -58,6 +59,10 @@ const embeddedLoads: Plugin = {
 }`,
       loader: 'js',
     }))
+    // ordered-binary builds its string reader with a direct eval that names a module variable
+    // (`position`); bundled as an ES module its top-level names may be renamed, so the eval'd code
+    // would read another variable and loop forever. Its CommonJS build keeps them in one closure.
+    plugin.onResolve({ filter: /^ordered-binary$/ }, () => ({ path: path.join(root, 'node_modules', 'ordered-binary', 'dist', 'index.cjs') }))
     plugin.onLoad({ filter: /piscina[\\/]dist[\\/]index\.js$/ }, (args) => {
       const source = readFileSync(args.path, 'utf8')
       const workerPath = "(0, node_path_1.resolve)(__dirname, 'worker.js')"
@@ -88,7 +93,8 @@ async function bundle(entry: string, outfile: string, buildId: string, plugins: 
 
 const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex')
 
-export async function buildBinary(): Promise<{ file: string; bytes: number }> {
+/** Builds the executable at `output` (default dist/pricing-service), with its intermediate files in `work`. */
+export async function buildBinary(output = defaultOutput, work = defaultWork): Promise<{ file: string; bytes: number }> {
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
   // The workers first: the build id covers every file the binary writes to disk at run time.
@@ -113,6 +119,7 @@ export async function buildBinary(): Promise<{ file: string; bytes: number }> {
   }
   writeFileSync(path.join(work, 'sea-config.json'), JSON.stringify(config, null, 2))
   execFileSync(process.execPath, ['--experimental-sea-config', path.join(work, 'sea-config.json')], { stdio: 'inherit' })
+  mkdirSync(path.dirname(output), { recursive: true })
   rmSync(output, { force: true })
   copyFileSync(process.execPath, output)
   chmodSync(output, 0o755)
