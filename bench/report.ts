@@ -10,6 +10,7 @@ import { isolationGetConnections, isolationP99RatioMax, isolationQueryConnection
 import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { BackupResult } from './backup.js'
+import type { BinaryResult } from './binary.js'
 import { restoreP99RatioMax, type RestoreBenchResult } from './restore.js'
 import { retentionP99RatioMax, type RetentionBenchResult } from './retention.js'
 import type { Memory } from './proc.js'
@@ -72,6 +73,8 @@ export interface BenchResults {
   readonly restart: RestartResult
   /** A backup of the full tenant (backup.ts); absent in results of earlier builds. */
   readonly backup?: BackupResult
+  /** The single executable (binary.ts); absent in results of earlier builds. */
+  readonly binary?: BinaryResult
   readonly scenarios: ScenarioResult[]
   /** Changelog reads from the middle of a large log during ingest (changelog.ts). */
   readonly changelog: ChangelogResult
@@ -478,6 +481,18 @@ function accessLogTable(accessLog: AccessLogResult): Table {
   }
 }
 
+function binaryTable(binary: BinaryResult): Table {
+  return {
+    header: ['figure', 'single executable', 'checkout (node dist/server/start.js)'],
+    rightAligned: [false, true, true],
+    rows: [
+      ['size / build time (npm run build:binary)', `${formatMiB(binary.bytes)} / ${formatSeconds(binary.buildMs)}`, ''],
+      ['first start, empty data directory', formatSeconds(binary.binary.firstStartMs), formatSeconds(binary.checkout.firstStartMs)],
+      ['restart on that data', formatSeconds(binary.binary.restartMs), formatSeconds(binary.checkout.restartMs)],
+    ],
+  }
+}
+
 function checkTable(checks: readonly Check[]): Table {
   return {
     header: ['target', 'measured', 'target value', 'result'],
@@ -514,6 +529,7 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       title: `Access log cost (${results.accessLog.scenario} scenario on one server process; per sample, one load run in ${results.accessLog.rounds} rounds of off, on, on, off windows of ${results.accessLog.windowMs} ms, switched by PUT /admin/access-log, ${results.accessLog.settleMs} ms uncounted before each window)`,
       table: accessLogTable(results.accessLog),
     },
+    ...(results.binary === undefined ? [] : [{ title: `The single executable (Node.js ${results.binary.nodeVersion}): spawn to /readyz 200, median of 3`, table: binaryTable(results.binary) }]),
     { title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)', table: isolationTable(results.isolation) },
     ...(results.restore === undefined ? [] : [
       { title: 'Restore and history retention: figures', table: dataSafetyTable(results.restore, results.retention) },

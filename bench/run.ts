@@ -22,6 +22,7 @@ import { runEngineBench } from './engine.js'
 import { collectGarbage } from './gc.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { measureBackup } from './backup.js'
+import { measureBinary } from './binary.js'
 import { runIsolationBench } from './isolation.js'
 import { runRestoreBench } from './restore.js'
 import { runRetentionBench } from './retention.js'
@@ -300,8 +301,10 @@ async function main(): Promise<void> {
     load: options.load,
     progress,
   })
+  progress('the single executable: build, size, start-up beside the checkout')
+  const binary = await measureBinary(buildRoot)
   machine['loadAverageAtEnd'] = os.loadavg()[0]!.toFixed(2)
-  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog }
+  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog, binary }
   const checks = [
     ...globalChecks(partial, restartMsMax),
     ...phase.scenarios.flatMap(scenarioChecks),
