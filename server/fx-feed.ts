@@ -285,12 +285,28 @@ export async function applyStoredFeed(system: SystemStore, tenant: TenantRuntime
 // ---------------------------------------------------------------------------------------------
 // The automatic fetch
 
+/**
+ * The cluster's one fetcher (issue 10, SPEC `fx.rate.auto.update`: only the master node fetches):
+ * cluster/fx.ts over Redis. Absent on a single node, which fetches for itself.
+ */
+export interface FxFeedCluster {
+  /** Whether this node holds the fetcher's lease now. */
+  isFetcher(): boolean
+  /** The fetcher shares what it fetched (refused for a holder whose lease was taken over). */
+  publish(record: FxFeedRecord): Promise<void>
+  /** What the fetcher shared last, or null. */
+  latest(): Promise<FxFeedRecord | null>
+  /** How often the nodes look: the fetcher whether a fetch is due, the others for a new feed. */
+  readonly checkEveryMs: number
+}
+
 export interface FxFeedDeps {
   readonly config: Config
   readonly system: SystemStore
   readonly tenants: TenantRegistry
   readonly logger: Logger
   readonly now: () => number
+  readonly cluster?: FxFeedCluster | null
 }
 
 /** Fetches the feed for this node: on a timer for every tenant, and on demand (POST /fx/fetch). */
@@ -320,11 +336,37 @@ export class FxFeedService {
     this.#timer.unref()
   }
 
-  /** The next fetch is due one interval after this one starts; a run still going skips a turn. */
+  /**
+   * The next fetch is due one interval after this one starts; a run still going skips a turn. In a
+   * cluster every node looks more often (`checkEveryMs`): the fetcher fetches when the interval
+   * since the cluster's last fetch has passed, the others apply a feed newer than theirs.
+   */
   #tick(): void {
-    this.#schedule(this.#deps.config.fxFetchIntervalMs)
+    const cluster = this.#deps.cluster ?? null
+    this.#schedule(cluster === null ? this.#deps.config.fxFetchIntervalMs : Math.min(cluster.checkEveryMs, this.#deps.config.fxFetchIntervalMs))
     if (this.#running !== null) return
-    this.#running = this.runOnce().finally(() => (this.#running = null))
+    this.#running = (cluster === null ? this.runOnce() : this.#clusterRound(cluster)).finally(() => (this.#running = null))
+  }
+
+  /** Epoch ms of the feed this node applied last (a cluster's follower applies each feed once). */
+  #appliedFetchedAt = 0
+
+  async #clusterRound(cluster: FxFeedCluster): Promise<void> {
+    let shared: FxFeedRecord | null
+    try {
+      shared = await cluster.latest()
+    } catch {
+      return // Redis unreachable: the next round looks again.
+    }
+    if (cluster.isFetcher()) {
+      if (shared === null || this.#deps.now() - shared.fetched_at >= this.#deps.config.fxFetchIntervalMs) await this.runOnce()
+      return
+    }
+    if (shared === null || shared.fetched_at <= this.#appliedFetchedAt || shared.days.length === 0) return
+    this.#appliedFetchedAt = shared.fetched_at
+    await this.#deps.system.put(this.#deps.system.fxFeed, latestKey, shared)
+    this.#deps.logger.info({ days: shared.days.length, newest: shared.days[shared.days.length - 1]!.date, fetchedAt: shared.fetched_at }, "FX feed from the cluster's fetcher")
+    await this.#applyToTenants(shared.days)
   }
 
   /** Fetches the feed, keeps it as the latest, and keeps it in the system store for later tenants. */
@@ -336,6 +378,8 @@ export class FxFeedService {
       days: days.map((day) => ({ date: day.date, rates: { ...day.rates } })),
     }
     await this.#deps.system.put(this.#deps.system.fxFeed, latestKey, record)
+    this.#appliedFetchedAt = record.fetched_at
+    await this.#deps.cluster?.publish(record).catch((error: unknown) => this.#deps.logger.warn({ error: (error as Error).message }, 'FX feed not shared with the cluster'))
     return days
   }
 
@@ -353,6 +397,11 @@ export class FxFeedService {
       return
     }
     logger.info({ days: days.length, newest: days[days.length - 1]!.date }, 'FX feed fetched')
+    await this.#applyToTenants(days)
+  }
+
+  /** Applies a feed to each loaded tenant whose `fx.rate.auto.update` is on now. */
+  async #applyToTenants(days: FeedDay[]): Promise<void> {
     for (const tenant of this.#deps.tenants.all()) {
       if (this.#stopped) return
       const nowMs = this.#deps.now()

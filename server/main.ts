@@ -23,6 +23,7 @@ import { TenantRegistry } from './tenants.js'
 import { WebhookEnvironment } from './webhooks.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
+import { joinCluster } from '../cluster/node.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
 const keyUsageFlushMs = 30_000
@@ -89,7 +90,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
   if (config.retentionIntervalS > 0) retention.start()
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
-  const fxFeed = new FxFeedService(deps)
+  const cluster = config.redisUrl === '' ? null : joinCluster(config, logger)
+  const fxFeed = new FxFeedService({ ...deps, cluster: cluster?.fx ?? null })
   setActiveFxFeed(fxFeed)
   fxFeed.start()
   const flushUsage = async (): Promise<void> => {
@@ -118,6 +120,7 @@ export async function start(config: Config): Promise<RunningServer> {
       await retention.stop()
       await fxFeed.stop()
       setActiveFxFeed(null)
+      await cluster?.stop()
       await flushUsage()
       await queryPool.close()
       await tenants.close()
