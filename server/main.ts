@@ -23,7 +23,6 @@ import { TenantRegistry } from './tenants.js'
 import { WebhookEnvironment } from './webhooks.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
-import { joinCluster } from '../cluster/node.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
 const keyUsageFlushMs = 30_000
@@ -90,7 +89,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
   if (config.retentionIntervalS > 0) retention.start()
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
-  const cluster = config.redisUrl === '' ? null : joinCluster(config, logger)
+  // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded.
+  const cluster = config.redisUrl === '' ? null : (await import('../cluster/node.js')).joinCluster(config, logger)
   const fxFeed = new FxFeedService({ ...deps, cluster: cluster?.fx ?? null })
   setActiveFxFeed(fxFeed)
   fxFeed.start()
