@@ -54,27 +54,55 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
-/** Loads and verifies the native addon; throws a clear error instead of falling back to JS. */
-export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
-  const embedded = packaged()
-  if (embedded !== null) return loadEmbeddedUws(abi, embedded)
+/** Where the published binary comes from: its bytes, and a path to load it from. */
+interface BinarySource {
+  readonly bytes: Buffer
+  /** Names the file in errors. */
+  readonly label: string
+  /** A path holding exactly `bytes` (asked for only once they are verified). */
+  path(): string
+}
+
+/** The installed package's folder, once its manifest is the pinned package and version. */
+function checkedPackageDir(abi: string): string {
   const directory = uwsPackageDir()
   const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { name?: string; version?: string }
   if (manifest.name !== uwsPackage || manifest.version !== uwsVersion) {
     throw refusal(abi, `node_modules has ${manifest.name}@${manifest.version}, expected ${uwsPackage}@${uwsVersion} (run npm ci)`)
   }
-  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
-  const expected = binarySha256[file]
-  if (expected === undefined) throw refusal(abi, `no binary ${file} is published for this platform and ABI`)
+  return directory
+}
+
+/** The installed package's file. */
+function checkoutSource(abi: string, directory: string, file: string): BinarySource {
   const binary = path.join(directory, file)
-  let bytes: Buffer
   try {
-    bytes = readFileSync(binary)
+    return { bytes: readFileSync(binary), label: binary, path: () => binary }
   } catch (error) {
     throw refusal(abi, `${binary} is missing (${(error as Error).message}); run npm ci`)
   }
-  const actual = sha256(bytes)
-  if (actual !== expected) throw refusal(abi, `${binary} has sha256 ${actual}, not the published ${expected}`)
+}
+
+/** The single executable's copy (binary/build.ts embeds the published file of its Node's ABI), loaded from the runtime's private folder. */
+function embeddedSource(abi: string, file: string, embedded: PackagedRuntime): BinarySource {
+  try {
+    return { bytes: embedded.bytes(file), label: `the embedded ${file}`, path: () => embedded.file(file) }
+  } catch (error) {
+    throw refusal(abi, `the executable does not embed ${file} (${(error as Error).message}): it was built for another Node.js`)
+  }
+}
+
+/** Loads and verifies the native addon; throws a clear error instead of falling back to JS. */
+export function loadNativeUws(abi: string = process.versions.modules): typeof Uws {
+  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
+  const embedded = packaged()
+  const directory = embedded === null ? checkedPackageDir(abi) : null
+  const expected = binarySha256[file]
+  if (expected === undefined) throw refusal(abi, `no binary ${file} is published for this platform and ABI`)
+  const source = directory !== null ? checkoutSource(abi, directory, file) : embeddedSource(abi, file, embedded!)
+  const actual = sha256(source.bytes)
+  if (actual !== expected) throw refusal(abi, `${source.label} has sha256 ${actual}, not the published ${expected}`)
+  const binary = source.path()
   try {
     const native = require(binary) as typeof Uws
     loaded = { file, sha256: actual, loadedFrom: binary, glibcCompat: false }
@@ -84,7 +112,8 @@ export function loadNativeUws(abi: string = process.versions.modules): typeof Uw
     if (process.platform !== 'linux' || !message.includes(`version \`${compatGlibcVersion}' not found`)) {
       throw refusal(abi, message)
     }
-    const copy = compatCopy(bytes, file, actual, abi, message)
+    // The single executable keeps its compatible copy beside the embedded one, in its private folder.
+    const copy = compatCopy(source.bytes, file, actual, abi, message, embedded !== null ? [path.dirname(binary)] : undefined)
     try {
       const native = require(copy) as typeof Uws
       loaded = { file, sha256: actual, loadedFrom: copy, glibcCompat: true }
@@ -92,37 +121,6 @@ export function loadNativeUws(abi: string = process.versions.modules): typeof Uw
     } catch (compatError) {
       throw refusal(abi, `${message}; its glibc-compatible copy ${copy} did not load either: ${(compatError as Error).message}`)
     }
-  }
-}
-
-/**
- * The single executable's copy (binary/build.ts embeds the published file of its Node's ABI): the
- * same hash check, loaded from the runtime's private folder, or its glibc-compatible copy.
- */
-function loadEmbeddedUws(abi: string, embedded: PackagedRuntime): typeof Uws {
-  const file = `uws_${process.platform}_${process.arch}_${abi}.node`
-  const expected = binarySha256[file]
-  if (expected === undefined) throw refusal(abi, `no binary ${file} is published for this platform and ABI`)
-  let bytes: Buffer
-  try {
-    bytes = embedded.bytes(file)
-  } catch (error) {
-    throw refusal(abi, `the executable does not embed ${file} (${(error as Error).message}): it was built for another Node.js`)
-  }
-  const actual = sha256(bytes)
-  if (actual !== expected) throw refusal(abi, `the embedded ${file} has sha256 ${actual}, not the published ${expected}`)
-  const binary = embedded.file(file)
-  try {
-    const native = require(binary) as typeof Uws
-    loaded = { file, sha256: actual, loadedFrom: binary, glibcCompat: false }
-    return native
-  } catch (error) {
-    const message = (error as Error).message
-    if (process.platform !== 'linux' || !message.includes(`version \`${compatGlibcVersion}' not found`)) throw refusal(abi, message)
-    const copy = compatCopy(bytes, file, actual, abi, message, [path.dirname(binary)])
-    const native = require(copy) as typeof Uws
-    loaded = { file, sha256: actual, loadedFrom: copy, glibcCompat: true }
-    return native
   }
 }
 
