@@ -36,6 +36,8 @@ export interface LeaseOptions {
   /** This node's id. */
   readonly owner: string
   readonly ttlMs: number
+  /** Asked before each attempt to take the lease while it is not held (a region's home: cluster/placement.ts). */
+  readonly mayAcquire?: () => Promise<boolean>
 }
 
 export interface LeaseEvents {
@@ -92,6 +94,13 @@ export class LeaseKeeper {
     void this.#tick()
   }
 
+  /** Tries at once instead of at the next period (Redis came back). */
+  poke(): void {
+    if (this.#stopped || this.#busy) return
+    if (this.#timer !== null) clearTimeout(this.#timer)
+    void this.#tick()
+  }
+
   /** Stops trying; `release` gives a held lease back at once (otherwise it runs out). */
   async stop(release = true): Promise<void> {
     this.#stopped = true
@@ -108,7 +117,8 @@ export class LeaseKeeper {
     const started = this.now()
     try {
       if (this.#token === null) {
-        const token = await this.#redis.leaseAcquire(this.#key, this.#fence, this.options.owner, this.options.ttlMs)
+        const may = this.options.mayAcquire === undefined ? true : await this.options.mayAcquire()
+        const token = !may ? null : await this.#redis.leaseAcquire(this.#key, this.#fence, this.options.owner, this.options.ttlMs)
         if (token !== null && !this.#stopped) {
           this.#token = Number(token)
           this.#trustedUntil = started + this.options.ttlMs * trustedShare

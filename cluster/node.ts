@@ -1,39 +1,180 @@
 /**
- * This node in a cluster (issue 10), on when `PRICING_REDIS_URL` is set: its Redis connection, and
- * the leases it competes for (for now the FX fetcher, cluster/fx.ts). Without it nothing changes.
+ * This node in a cluster (issue 10), on when `PRICING_REDIS_URL` is set: its Redis connection, the
+ * shared directory (cluster/directory.ts), placement and region homes (cluster/placement.ts),
+ * replicas (cluster/replication.ts) and the FX fetcher's lease (cluster/fx.ts). Without it nothing
+ * changes. docs/cluster.md describes the whole.
+ *
+ * Two steps, because the directory must be in step before the node issues tokens or loads tenants,
+ * and placement needs the address the node listens on:
+ * `joinCluster` (connect, first directory sync) then `ClusterNode.serve` (placement, replicas, FX).
  * @module
  */
 import os from 'node:os'
+import type { Logger } from 'pino'
 import type { Config } from '../server/config.js'
 import type { FxFeedCluster } from '../server/fx-feed.js'
-import type { Logger } from 'pino'
+import { applyStoredFeed } from '../server/fx-feed.js'
+import type { TokenService } from '../server/auth.js'
+import type { TenantRegistry, TenantRuntime } from '../server/tenants.js'
+import type { SigningKeyRecord, SystemStore, TenantRecord } from '../storage/system-store.js'
+import { SharedDirectory } from './directory.js'
 import { RedisFxFeed } from './fx.js'
 import { LeaseKeeper } from './lease.js'
+import { ClusterPlacement } from './placement.js'
 import { connectRedis } from './redis.js'
+import { Replication } from './replication.js'
 
-export interface ClusterNode {
-  readonly nodeId: string
-  readonly fx: FxFeedCluster
-  stop(): Promise<void>
+/** How long start-up waits for the first directory sync before serving anyway (Redis away). */
+const firstSyncWaitMs = 3_000
+
+export interface ServeDeps {
+  readonly tenants: TenantRegistry
+  readonly tokens: TokenService
+  /** This node's address for the other nodes (PRICING_NODE_URL or the listened address). */
+  readonly nodeUrl: string
+  readonly now: () => number
 }
 
-export function joinCluster(config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs'>, logger: Logger): ClusterNode {
-  const nodeId = config.nodeId !== '' ? config.nodeId : `${os.hostname()}-${process.pid}`
-  const redis = connectRedis(config.redisUrl, (up) => {
-    if (up) logger.info({ nodeId }, 'cluster: Redis reachable')
-    else logger.warn({ nodeId }, 'cluster: Redis unreachable')
-  })
-  const fetcher = new LeaseKeeper(redis, { name: 'fx-fetcher', owner: nodeId, ttlMs: config.leaseTtlMs }, {
-    acquired: (token) => logger.info({ nodeId, token }, 'cluster: this node fetches the FX feed'),
-    lost: (reason) => logger.warn({ nodeId, reason }, 'cluster: this node no longer fetches the FX feed'),
-  })
-  fetcher.start()
-  return {
-    nodeId,
-    fx: new RedisFxFeed(redis, fetcher, Math.max(50, Math.floor(config.leaseTtlMs / 2))),
-    async stop() {
-      await fetcher.stop(true)
-      redis.disconnect()
-    },
+export interface ClusterState {
+  readonly nodeId: string
+  readonly redisUp: boolean
+  readonly directorySynced: boolean
+  readonly directoryUnpublished: number
+  readonly queuedCommits: number
+  readonly homeRegions: readonly string[]
+}
+
+export class ClusterNode {
+  readonly redis
+  readonly directory: SharedDirectory
+  readonly fx: FxFeedCluster
+  readonly #fetcher: LeaseKeeper
+  placement: ClusterPlacement | null = null
+  replication: Replication | null = null
+  #redisUp = false
+
+  constructor(
+    readonly config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>,
+    readonly system: SystemStore,
+    readonly logger: Logger,
+  ) {
+    const nodeId = this.nodeId
+    this.redis = connectRedis(config.redisUrl, (up) => {
+      this.#redisUp = up
+      if (up) {
+        logger.info({ nodeId }, 'cluster: Redis reachable')
+        void this.replication?.flushQueued().catch(() => undefined)
+        void this.directory.flush()
+      } else logger.warn({ nodeId }, 'cluster: Redis unreachable; serving reads and this node\'s own regions\' writes with local limits')
+    })
+    this.directory = new SharedDirectory(this.redis, system, nodeId, logger)
+    this.#fetcher = new LeaseKeeper(this.redis, { name: 'fx-fetcher', owner: nodeId, ttlMs: config.leaseTtlMs }, {
+      acquired: (token) => logger.info({ nodeId, token }, 'cluster: this node fetches the FX feed'),
+      lost: (reason) => logger.warn({ nodeId, reason }, 'cluster: this node no longer fetches the FX feed'),
+    })
+    this.fx = new RedisFxFeed(this.redis, this.#fetcher, Math.max(50, Math.floor(config.leaseTtlMs / 2)))
   }
+
+  get nodeId(): string {
+    return this.config.nodeId !== '' ? this.config.nodeId : `${os.hostname()}-${process.pid}`
+  }
+
+  get regions(): string[] {
+    return this.config.region.split(',').map((region) => region.trim()).filter((region) => region !== '')
+  }
+
+  /** Waits (bounded) for the first directory sync. */
+  async join(): Promise<void> {
+    await this.directory.start(firstSyncWaitMs)
+  }
+
+  /** Placement, replicas and the FX fetcher, once the node listens and its tenants are loaded. */
+  serve(deps: ServeDeps): void {
+    const { tenants, tokens } = deps
+    const replication = new Replication(this.redis, tenants, this.logger, deps.now)
+    this.replication = replication
+    const placement = new ClusterPlacement(this.redis, { id: this.nodeId, url: deps.nodeUrl, regions: this.regions }, this.config.leaseTtlMs, this.logger, {
+      homeAcquired: (region) => void this.#takeOver(region, deps),
+      homeLost: (region) => {
+        for (const tenant of tenants.all()) if (tenant.record.region === region) replication.demote(tenant)
+      },
+    })
+    placement.replicaOf = (tenant) => replication.view(tenant)
+    this.placement = placement
+    // Every tenant starts as a replica where this node serves its region; the home lease promotes.
+    for (const tenant of tenants.all()) this.#place(tenant)
+    tenants.onOpen = (tenant) => this.#place(tenant)
+    this.directory.listen(async (table, _key, value) => {
+      if (table === 'signing_keys' && value !== undefined) await tokens.learn(value as SigningKeyRecord)
+      if (table === 'tenants' && value !== undefined) await this.#tenantChanged(value as TenantRecord, deps)
+    })
+    // Tenants the directory brought in between loading and now.
+    for (const record of this.system.listTenants()) if (tenants.get(record.slug) === undefined) void this.#tenantChanged(record, deps)
+    replication.start()
+    placement.start()
+    this.#fetcher.start()
+  }
+
+  /** A tenant of a region this node serves follows the home's log unless this node is the home. */
+  #place(tenant: TenantRuntime): void {
+    const placement = this.placement!
+    if (placement.isHome(tenant.record.region)) {
+      tenant.role = 'home'
+      tenant.replication = this.replication
+    } else if (this.regions.includes(tenant.record.region)) this.replication!.follow(tenant)
+    else tenant.role = 'replica'
+  }
+
+  async #tenantChanged(record: TenantRecord, deps: ServeDeps): Promise<void> {
+    const known = deps.tenants.get(record.slug)
+    if (known !== undefined) {
+      known.update(record, deps.now())
+      return
+    }
+    const runtime = deps.tenants.open(record, deps.now())
+    runtime.load()
+    if (runtime.role === 'home') await applyStoredFeed(this.system, runtime, deps.now())
+  }
+
+  async #takeOver(region: string, deps: ServeDeps): Promise<void> {
+    const placement = this.placement!
+    placement.promoting.add(region)
+    try {
+      for (const tenant of deps.tenants.all()) {
+        if (tenant.record.region !== region || tenant.role === 'home') continue
+        await this.replication!.promote(tenant)
+        this.logger.info({ tenant: tenant.slug, sequence: tenant.store.sequence }, 'cluster: tenant writable here (home of its region)')
+      }
+    } catch (error) {
+      this.logger.error({ err: error, region }, 'cluster: taking over the region failed; its writes stay refused here')
+      return
+    }
+    placement.promoting.delete(region)
+  }
+
+  state(): ClusterState {
+    return {
+      nodeId: this.nodeId,
+      redisUp: this.#redisUp,
+      directorySynced: this.directory.synced,
+      directoryUnpublished: this.directory.unpublished,
+      queuedCommits: this.replication?.queuedCommits ?? 0,
+      homeRegions: this.regions.filter((region) => this.placement?.isHome(region) === true),
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.#fetcher.stop(true)
+    await this.placement?.stop()
+    await this.replication?.stop()
+    await this.directory.stop()
+    this.redis.disconnect()
+  }
+}
+
+/** Connects to Redis and brings the directory in step (waiting at most a few seconds). */
+export async function joinCluster(config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>, system: SystemStore, logger: Logger): Promise<ClusterNode> {
+  const node = new ClusterNode(config, system, logger)
+  await node.join()
+  return node
 }

@@ -18,6 +18,8 @@ export interface Reply {
   headers?: Record<string, string>
   /** Called once the body is written or dropped: the body borrows memory until then (a worker's answer arena). */
   release?: () => void
+  /** Another node's answer passed on (server/forward.ts): its own rate-limit and sequence headers stand. */
+  forwarded?: boolean
 }
 
 export interface TenantContext<Body = unknown, Query = Record<string, unknown>> {

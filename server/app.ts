@@ -24,6 +24,8 @@ import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js
 import { adminRoutes } from './routes/admin.js'
 import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
+import { forward } from './forward.js'
+import { minSequenceOf, placedError, type TenantPlacement } from './placement.js'
 import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
@@ -51,6 +53,8 @@ export interface AppDeps {
   readonly publicUrl: string
   /** Clock, injectable for tests of time-dependent behaviour. */
   readonly now: () => number
+  /** Where tenant requests are served in a cluster (cluster/placement.ts); absent on a node on its own. */
+  readonly placement?: TenantPlacement | null
 }
 
 interface CompiledTenantRoute {
@@ -303,6 +307,13 @@ export class PricingApp {
     if (tenant.record.status !== 'active') {
       throw new ApiError('tenant_suspended', `Tenant ${tenant.record.slug} is ${tenant.record.status}`)
     }
+    // Cluster mode: a write goes to the region's home node, a read to a ready replica or the home.
+    const placement = this.#deps.placement
+    if (placement !== undefined && placement !== null) {
+      const placed = placement.place(tenant, route.dimension === 'ingest', minSequenceOf(incoming.minSequence ?? ''))
+      if (placed.kind === 'elsewhere' && (incoming.forwarded ?? '') === '') return forward(placed, incoming, placement.nodeId)
+      if (placed.kind !== 'here') throw placedError(placed)
+    }
     // SPEC Backup and restore rule 3: writes on non-management endpoints wait for the restore.
     if (tenant.restoring !== null && route.dimension === 'ingest' && route.access !== 'console') throw restoringError(tenant.restoring)
     const json = parseJsonBody(incoming)
@@ -361,7 +372,13 @@ export class PricingApp {
   /** A handler's reply as an answer, with the route's rate-limit headers as they stand at `nowMs`. */
   #answered(incoming: Incoming, series: RouteSeries, reply: Reply, bucket: RateHeaders | null, nowMs: number): Outgoing {
     const outgoing = toOutgoing(reply)
+    if (reply.forwarded === true) return this.#observed(incoming, series, outgoing)
     if (bucket !== null) outgoing.extraHeaders = bucket.headers(nowMs)
+    const placement = this.#deps.placement
+    if (placement !== undefined && placement !== null && incoming.tenantSlug !== null) {
+      const tenant = this.#deps.tenants.get(incoming.tenantSlug)
+      if (tenant !== undefined) outgoing.extraHeaders = { ...outgoing.extraHeaders, ...placement.answerHeaders(tenant) }
+    }
     return this.#observed(incoming, series, outgoing)
   }
 

@@ -107,6 +107,16 @@ export class TokenService {
     this.#jwks = { keys }
   }
 
+  /**
+   * A signing key another node created (cluster/directory.ts): its tokens verify here too, and it
+   * is published in the JWKS. This node keeps signing with its own key.
+   */
+  async learn(record: SigningKeyRecord): Promise<void> {
+    if (this.#publicKeys.has(record.kid)) return
+    this.#publicKeys.set(record.kid, await importJWK(record.public_jwk as JWK, record.alg))
+    this.#jwks = { keys: [...this.#jwks.keys, { ...(record.public_jwk as JWK), kid: record.kid, alg: record.alg, use: 'sig' }] }
+  }
+
   get jwks(): { keys: JWK[] } {
     return this.#jwks
   }

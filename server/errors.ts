@@ -55,6 +55,7 @@ export const errorCodes = {
   not_ready: 503,
   backup_failed: 503,
   restoring: 503,
+  region_unavailable: 503,
   insufficient_storage: 507,
 } as const
 export type ErrorCode = keyof typeof errorCodes

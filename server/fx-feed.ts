@@ -273,7 +273,7 @@ export async function applyFeed(
 export async function applyStoredFeed(system: SystemStore, tenant: TenantRuntime, nowMs: number): Promise<void> {
   try {
     const stored = system.fxFeed.get(latestKey)
-    if (stored === undefined || stored.days.length === 0) return
+    if (stored === undefined || stored.days.length === 0 || tenant.role !== 'home') return
     if (!settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) return
     const applied = await applyFeed(tenant, stored.days, fxFeedActor, nowMs)
     tenant.log.info({ recorded: applied.recorded, fetchedAt: stored.fetched_at }, 'FX rates seeded from the latest fetched feed')
@@ -405,7 +405,8 @@ export class FxFeedService {
     for (const tenant of this.#deps.tenants.all()) {
       if (this.#stopped) return
       const nowMs = this.#deps.now()
-      if (!tenant.loaded || !settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) continue
+      // A replica gets the rates from its home's log (cluster mode).
+      if (!tenant.loaded || tenant.role !== 'home' || !settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) continue
       if (tenant.restoring !== null) {
         // The restore's result is the backup's rates; the next fetch (or POST /fx/fetch) adds these.
         tenant.log.warn({ backup: tenant.restoring }, 'FX rates from the feed skipped: a restore is in progress')

@@ -21,6 +21,10 @@ export interface Incoming {
   /** The Cookie and Origin headers ('' when absent): console sessions and their cross-site check. */
   readonly cookie: string
   readonly origin: string
+  /** The `X-Min-Sequence` header ('' when absent): the changelog sequence a cluster reader has seen (server/placement.ts). */
+  readonly minSequence?: string
+  /** The `X-Pricing-Forwarded` header ('' when absent): the node that forwarded this request (server/forward.ts). */
+  readonly forwarded?: string
   readonly body: Buffer | null
   /** `performance.now()` when the request arrived (ms). */
   readonly startedAt: number
@@ -134,6 +138,8 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
     ifNoneMatch: req.getHeader('if-none-match'),
     cookie: req.getHeader('cookie'),
     origin: req.getHeader('origin'),
+    minSequence: req.getHeader('x-min-sequence'),
+    forwarded: req.getHeader('x-pricing-forwarded'),
     body: null,
     startedAt: performance.now(),
     requestId: requestIdOf(req.getHeader('x-request-id')),

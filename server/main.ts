@@ -46,6 +46,9 @@ export async function start(config: Config): Promise<RunningServer> {
     metrics,
   )
   const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
+  // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
+  // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
+  const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger })
   const deps: AppDeps = {
     config,
@@ -80,7 +83,8 @@ export async function start(config: Config): Promise<RunningServer> {
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now))
   logger.info({ tenants: tenants.all().length }, 'ready')
-  if (firstStart && config.demo && system.listTenants().length === 0) {
+  // A cluster starts without the demo tenant: it is for one node on a laptop (docs/cluster.md).
+  if (firstStart && config.demo && cluster === null && system.listTenants().length === 0) {
     // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
     await provisionDemoTenant(deps, dataDir, Date.now())
   }
@@ -88,9 +92,11 @@ export async function start(config: Config): Promise<RunningServer> {
   if (config.backupIntervalS > 0) backups.start()
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
   if (config.retentionIntervalS > 0) retention.start()
+  if (cluster !== null) {
+    cluster.serve({ tenants, tokens: deps.tokens, nodeUrl: config.nodeUrl !== '' ? config.nodeUrl.replace(/\/+$/, '') : listenedRoot(config, port), now: deps.now })
+    Object.assign(deps, { placement: cluster.placement })
+  }
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
-  // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded.
-  const cluster = config.redisUrl === '' ? null : (await import('../cluster/node.js')).joinCluster(config, logger)
   const fxFeed = new FxFeedService({ ...deps, cluster: cluster?.fx ?? null })
   setActiveFxFeed(fxFeed)
   fxFeed.start()
@@ -148,6 +154,11 @@ async function settled(done: () => boolean, timeoutMs: number): Promise<boolean>
  */
 function publicRoot(config: Config, port: number): string {
   if (config.publicUrl !== '') return config.publicUrl.replace(/\/+$/, '')
+  return listenedRoot(config, port)
+}
+
+/** The address listened on, as a URL. */
+function listenedRoot(config: Config, port: number): string {
   const host = config.host.includes(':') ? `[${config.host}]` : config.host
   return `http://${host}:${port}`
 }

@@ -2,7 +2,6 @@
  * Provisioning shared by the operator API and the command line: tenants and API keys.
  * @module
  */
-import type { Database } from 'lmdb'
 import type { LimitOverrides, SystemStore, TenantRecord, TenantStatus, Tier, ApiKeyRecord } from '../storage/system-store.js'
 import { hashSecret, newKeyCredentials } from './auth.js'
 import { ApiError, validationError } from './errors.js'
@@ -68,7 +67,7 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
     updated_at: nowMs,
   }
   // Check and insert in one transaction: of concurrent creates of one slug exactly one wins.
-  const created = await updateRecord(system.tenants, record.slug, (existing) => (existing === undefined ? record : undefined))
+  const created = await system.update(system.tenants, record.slug, (existing) => (existing === undefined ? record : undefined))
   if (created === undefined) throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
   // The owner is the tenant's first user: signed in by magic link, they reach /management.
   if (ownerEmail !== null) await system.put(system.members, `${record.slug} ${ownerEmail}`, { tenant: record.slug, email: ownerEmail, role: 'owner', created_at: nowMs })
@@ -93,7 +92,7 @@ export async function updateTenantRecord(
   patch: { tier?: Tier; limits?: LimitOverrides; status?: TenantStatus },
   nowMs: number,
 ): Promise<TenantRecord> {
-  const record = await updateRecord(system.tenants, slug, (existing) =>
+  const record = await system.update(system.tenants, slug, (existing) =>
     existing === undefined
       ? undefined
       : {
@@ -130,7 +129,7 @@ export async function createKey(
 }
 
 export async function revokeKey(system: SystemStore, tenant: string, clientId: string, nowMs: number): Promise<ApiKeyRecord> {
-  const revoked = await updateRecord(system.keys, clientId, (record) =>
+  const revoked = await system.update(system.keys, clientId, (record) =>
     record === undefined || record.tenant !== tenant ? undefined : { ...record, revoked_at: record.revoked_at ?? nowMs },
   )
   if (revoked === undefined) throw new ApiError('not_found', `Key ${clientId} not found`)
@@ -139,23 +138,7 @@ export async function revokeKey(system: SystemStore, tenant: string, clientId: s
 
 /** Records that a key was used at `usedMs` (a token request, or API calls flushed later). */
 export async function recordKeyUse(system: SystemStore, clientId: string, usedMs: number): Promise<void> {
-  await updateRecord(system.keys, clientId, (key) =>
+  await system.update(system.keys, clientId, (key) =>
     key === undefined || (key.last_used_at !== null && key.last_used_at >= usedMs) ? undefined : { ...key, last_used_at: usedMs },
   )
-}
-
-/**
- * Read-modify-write of one system record inside a write transaction, so that concurrent updates of
- * the same record (a revoke and a token request's last-used time) never overwrite each other with
- * a stale copy. `change` answers the new value, or undefined to leave the record alone. Resolves
- * with the stored value once durable.
- */
-async function updateRecord<V>(db: Database<V, string>, key: string, change: (current: V | undefined) => V | undefined): Promise<V | undefined> {
-  const next = await db.transaction(() => {
-    const value = change(db.get(key))
-    if (value !== undefined) void db.put(key, value)
-    return value
-  })
-  if (next !== undefined) await db.flushed
-  return next
 }

@@ -21,6 +21,19 @@ import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
 export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
+/** A home's committed batch, as its replicas apply it. */
+export interface CommittedBatch {
+  readonly changes: readonly Change[]
+  readonly extra: readonly EntryContent[]
+  readonly prices: readonly PriceChange[]
+  readonly entries: readonly LogEntry[]
+}
+
+/** Where a home node's commits go before they are acknowledged (cluster mode: cluster/replication.ts). */
+export interface ReplicationSink {
+  committed(tenant: TenantRuntime, batch: CommittedBatch): Promise<void>
+}
+
 export class TenantRuntime {
   record: TenantRecord
   limits: Limits
@@ -39,6 +52,14 @@ export class TenantRuntime {
   readonly activity = new TenantActivity()
   /** The backup being restored (server/backups/restore.ts): writes answer 503 meanwhile. */
   restoring: string | null = null
+  /**
+   * `home`: this node writes the tenant (always, on a node on its own). `replica` (cluster mode):
+   * another node writes it and this one applies its log (cluster/replication.ts); nothing here
+   * writes the tenant's data then (FX feeds, webhooks and the API's writes are the home's).
+   */
+  role: 'home' | 'replica' = 'home'
+  /** Cluster mode: where a home's durable commits go before they are acknowledged (cluster/replication.ts). */
+  replication: ReplicationSink | null = null
 
   constructor(
     record: TenantRecord,
@@ -116,6 +137,8 @@ export class TenantRuntime {
     options: { applied?: boolean } = {},
   ): Promise<LogEntry[]> {
     if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
+    // Cluster mode: a replica's data changes only by its home's log (placement sends writes there).
+    if (this.role !== 'home') throw new Error(`tenant ${this.slug} is a replica here: its writes go to the home node of region ${this.record.region}`)
     // Requests are refused at dispatch during a restore; this catches a writer that waited on
     // something (a feed fetch) since. An `applied` batch plans and commits in one turn, after the
     // dispatch check.
@@ -136,8 +159,41 @@ export class TenantRuntime {
       this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
-    this.webhooks?.notify(entries)
+    // Cluster mode: the replicas' copy is in Redis before the writer hears "done".
+    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, { changes, extra, prices, entries })
+    if (this.role === 'home') this.webhooks?.notify(entries)
     return entries
+  }
+
+  /** Sets (or, with no versions, removes) each key's versions in memory; workers see the change. */
+  #replaceInMemory(changes: readonly Change[], prices: readonly PriceChange[]): void {
+    for (const change of changes) {
+      if (change.versions.length === 0) this.catalog.remove(change.type, change.key)
+      else this.catalog.apply(change.type, change.key, change.versions)
+    }
+    for (const change of prices) {
+      if (change.versions.length === 0) this.prices.remove(change.pricelist, change.sku)
+      else this.prices.apply(change.pricelist, change.sku, change.versions)
+    }
+    this.prices.noteChange()
+    this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+  }
+
+  /**
+   * A replica applies a batch of its home's log (cluster/replication.ts): the same changes in the
+   * same order give the same entries, sequences and checksums as on the home; answers the last
+   * entry's checksum for the caller to compare.
+   */
+  async applyReplicated(changes: readonly Change[], extra: readonly EntryContent[], prices: readonly PriceChange[]): Promise<string> {
+    this.#replaceInMemory(changes, prices)
+    let entries: LogEntry[]
+    try {
+      entries = await this.store.commit(changes, extra, prices)
+    } catch (error) {
+      this.log.fatal({ err: error }, 'storage commit of a replicated batch failed; exiting so that memory reloads from LMDB')
+      process.exit(70)
+    }
+    return entries.at(-1)?.checksum ?? ''
   }
 
   /**
@@ -185,16 +241,7 @@ export class TenantRuntime {
     let swapMs = 0
     const swap = (): void => {
       const swapStarted = performance.now()
-      for (const change of changes) {
-        if (change.versions.length === 0) this.catalog.remove(change.type, change.key)
-        else this.catalog.apply(change.type, change.key, change.versions)
-      }
-      for (const change of prices) {
-        if (change.versions.length === 0) this.prices.remove(change.pricelist, change.sku)
-        else this.prices.apply(change.pricelist, change.sku, change.versions)
-      }
-      this.prices.noteChange()
-      this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+      this.#replaceInMemory(changes, prices)
       swapMs = performance.now() - swapStarted
     }
     try {
@@ -203,7 +250,8 @@ export class TenantRuntime {
     } finally {
       releaseReaders()
     }
-    this.webhooks?.notify(entries)
+    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, { changes, extra: [], prices, entries })
+    if (this.role === 'home') this.webhooks?.notify(entries)
     // The swap is the one long main-thread turn of a restore.
     return { entries, timings: { writeMs: Math.round(writeMs), swapMs: Math.round(swapMs) } }
   }
@@ -243,10 +291,14 @@ export class TenantRegistry {
     return true
   }
 
+  /** Told of each tenant opened (cluster mode places it: home or replica, cluster/node.ts). */
+  onOpen: ((runtime: TenantRuntime) => void) | null = null
+
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
     const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes)
     this.#tenants.set(record.slug, runtime)
+    this.onOpen?.(runtime)
     return runtime
   }
 

@@ -119,6 +119,10 @@ export interface RestoreRecord {
   requested_by: string
 }
 
+/** The tables of the system environment, by the names they are opened with. */
+export const systemTables = ['tenants', 'api_keys', 'signing_keys', 'fx_feed', 'members', 'sign_in_links', 'sessions', 'restores', 'tenant_requests'] as const
+export type SystemTable = (typeof systemTables)[number]
+
 export class SystemStore {
   readonly #root: RootDatabase
   readonly tenants: Database<TenantRecord, string>
@@ -131,6 +135,13 @@ export class SystemStore {
   readonly sessions: Database<SessionRecord, string>
   readonly restores: Database<RestoreRecord, string>
   readonly tenantRequests: Database<TenantRequestRecord, string>
+  /** Each table's name (as opened), for observers of writes. */
+  readonly #names = new Map<Database<any, string>, SystemTable>()
+  /**
+   * Told of each durable write (`value` undefined: a removal), after it is durable. A cluster node
+   * shares the tables it names this way (cluster/directory.ts); a single node has none.
+   */
+  observer: ((table: SystemTable, key: string, value: unknown) => void) | null = null
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
@@ -144,6 +155,22 @@ export class SystemStore {
     this.sessions = this.#root.openDB<SessionRecord, string>({ name: 'sessions' })
     this.restores = this.#root.openDB<RestoreRecord, string>({ name: 'restores' })
     this.tenantRequests = this.#root.openDB<TenantRequestRecord, string>({ name: 'tenant_requests' })
+    for (const table of systemTables) this.#names.set(this.table(table), table)
+  }
+
+  /** A table by its name. */
+  table(name: SystemTable): Database<any, string> {
+    switch (name) {
+      case 'tenants': return this.tenants
+      case 'api_keys': return this.keys
+      case 'signing_keys': return this.signingKeys
+      case 'fx_feed': return this.fxFeed
+      case 'members': return this.members
+      case 'sign_in_links': return this.signInLinks
+      case 'sessions': return this.sessions
+      case 'restores': return this.restores
+      case 'tenant_requests': return this.tenantRequests
+    }
   }
 
   listTenants(): TenantRecord[] {
@@ -168,15 +195,41 @@ export class SystemStore {
   }
 
   /** Durable put: resolves after the commit is flushed. */
-  async put<V>(db: Database<V, string>, key: string, value: V): Promise<void> {
+  async put<V>(db: Database<V, string>, key: string, value: V, observed = true): Promise<void> {
     await db.put(key, value)
     await this.#root.flushed
+    if (observed) this.#observe(db, key, value)
   }
 
   /** Durable removal. */
-  async remove<V>(db: Database<V, string>, key: string): Promise<void> {
+  async remove<V>(db: Database<V, string>, key: string, observed = true): Promise<void> {
     await db.remove(key)
     await this.#root.flushed
+    if (observed) this.#observe(db, key, undefined)
+  }
+
+  /**
+   * Read-modify-write of one record inside a write transaction, so that concurrent updates of the
+   * same record (a revoke and a token request's last-used time) never overwrite each other with a
+   * stale copy. `change` answers the new value, or undefined to leave the record alone. Resolves
+   * with the stored value once durable.
+   */
+  async update<V>(db: Database<V, string>, key: string, change: (current: V | undefined) => V | undefined): Promise<V | undefined> {
+    const next = await db.transaction(() => {
+      const value = change(db.get(key))
+      if (value !== undefined) void db.put(key, value)
+      return value
+    })
+    if (next !== undefined) {
+      await this.#root.flushed
+      this.#observe(db, key, next)
+    }
+    return next
+  }
+
+  #observe(db: Database<any, string>, key: string, value: unknown): void {
+    const table = this.#names.get(db)
+    if (this.observer !== null && table !== undefined) this.observer(table, key, value)
   }
 
   async close(): Promise<void> {

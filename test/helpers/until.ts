@@ -7,3 +7,17 @@ export async function until(condition: () => boolean, timeoutMs: number, what = 
   }
   return Date.now() - started
 }
+
+/**
+ * Calls `attempt` every 50 ms until it answers a value other than undefined (a request that must
+ * eventually succeed); answers that value, or throws after `timeoutMs`.
+ */
+export async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs: number, what = 'the answer'): Promise<T> {
+  const started = Date.now()
+  for (;;) {
+    const value = await attempt()
+    if (value !== undefined) return value
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
