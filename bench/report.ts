@@ -11,6 +11,7 @@ import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { BackupResult } from './backup.js'
 import type { BinaryResult } from './binary.js'
+import type { ClusterBenchResult } from './cluster.js'
 import { restoreP99RatioMax, type RestoreBenchResult } from './restore.js'
 import { retentionP99RatioMax, type RetentionBenchResult } from './retention.js'
 import type { Memory } from './proc.js'
@@ -88,6 +89,8 @@ export interface BenchResults {
   readonly restore?: RestoreBenchResult
   /** A history-retention pass over 3M versions (retention.ts); absent in earlier results. */
   readonly retention?: RetentionBenchResult
+  /** Reads on one node vs a home and two replicas, replica lag under ingest (cluster.ts); absent in earlier results. */
+  readonly cluster?: ClusterBenchResult
   readonly checks: Check[]
 }
 
@@ -493,6 +496,46 @@ function binaryTable(binary: BinaryResult): Table {
   }
 }
 
+function clusterTable(cluster: ClusterBenchResult): Table {
+  if (cluster.skipped !== null) return { header: ['figure', 'value'], rightAligned: [false, false], rows: [['not measured', cluster.skipped]] }
+  const load = (result: LoadResult | null): string[] =>
+    result === null ? ['', '', ''] : [formatInteger(result.requestsPerSecond), `${oneDecimal.format(result.cpuMicrosPerRequest)} us`, `${result.latencyP99Ms} ms`]
+  const ingest = cluster.ingest
+  return {
+    header: ['figure', 'req/s (or value)', 'server CPU / request', 'p99'],
+    rightAligned: [false, true, true, true],
+    rows: [
+      ['GETs on the home alone', ...load(cluster.oneNode)],
+      ['GETs on the home + 2 replicas (same connections, split)', ...load(cluster.threeNodes)],
+      ['three nodes / one node, req/s', cluster.readRatio === null ? '' : `${twoDecimals.format(cluster.readRatio)}x`, '', ''],
+      ...(ingest === null
+        ? []
+        : [
+            ['ingest to the home, versions/s', formatInteger(ingest.versionsPerSecond), '', ''],
+            [`replica lag, publish to applied (${formatInteger(ingest.commits)} commits): median / max`, `${oneDecimal.format(ingest.lagP50Ms)} ms / ${oneDecimal.format(ingest.lagMaxMs)} ms`, '', `${oneDecimal.format(ingest.lagP99Ms)} ms`],
+          ]),
+    ],
+  }
+}
+
+export function clusterChecks(cluster: ClusterBenchResult): Check[] {
+  if (cluster.ingest === null) return []
+  return [
+    {
+      figure: 'cluster: ingest held at 10,000 versions/s to the home',
+      measured: formatInteger(cluster.ingest.versionsPerSecond),
+      target: '>= 9,500',
+      pass: cluster.ingest.versionsPerSecond >= 9_500,
+    },
+    {
+      figure: 'cluster: replica lag p99 under that ingest',
+      measured: `${oneDecimal.format(cluster.ingest.lagP99Ms)} ms`,
+      target: '< 1,000 ms',
+      pass: cluster.ingest.lagP99Ms < 1_000,
+    },
+  ]
+}
+
 function checkTable(checks: readonly Check[]): Table {
   return {
     header: ['target', 'measured', 'target value', 'result'],
@@ -530,6 +573,7 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       table: accessLogTable(results.accessLog),
     },
     ...(results.binary === undefined ? [] : [{ title: `The single executable (Node.js ${results.binary.nodeVersion}): spawn to /readyz 200, median of 3`, table: binaryTable(results.binary) }]),
+    ...(results.cluster === undefined ? [] : [{ title: `A cluster on Redis on this machine (${formatInteger(results.cluster.skuCount)} SKUs; three nodes and the load generators share the machine's cores)`, table: clusterTable(results.cluster) }]),
     { title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)', table: isolationTable(results.isolation) },
     ...(results.restore === undefined ? [] : [
       { title: 'Restore and history retention: figures', table: dataSafetyTable(results.restore, results.retention) },

@@ -23,11 +23,12 @@ import { collectGarbage } from './gc.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { measureBackup } from './backup.js'
 import { measureBinary } from './binary.js'
+import { runClusterBench } from './cluster.js'
 import { runIsolationBench } from './isolation.js'
 import { runRestoreBench } from './restore.js'
 import { runRetentionBench } from './retention.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { accessLogChecks, changelogChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
+import { accessLogChecks, changelogChecks, clusterChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
 import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
@@ -303,8 +304,10 @@ async function main(): Promise<void> {
   })
   progress('the single executable: build, size, start-up beside the checkout')
   const binary = await measureBinary(buildRoot)
+  progress('a cluster on Redis: reads on one node and on three, replica lag under ingest')
+  const cluster = await runClusterBench({ entry: path.join(buildRoot, 'server', 'start.js'), shape: options.shape, load: options.load, progress })
   machine['loadAverageAtEnd'] = os.loadavg()[0]!.toFixed(2)
-  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog, binary }
+  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog, binary, cluster }
   const checks = [
     ...globalChecks(partial, restartMsMax),
     ...phase.scenarios.flatMap(scenarioChecks),
@@ -314,6 +317,7 @@ async function main(): Promise<void> {
     ...isolationChecks(phase.isolation),
     ...(phase.restore === undefined ? [] : restoreChecks(phase.restore)),
     ...(phase.retention === undefined ? [] : retentionChecks(phase.retention)),
+    ...clusterChecks(cluster),
   ]
   const results: BenchResults = { ...partial, checks }
   process.stdout.write(`\n${renderTerminal(results)}\n`)

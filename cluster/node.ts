@@ -9,19 +9,24 @@
  * `joinCluster` (connect, first directory sync) then `ClusterNode.serve` (placement, replicas, FX).
  * @module
  */
+import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import type { Logger } from 'pino'
+import type { ClusterStatus } from '../server/cluster-status.js'
 import type { Config } from '../server/config.js'
+import type { BucketFactory } from '../server/rate-limits.js'
 import type { FxFeedCluster } from '../server/fx-feed.js'
 import { applyStoredFeed } from '../server/fx-feed.js'
 import type { TokenService } from '../server/auth.js'
 import type { TenantRegistry, TenantRuntime } from '../server/tenants.js'
 import type { SigningKeyRecord, SystemStore, TenantRecord } from '../storage/system-store.js'
+import { bootstrapReplicas } from './bootstrap.js'
 import { SharedDirectory } from './directory.js'
 import { RedisFxFeed } from './fx.js'
 import { LeaseKeeper } from './lease.js'
 import { ClusterPlacement } from './placement.js'
 import { connectRedis } from './redis.js'
+import { SharedBucket } from './rate-limits.js'
 import { Replication } from './replication.js'
 
 /** How long start-up waits for the first directory sync before serving anyway (Redis away). */
@@ -33,15 +38,6 @@ export interface ServeDeps {
   /** This node's address for the other nodes (PRICING_NODE_URL or the listened address). */
   readonly nodeUrl: string
   readonly now: () => number
-}
-
-export interface ClusterState {
-  readonly nodeId: string
-  readonly redisUp: boolean
-  readonly directorySynced: boolean
-  readonly directoryUnpublished: number
-  readonly queuedCommits: number
-  readonly homeRegions: readonly string[]
 }
 
 export class ClusterNode {
@@ -83,9 +79,27 @@ export class ClusterNode {
     return this.config.region.split(',').map((region) => region.trim()).filter((region) => region !== '')
   }
 
-  /** Waits (bounded) for the first directory sync. */
+  /** Tenants' rate-limit buckets shared by all nodes through Redis (cluster/rate-limits.ts). */
+  readonly bucketFactory: BucketFactory = (slug, dimension, rate, burst, nowMs) =>
+    new SharedBucket(this.redis, slug, dimension, rate, burst, nowMs, () => this.#redisUp)
+
+  /** The secret nodes prove themselves with to each other (server/routes/cluster.ts); null until Redis answered. */
+  secret: string | null = null
+
+  /** Waits (bounded) for the first directory sync; agrees the cluster secret. */
   async join(): Promise<void> {
     await this.directory.start(firstSyncWaitMs)
+    try {
+      await this.redis.set('pricing:cluster:secret', randomBytes(32).toString('hex'), 'NX')
+      this.secret = await this.redis.get('pricing:cluster:secret')
+    } catch {
+      // Redis away: no copies between nodes until the next start.
+    }
+  }
+
+  /** Before the tenants load: copies of the tenants this node serves and does not hold yet. */
+  async bootstrap(dataDir: string): Promise<void> {
+    await bootstrapReplicas({ redis: this.redis, system: this.system, dataDir, nodeId: this.nodeId, regions: this.regions, secret: this.secret, logger: this.logger })
   }
 
   /** Placement, replicas and the FX fetcher, once the node listens and its tenants are loaded. */
@@ -152,7 +166,7 @@ export class ClusterNode {
     placement.promoting.delete(region)
   }
 
-  state(): ClusterState {
+  status(): ClusterStatus {
     return {
       nodeId: this.nodeId,
       redisUp: this.#redisUp,
@@ -160,6 +174,8 @@ export class ClusterNode {
       directoryUnpublished: this.directory.unpublished,
       queuedCommits: this.replication?.queuedCommits ?? 0,
       homeRegions: this.regions.filter((region) => this.placement?.isHome(region) === true),
+      replicas: this.replication?.lags() ?? [],
+      applyLag: this.replication?.applyLag() ?? { count: 0, p50Ms: null, p99Ms: null, maxMs: null },
     }
   }
 

@@ -10,7 +10,8 @@
  *   `pricing:home:<region>:last`. While Redis is away no lease can be renewed, so the home goes on
  *   writing on its own say (SPEC: each node keeps serving its own tenants' writes); when Redis
  *   returns, only the last holder takes the lease again, unless its registration stays absent for a
- *   whole TTL (it died): then a standby does.
+ *   whole TTL (it died): then a standby does. With no last holder recorded (a new cluster, or a
+ *   Redis that lost its keys), a node takes a home only after Redis has answered it for a TTL.
  * - The view of nodes and homes is read from Redis every TTL/3; while Redis is away the last view
  *   stands.
  * @module
@@ -58,6 +59,8 @@ export class ClusterPlacement implements TenantPlacement {
   #timer: NodeJS.Timeout | null = null
   #stopped = false
   redisUp = false
+  /** Since when (own clock) the connection to Redis is up. */
+  #upSinceMs: number
   /** The replica state of a tenant, from cluster/replication.ts. */
   replicaOf: (tenant: TenantRuntime) => ReplicaView | null = () => null
 
@@ -69,7 +72,12 @@ export class ClusterPlacement implements TenantPlacement {
     readonly events: PlacementEvents,
     readonly now: () => number = Date.now,
   ) {
-    redis.on('close', () => (this.redisUp = false))
+    this.#upSinceMs = redis.status === 'ready' ? now() : Number.POSITIVE_INFINITY
+    redis.on('ready', () => (this.#upSinceMs = this.now()))
+    redis.on('close', () => {
+      this.redisUp = false
+      this.#upSinceMs = Number.POSITIVE_INFINITY
+    })
     for (const region of self.regions) {
       const lease = new LeaseKeeper(
         redis,
@@ -160,8 +168,13 @@ export class ClusterPlacement implements TenantPlacement {
   }
 
   async #mayAcquireHome(region: string): Promise<boolean> {
+    // A home kept through an outage takes its lease back first.
+    if (this.#homeWhileAway.has(region)) return true
     const last = await this.redis.get(`pricing:home:${region}:last`)
-    if (last === null || last === this.self.id) return true
+    if (last === this.self.id) return true
+    // No last home known (a new cluster, or a Redis that lost its keys): wait a whole TTL of
+    // Redis answering, so that a home kept through an outage has claimed its region again.
+    if (last === null) return this.now() - this.#upSinceMs >= this.ttlMs
     if ((await this.redis.exists(`pricing:node:${last}`)) === 1) {
       this.#lastHolderAbsentSince.delete(region)
       return false

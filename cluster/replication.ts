@@ -69,8 +69,8 @@ export class Replication implements ReplicationSink {
   #stopped = false
   #loop: Promise<void> | null = null
   #wake: (() => void) | null = null
-  /** Publish-to-apply times of applied batches (ms) since the last metrics read. */
-  readonly lagSamplesMs: number[] = []
+  /** Applied commits as [applied at (epoch ms), publish-to-apply ms], the last minute's. */
+  readonly #lagSamples: [number, number][] = []
 
   constructor(
     readonly redis: Redis,
@@ -163,6 +163,19 @@ export class Replication implements ReplicationSink {
     return [...this.#replicas].map(([slug, state]) => ({ tenant: slug, sequences: Math.max(0, state.head - (this.tenants.get(slug)?.store.sequence ?? 0)), ms: state.lagMs, broken: state.broken !== null }))
   }
 
+  /**
+   * Publish-to-apply time of the commits applied here in the last minute: the median, the 99th
+   * percentile and the maximum, ms, and how many (null quantiles when none).
+   */
+  applyLag(): { count: number; p50Ms: number | null; p99Ms: number | null; maxMs: number | null } {
+    const since = this.now() - 60_000
+    while (this.#lagSamples.length > 0 && this.#lagSamples[0]![0] < since) this.#lagSamples.shift()
+    const sorted = this.#lagSamples.map(([, ms]) => ms).sort((left, right) => left - right)
+    if (sorted.length === 0) return { count: 0, p50Ms: null, p99Ms: null, maxMs: null }
+    const at = (share: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]!
+    return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1)! }
+  }
+
   start(): void {
     this.#reader = this.redis.duplicate()
     this.#reader.on('error', () => {})
@@ -226,9 +239,10 @@ export class Replication implements ReplicationSink {
       tenant.log.error({ sequence: message.last }, 'cluster: replica stopped: its log differs from the home (a new copy from a backup is needed)')
       return
     }
-    state.lagMs = Math.max(0, this.now() - message.at)
-    this.lagSamplesMs.push(state.lagMs)
-    if (this.lagSamplesMs.length > 10_000) this.lagSamplesMs.splice(0, 5_000)
+    const now = this.now()
+    state.lagMs = Math.max(0, now - message.at)
+    this.#lagSamples.push([now, state.lagMs])
+    if (this.#lagSamples.length > 100_000) this.#lagSamples.splice(0, 50_000)
   }
 
   async stop(): Promise<void> {

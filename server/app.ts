@@ -24,6 +24,8 @@ import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js
 import { adminRoutes } from './routes/admin.js'
 import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
+import type { ClusterStatus } from './cluster-status.js'
+import type { TakeResult } from './rate-limits.js'
 import { forward } from './forward.js'
 import { minSequenceOf, placedError, type TenantPlacement } from './placement.js'
 import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
@@ -39,6 +41,7 @@ import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
 import { portalPageRoutes } from './routes/portal-pages.js'
+import { clusterRoutes } from './routes/cluster.js'
 
 export interface AppDeps {
   readonly config: Config
@@ -55,6 +58,10 @@ export interface AppDeps {
   readonly now: () => number
   /** Where tenant requests are served in a cluster (cluster/placement.ts); absent on a node on its own. */
   readonly placement?: TenantPlacement | null
+  /** The cluster's state for /readyz and /metrics (cluster/node.ts); absent on a node on its own. */
+  readonly clusterStatus?: (() => ClusterStatus) | null
+  /** The secret the cluster's nodes prove themselves with to each other (null: none yet, or no cluster). */
+  readonly clusterSecret?: (() => string | null) | null
 }
 
 interface CompiledTenantRoute {
@@ -101,7 +108,7 @@ export class PricingApp {
     this.#deps = deps
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes(), ...clusterRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -328,6 +335,24 @@ export class PricingApp {
       })
     }
     const taken = bucket.take(cost, nowMs)
+    // Cluster mode: a shared bucket may wait for a lease of tokens from Redis (cluster/rate-limits.ts).
+    if (taken instanceof Promise) return taken.then((result) => this.#admitted(result, incoming, tenant, compiled, params, subject, nowMs, json, cost))
+    return this.#admitted(taken, incoming, tenant, compiled, params, subject, nowMs, json, cost)
+  }
+
+  /** The rest of the tenant pipeline once the rate limit has answered: refusal, or validation and handler. */
+  #admitted(
+    taken: TakeResult,
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    subject: string,
+    nowMs: number,
+    json: unknown,
+    cost: number,
+  ): Reply | Promise<Reply> {
+    const route = compiled.route
     if (!taken.allowed) {
       throw new ApiError(
         'rate_limited',

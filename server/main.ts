@@ -49,6 +49,7 @@ export async function start(config: Config): Promise<RunningServer> {
   // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
+  if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger })
   const deps: AppDeps = {
     config,
@@ -81,6 +82,8 @@ export async function start(config: Config): Promise<RunningServer> {
   logger.info({ port, url: publicUrl, dataDir }, 'listening')
   // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
+  // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
+  await cluster?.bootstrap(dataDir)
   await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now))
   logger.info({ tenants: tenants.all().length }, 'ready')
   // A cluster starts without the demo tenant: it is for one node on a laptop (docs/cluster.md).
@@ -94,7 +97,8 @@ export async function start(config: Config): Promise<RunningServer> {
   if (config.retentionIntervalS > 0) retention.start()
   if (cluster !== null) {
     cluster.serve({ tenants, tokens: deps.tokens, nodeUrl: config.nodeUrl !== '' ? config.nodeUrl.replace(/\/+$/, '') : listenedRoot(config, port), now: deps.now })
-    Object.assign(deps, { placement: cluster.placement })
+    Object.assign(deps, { placement: cluster.placement, clusterStatus: () => cluster.status(), clusterSecret: () => cluster.secret })
+    metrics.registerCluster(() => cluster.status())
   }
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
   const fxFeed = new FxFeedService({ ...deps, cluster: cluster?.fx ?? null })

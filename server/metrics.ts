@@ -6,6 +6,7 @@
  * cost about a microsecond per request. The text output is the same as prom-client's.
  * @module
  */
+import { degradedReasons, type ClusterStatus } from './cluster-status.js'
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { restoreCounts } from './backups/restore.js'
 import { retentionCounts } from './retention/pass.js'
@@ -81,7 +82,7 @@ interface ExportedValues {
  * histogram keeps them, so the `le` label comes first). It is not one of prom-client's classes,
  * hence the cast when registering it.
  */
-function exportedMetric(name: string, help: string, type: 'counter' | 'histogram', values: (splay: boolean) => ExportedValue[]): Metric {
+function exportedMetric(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: (splay: boolean) => ExportedValue[]): Metric {
   const result = (splay: boolean): ExportedValues => ({ name, help, type, values: values(splay), aggregator: 'sum' })
   const metric = {
     name,
@@ -151,6 +152,30 @@ export class Metrics {
       exportedMetric('pricing_retention_versions_removed_total', 'Price versions removed by history retention since start', 'counter', () => [{ labels: {}, value: retentionCounts.versionsRemoved }]),
     )
     collectDefaultMetrics({ register: this.registry })
+  }
+
+  /** Cluster mode: Redis, sharing and replica lag as gauges (docs/cluster.md). */
+  registerCluster(status: () => ClusterStatus): void {
+    const gauge = (name: string, help: string, values: () => { labels: Record<string, string>; value: number }[]): void => {
+      this.registry.registerMetric(exportedMetric(name, help, 'gauge', values))
+    }
+    gauge('pricing_cluster_redis_up', '1 while this node reaches the cluster\'s Redis, 0 while it does not (degraded: local limits)', () => [{ labels: {}, value: status().redisUp ? 1 : 0 }])
+    gauge('pricing_cluster_degraded', '1 while this node is degraded (see /readyz cluster.reasons)', () => [{ labels: {}, value: degradedReasons(status()).length > 0 ? 1 : 0 }])
+    gauge('pricing_cluster_directory_unpublished', "This node's directory changes (tenants, keys, people) not yet in Redis", () => [{ labels: {}, value: status().directoryUnpublished }])
+    gauge('pricing_cluster_queued_commits', "This node's commits as a home not yet published to the replicas", () => [{ labels: {}, value: status().queuedCommits }])
+    gauge('pricing_cluster_home_regions', 'Regions this node is the home (writer) of: 1 per region', () => status().homeRegions.map((region) => ({ labels: { region }, value: 1 })))
+    gauge('pricing_replica_lag_sequences', 'Per replica here: changelog sequences the home has published that it has not applied', () =>
+      status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.sequences })),
+    )
+    gauge('pricing_replica_apply_lag_seconds', 'Commits the replicas here applied in the last minute: time from the home publishing to applied here, by quantile (0.5, 0.99, 1 = the maximum)', () => {
+      const lag = status().applyLag
+      const quantiles: [string, number | null][] = [['0.5', lag.p50Ms], ['0.99', lag.p99Ms], ['1', lag.maxMs]]
+      return quantiles.filter(([, ms]) => ms !== null).map(([quantile, ms]) => ({ labels: { quantile }, value: ms! / 1000 }))
+    })
+    gauge('pricing_replica_applied_last_minute', 'Commits the replicas here applied in the last minute', () => [{ labels: {}, value: status().applyLag.count }])
+    gauge('pricing_replica_lag_seconds', "Per replica here: the last applied commit's time from the home's publishing to applied here", () =>
+      status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.ms / 1000 })),
+    )
   }
 
   /** The series of a route pattern and method: resolve once, then `observe` per request. */

@@ -197,7 +197,7 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
     paths[path] ??= {}
     paths[path][method.toLowerCase()] = op
   }
-  const documented = root.filter((route) => route.page !== true)
+  const documented = root.filter((route) => route.page !== true && route.internal !== true)
   for (const route of documented) {
     const access = route.access ?? 'public'
     add(openApiPath(route.path), route.method, operation(route, [...rootSecurity[access]], access === 'admin' ? adminStatuses : []))

@@ -14,10 +14,26 @@ export interface TakeResult {
   readonly headers: Readonly<Record<string, string>>
 }
 
+/**
+ * A tenant's bucket for one dimension: this in-process one, or the cluster's shared one
+ * (cluster/rate-limits.ts), whose `take` may wait for a lease of tokens from Redis.
+ */
+export interface RateBucket {
+  readonly rate: number | null
+  readonly burst: number | null
+  take(cost: number, nowMs: number): TakeResult | Promise<TakeResult>
+  headers(nowMs: number): Readonly<Record<string, string>>
+}
+
+/** Makes a tenant's bucket (the registry's; cluster mode gives the shared one). */
+export type BucketFactory = (slug: string, dimension: Dimension, rate: number | null, burst: number | null, nowMs: number) => RateBucket
+
+export const localBuckets: BucketFactory = (_slug, _dimension, rate, burst, nowMs) => new TokenBucket(rate, burst, nowMs)
+
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({})
 const allowedUnlimited: TakeResult = Object.freeze({ allowed: true, retryAfterS: 0, headers: noHeaders })
 
-export class TokenBucket {
+export class TokenBucket implements RateBucket {
   #tokens: number
   #updatedMs: number
   /** The last headers answered and what they were made of: an unchanged bucket repeats them. */

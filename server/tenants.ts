@@ -15,7 +15,7 @@ import type { QueryPool } from '../workers/pool.js'
 import { ApiError } from './errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TenantBackups } from '../storage/backup/backups.js'
-import { TokenBucket, type Dimension } from './rate-limits.js'
+import { localBuckets, type BucketFactory, type Dimension, type RateBucket } from './rate-limits.js'
 import { TenantActivity } from './tenant-activity.js'
 import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
@@ -42,7 +42,7 @@ export class TenantRuntime {
   readonly catalog = new Catalog()
   readonly prices = new PriceBook()
   loaded = false
-  buckets: Record<Dimension, TokenBucket>
+  buckets: Record<Dimension, RateBucket>
   readonly log: Logger
   /** Webhook registrations and their dispatcher (null where no environment was given: tools). */
   readonly webhooks: TenantWebhooks | null
@@ -74,6 +74,8 @@ export class TenantRuntime {
     webhookEnvironment: WebhookEnvironment | null = null,
     /** Bytes this tenant's backups may take together (0: only the free-disk check). */
     backupDiskMaxBytes = 0,
+    /** Its rate-limit buckets: in-process, or shared by a cluster's nodes (cluster/rate-limits.ts). */
+    readonly bucketFactory: BucketFactory = localBuckets,
   ) {
     this.record = record
     this.slug = record.slug
@@ -86,10 +88,10 @@ export class TenantRuntime {
     this.webhooks = webhookEnvironment === null ? null : new TenantWebhooks(this, webhookEnvironment)
   }
 
-  #makeBuckets(nowMs: number): Record<Dimension, TokenBucket> {
+  #makeBuckets(nowMs: number): Record<Dimension, RateBucket> {
     return {
-      query: new TokenBucket(this.limits.query_rate, this.limits.query_burst, nowMs),
-      ingest: new TokenBucket(this.limits.ingest_rate, this.limits.ingest_burst, nowMs),
+      query: this.bucketFactory(this.slug, 'query', this.limits.query_rate, this.limits.query_burst, nowMs),
+      ingest: this.bucketFactory(this.slug, 'ingest', this.limits.ingest_rate, this.limits.ingest_burst, nowMs),
     }
   }
 
@@ -291,12 +293,15 @@ export class TenantRegistry {
     return true
   }
 
+  /** The tenants' rate-limit buckets: cluster mode shares them through Redis (set before tenants open). */
+  bucketFactory: BucketFactory = localBuckets
+
   /** Told of each tenant opened (cluster mode places it: home or replica, cluster/node.ts). */
   onOpen: ((runtime: TenantRuntime) => void) | null = null
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes)
+    const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory)
     this.#tenants.set(record.slug, runtime)
     this.onOpen?.(runtime)
     return runtime

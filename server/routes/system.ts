@@ -5,6 +5,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { Reply, RouteDocumentation } from '../api.js'
 import type { AppDeps, PricingApp } from '../app.js'
+import { degradedReasons, type ClusterStatus } from '../cluster-status.js'
 import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
@@ -38,13 +39,28 @@ export interface RootRoute extends RouteDocumentation {
   readonly responseStatus?: number
   /** An HTML page or a page's form post: listed in docs/api.md ("Web pages"), not in the OpenAPI document. */
   readonly page?: true
+  /** Between the nodes of a cluster (server/routes/cluster.ts): not in the OpenAPI document. */
+  readonly internal?: true
   readonly handler: (context: RootContext) => Reply | Promise<Reply>
 }
 
 let openApiText: string | null = null
 
 const HealthAnswer = Type.Object({ status: Type.Literal('ok') })
-const ReadyAnswer = Type.Object({ status: Type.Literal('ready') })
+const ClusterDetails = Type.Object(
+  {
+    node_id: Type.String(),
+    degraded: Type.Boolean(),
+    reasons: Type.Array(Type.String()),
+    redis: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+    home_regions: Type.Array(Type.String()),
+    directory_unpublished: Type.Integer(),
+    queued_commits: Type.Integer(),
+    replicas: Type.Array(Type.Object({ tenant: Type.String(), lag_sequences: Type.Integer(), lag_ms: Type.Number(), stopped: Type.Boolean() })),
+  },
+  { description: 'cluster mode only (docs/cluster.md): a degraded node still serves and still answers 200' },
+)
+const ReadyAnswer = Type.Object({ status: Type.Literal('ready'), cluster: Type.Optional(ClusterDetails) })
 const LoadingAnswer = Type.Object({ status: Type.Literal('loading') })
 /** The OpenAPI document itself: its own schema is the OpenAPI 3.1 specification's, not repeated here. */
 const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true })
@@ -77,6 +93,20 @@ export const OAuthErrorBody = Type.Object({
   error_description: Type.String(),
 })
 
+function clusterDetails(status: ClusterStatus): Record<string, unknown> {
+  const reasons = degradedReasons(status)
+  return {
+    node_id: status.nodeId,
+    degraded: reasons.length > 0,
+    reasons,
+    redis: status.redisUp ? 'up' : 'down',
+    home_regions: status.homeRegions,
+    directory_unpublished: status.directoryUnpublished,
+    queued_commits: status.queuedCommits,
+    replicas: status.replicas.map((replica) => ({ tenant: replica.tenant, lag_sequences: replica.sequences, lag_ms: replica.ms, stopped: replica.broken })),
+  }
+}
+
 export function rootRoutes(): RootRoute[] {
   return [
     {
@@ -96,10 +126,11 @@ export function rootRoutes(): RootRoute[] {
       tag: 'system',
       response: ReadyAnswer,
       otherAnswers: { 503: LoadingAnswer },
-      handler: ({ deps }) =>
-        deps.tenants.allLoaded
-          ? { status: 200, body: { status: 'ready' } }
-          : { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } },
+      handler: ({ deps }) => {
+        if (!deps.tenants.allLoaded) return { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } }
+        const status = deps.clusterStatus?.()
+        return { status: 200, body: status === undefined ? { status: 'ready' } : { status: 'ready', cluster: clusterDetails(status) } }
+      },
     },
     {
       method: 'GET',

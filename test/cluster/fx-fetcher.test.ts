@@ -11,23 +11,20 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { sharedFixturesDir } from '../helpers/fixtures.js'
-import { noRedis, redisServerPath, RedisServer } from '../helpers/redis.js'
+import { redisForTest } from '../helpers/redis.js'
 import { until } from '../helpers/until.js'
-import { startServer, type TestServer } from '../helpers/server.js'
+import { startCluster } from '../helpers/cluster.js'
+import type { TestServer } from '../helpers/server.js'
 
 const leaseMs = 600
 const intervalMs = 400
-const executable = redisServerPath()
 
 const fetchedLine = /"msg":"FX feed fetched"/g
 const count = (text: string, pattern: RegExp): number => text.match(new RegExp(pattern.source, 'g'))?.length ?? 0
 
 
-if (executable === null) {
-  t.skip(noRedis, () => {})
-} else {
-  const redis = await RedisServer.start(executable)
-  t.teardown(() => redis.stop())
+const redis = await redisForTest(t)
+if (redis !== null) {
   let requests = 0
   const feed = http.createServer((_request, response) => {
     requests++
@@ -37,24 +34,8 @@ if (executable === null) {
   t.teardown(() => new Promise<void>((resolve) => feed.close(() => resolve())))
   const feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/daily`
 
-  const nodes: TestServer[] = []
-  for (const name of ['a', 'b', 'c']) {
-    nodes.push(
-      await startServer({
-        env: {
-          PRICING_REDIS_URL: redis.url,
-          PRICING_NODE_ID: `node-${name}`,
-          PRICING_LEASE_TTL_MS: String(leaseMs),
-          PRICING_FX_FEED_URL: feedUrl,
-          PRICING_FX_FETCH_DELAY_MS: '0',
-          PRICING_FX_FETCH_INTERVAL_MS: String(intervalMs),
-        },
-      }),
-    )
-  }
-  t.teardown(async () => {
-    for (const node of nodes) await node.dispose()
-  })
+  const env = { PRICING_FX_FEED_URL: feedUrl, PRICING_FX_FETCH_DELAY_MS: '0', PRICING_FX_FETCH_INTERVAL_MS: String(intervalMs) }
+  const nodes = [...(await startCluster(t, redis, ['a', 'b', 'c'].map((name) => ({ name, region: 'local', env })), leaseMs)).values()]
   const fetcherOf = (group: TestServer[]) => group.filter((node) => node.stdout.includes('"msg":"cluster: this node fetches the FX feed"'))
 
   await t.test('only the lease holder fetches; the others apply what it shares', async (t) => {

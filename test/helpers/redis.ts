@@ -79,3 +79,18 @@ export class RedisServer {
     this.#child = null
   }
 }
+
+/**
+ * A Redis of this test file's own, stopped at its end; null where no redis-server can be had, and
+ * then the file is skipped with `noRedis`.
+ */
+export async function redisForTest(t: { skip(name: string, fn: () => void): unknown; teardown(fn: () => unknown): void }): Promise<RedisServer | null> {
+  const executable = redisServerPath()
+  if (executable === null) {
+    t.skip(noRedis, () => {})
+    return null
+  }
+  const redis = await RedisServer.start(executable)
+  t.teardown(() => redis.stop())
+  return redis
+}
