@@ -496,7 +496,7 @@ function binaryTable(binary: BinaryResult): Table {
   }
 }
 
-function clusterTable(cluster: ClusterBenchResult): Table {
+export function clusterTable(cluster: ClusterBenchResult): Table {
   if (cluster.skipped !== null) return { header: ['figure', 'value'], rightAligned: [false, false], rows: [['not measured', cluster.skipped]] }
   const load = (result: LoadResult | null): string[] =>
     result === null ? ['', '', ''] : [formatInteger(result.requestsPerSecond), `${oneDecimal.format(result.cpuMicrosPerRequest)} us`, `${result.latencyP99Ms} ms`]
@@ -536,7 +536,7 @@ export function clusterChecks(cluster: ClusterBenchResult): Check[] {
   ]
 }
 
-function checkTable(checks: readonly Check[]): Table {
+export function checkTable(checks: readonly Check[]): Table {
   return {
     header: ['target', 'measured', 'target value', 'result'],
     rightAligned: [false, true, false, false],
@@ -544,7 +544,7 @@ function checkTable(checks: readonly Check[]): Table {
   }
 }
 
-function renderText(table: Table): string {
+export function renderText(table: Table): string {
   const widths = table.header.map((cell, column) => Math.max(cell.length, ...table.rows.map((row) => row[column]!.length)))
   const line = (cells: readonly string[]) =>
     cells.map((cell, column) => (table.rightAligned[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd()

@@ -12,7 +12,7 @@ import { ApiError } from './errors.js'
 import type { Incoming } from './http.js'
 
 /** The request headers that travel with a forwarded request. */
-const requestHeaders = ['authorization', 'content-type', 'if-none-match', 'x-min-sequence'] as const
+const requestHeaders = ['authorization', 'content-type', 'if-none-match', 'x-min-sequence', 'cookie', 'origin'] as const
 /** The answer headers passed back. */
 const answerHeaders = [
   'content-type', 'etag', 'cache-control', 'location', 'retry-after', 'x-sequence', 'x-replica-lag', 'x-price-engine',
@@ -34,6 +34,9 @@ export function forwardedHeaders(incoming: Incoming, from: string): Record<strin
     'content-type': incoming.contentType,
     'if-none-match': incoming.ifNoneMatch,
     'x-min-sequence': incoming.minSequence ?? '',
+    // The console's session and its cross-site check travel too: its forms post to any node.
+    cookie: incoming.cookie,
+    origin: incoming.origin,
   }
   for (const name of requestHeaders) if (values[name] !== '') headers[name] = values[name]
   return headers
