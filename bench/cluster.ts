@@ -2,6 +2,8 @@
  * The cluster on this machine (issue 10): a home node and, later, two replicas of its region on a
  * real Redis (Debian's redis-server on a free loopback port).
  *
+ * 0. Ingest on the home: the generator's price phase (every commit published to Redis before
+ *    its answer), versions per second and server CPU per version.
  * 1. Reads on one node: the GET scenario (1,000 distinct URLs) against the home alone.
  * 2. Reads on three: the same GETs split over the home and two replicas (the same connections in
  *    all), each node's CPU read around the run: requests per second, CPU per request, the ratio to
@@ -20,7 +22,7 @@ import path from 'node:path'
 import { cpuTicks } from './proc.js'
 import { loadResult, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request } from './server-process.js'
-import { generate } from './generate.js'
+import { generate, type IngestResult } from './generate.js'
 import { pricelists, skuCode, type WorkloadShape } from './workload.js'
 import autocannon, { type Request } from 'autocannon'
 
@@ -28,6 +30,8 @@ export interface ClusterBenchResult {
   /** Why the cluster was not measured (no redis-server), else null. */
   readonly skipped: string | null
   readonly skuCount: number
+  /** The generator's price phase on the home: every commit published to Redis before its answer. */
+  readonly homeIngest: IngestResult | null
   readonly oneNode: LoadResult | null
   readonly threeNodes: LoadResult | null
   /** threeNodes / oneNode requests per second. */
@@ -121,7 +125,7 @@ function metricValue(text: string, name: string, labels: string): number {
 export async function runClusterBench(options: { readonly entry: string; readonly shape: WorkloadShape; readonly load: LoadParameters; readonly progress: (message: string) => void }): Promise<ClusterBenchResult> {
   const executable = redisServer()
   const shape = { ...options.shape, skuCount: Math.min(options.shape.skuCount, 20_000) }
-  if (executable === null) return { skipped: 'no redis-server (apt-get install -y redis-server)', skuCount: shape.skuCount, oneNode: null, threeNodes: null, readRatio: null, ingest: null }
+  if (executable === null) return { skipped: 'no redis-server (apt-get install -y redis-server)', skuCount: shape.skuCount, homeIngest: null, oneNode: null, threeNodes: null, readRatio: null, ingest: null }
   const redis = await startRedis(executable)
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-cluster-'))
   const node = (id: string) =>
@@ -140,7 +144,7 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     await until('the home lease', async () => JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster?.home_regions?.includes(region) === true)
     const client = await provisionTenant(home, 'cluster')
     options.progress(`cluster: ${shape.skuCount.toLocaleString('en')} SKUs on the home node`)
-    await generate(client, shape, () => cpuTicks(home.pid) / options.load.clockTicks)
+    const generated = await generate(client, shape, () => cpuTicks(home.pid) / options.load.clockTicks)
     const gets = scenarioDefinitions('cluster', shape).find((definition) => definition.name === 'get')!.requests
     const headers = { authorization: `Bearer ${await client.refreshToken()}` }
     options.progress('cluster: GETs on the home alone')
@@ -191,6 +195,7 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     return {
       skipped: null,
       skuCount: shape.skuCount,
+      homeIngest: generated.ingest,
       oneNode,
       threeNodes,
       readRatio: threeNodes.requestsPerSecond / oneNode.requestsPerSecond,

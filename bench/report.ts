@@ -505,6 +505,9 @@ export function clusterTable(cluster: ClusterBenchResult): Table {
     header: ['figure', 'req/s (or value)', 'server CPU / request', 'p99'],
     rightAligned: [false, true, true, true],
     rows: [
+      ...(cluster.homeIngest === null || cluster.homeIngest === undefined
+        ? []
+        : [[`ingest on the home, generator's price batches (${formatInteger(cluster.homeIngest.priceVersionCount)} versions), versions/s`, formatInteger(cluster.homeIngest.itemsPerSecond), `${oneDecimal.format(cluster.homeIngest.serverCpuMicrosPerItem)} us / version`, '']]),
       ['GETs on the home alone', ...load(cluster.oneNode)],
       ['GETs on the home + 2 replicas (same connections, split)', ...load(cluster.threeNodes)],
       ['three nodes / one node, req/s', cluster.readRatio === null ? '' : `${twoDecimals.format(cluster.readRatio)}x`, '', ''],

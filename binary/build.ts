@@ -63,6 +63,13 @@ const embeddedLoads: Plugin = {
     // (`position`); bundled as an ES module its top-level names may be renamed, so the eval'd code
     // would read another variable and loop forever. Its CommonJS build keeps them in one closure.
     plugin.onResolve({ filter: /^ordered-binary$/ }, () => ({ path: path.join(root, 'node_modules', 'ordered-binary', 'dist', 'index.cjs') }))
+    // ioredis's VerbatimString extends String, which slows msgpackr process-wide: the plain class
+    // of cluster/verbatim-string.ts instead (it says why; a checkout swaps it in cluster/ioredis-shim.ts).
+    plugin.onLoad({ filter: /ioredis[\\/]built[\\/]resp[\\/]verbatim-string\.js$/ }, () => ({
+      contents: `export { VerbatimString } from ${JSON.stringify(path.join(root, 'cluster', 'verbatim-string.ts'))}`,
+      resolveDir: path.join(root, 'cluster'),
+      loader: 'ts',
+    }))
     plugin.onLoad({ filter: /piscina[\\/]dist[\\/]index\.js$/ }, (args) => {
       const source = readFileSync(args.path, 'utf8')
       const workerPath = "(0, node_path_1.resolve)(__dirname, 'worker.js')"
@@ -109,6 +116,7 @@ export async function buildBinary(output = defaultOutput, work = defaultWork): P
   }
   const buildId = sha(Object.entries(assets).map(([name, file]) => `${name}:${sha(readFileSync(file))}`).join('\n')).slice(0, 16)
   await bundle(path.join(root, 'binary', 'main.ts'), path.join(work, 'main.cjs'), buildId, [embeddedLoads])
+  if (/\bextends String\b/.test(readFileSync(path.join(work, 'main.cjs'), 'utf8'))) throw new Error('the bundle defines a class that extends String (cluster/verbatim-string.ts says why not)')
   const config = {
     main: path.join(work, 'main.cjs'),
     output: path.join(work, 'sea-prep.blob'),

@@ -6,6 +6,8 @@
  * state once.
  * @module
  */
+// First: ioredis must find the plain VerbatimString when it loads (./verbatim-string.ts says why).
+import './ioredis-shim.js'
 import { Redis } from 'ioredis'
 
 export interface RedisStateListener {
