@@ -60,6 +60,14 @@ export function streamKey(slug: string): string {
   return `pricing:log:${slug}`
 }
 
+/** The sequences a stream message covers (its fields as XRANGE answers them), or null if it is not a commit. */
+export function publishedRange(fields: readonly Buffer[]): { first: number; last: number; checksum: string } | null {
+  const bytes = fields[1]
+  if (bytes === undefined) return null
+  const message = packr.unpack(bytes) as Published
+  return { first: message.first, last: message.last, checksum: message.checksum }
+}
+
 export class Replication implements ReplicationSink {
   /** Home side: batches not yet in Redis (Redis away), per tenant, in order. */
   readonly #queued = new Map<string, Buffer[]>()

@@ -143,6 +143,11 @@ export class TenantStore {
     return this.#sequence + 1
   }
 
+  /** The last log entry's checksum ('' before the first): replicas compare it with their home's. */
+  get checksum(): string {
+    return this.#checksum
+  }
+
   get sequence(): number {
     return this.#sequence
   }

@@ -9,6 +9,9 @@
  * follows the log. The home killed with SIGKILL: writes answer 503 with Retry-After until a
  * standby takes over, and every acknowledged price is there.
  */
+import { spawnSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import path from 'node:path'
 import t from 'tap'
 import { putPricelist, setupReference } from '../helpers/price-fixtures.js'
 import { redisForTest } from '../helpers/redis.js'
@@ -22,6 +25,7 @@ const redis = await redisForTest(t)
 if (redis !== null) {
   const nodes = await startCluster(t, redis, [{ name: 'a', region: 'eu' }, { name: 'b', region: 'eu' }, { name: 'c', region: 'us' }], leaseMs)
   const node = (name: string) => nodes.get(name)!
+  const copiedLine = /"tenant":"shop"[^\n]*"msg":"cluster: replica starts from the home's backup copy"/
   const homeOf = (region: string, names: string[]) => names.filter((name) => homeLine(region).test(node(name).stdout))
 
   await until(() => homeOf('eu', ['a', 'b']).length === 1 && homeOf('us', ['c']).length === 1, leaseMs * 5, 'homes for eu and us')
@@ -88,8 +92,7 @@ if (redis !== null) {
     const late = await startServer({ env: clusterEnv(redis, { name: 'd', region: 'eu' }, leaseMs) })
     nodes.set('d', late)
     // Log lines reach stdout asynchronously: the line may follow readiness by a moment.
-    const copied = /"tenant":"shop"[^\n]*"msg":"cluster: replica starts from the home's backup copy"/
-    await until(() => copied.test(late.stdout) && late.stdout.includes('"msg":"ready"'), 5_000, 'the copy and readiness logged')
+    await until(() => copiedLine.test(late.stdout) && late.stdout.includes('"msg":"ready"'), 5_000, 'the copy and readiness logged')
     t.ok(late.stdout.indexOf("backup copy") < late.stdout.indexOf('"msg":"ready"'), 'copied before loading')
     const more = await client.call('PUT', '/price/SKU-21/RETAIL', { price: { sales: '21.5' } })
     t.equal(more.status, 202)
@@ -101,6 +104,26 @@ if (redis !== null) {
     t.equal(served.body.price.sales, 21.5, 'a write after the copy, from the log')
     const early = await late.request('GET', '/t/shop/price/SKU-1/RETAIL', { token: client.token })
     t.equal(early.body.price.sales, 1.0005, 'a write before the copy, from the copy')
+    acknowledged = sequence
+  })
+
+  await t.test('a node away longer than Redis keeps the log: its copy is moved aside and copied anew', async (t) => {
+    const late = node('d')
+    t.equal(await late.stop(), 0)
+    for (let index = 22; index <= 26; index++) t.equal((await client.call('PUT', `/price/SKU-${index}/RETAIL`, { price: { sales: `${index}.25` } })).status, 202)
+    const sequence = Number((await client.get('/price/SKU-26/RETAIL')).headers.get('x-sequence'))
+    // Redis keeps only the newest commit now: the log no longer goes on from the copy's sequence.
+    const trimmed = spawnSync('redis-cli', ['-p', String(redis.port), 'XTRIM', 'pricing:log:shop', 'MAXLEN', '1'], { encoding: 'utf8' })
+    t.ok(Number(trimmed.stdout) >= 5, `the stream trimmed (${trimmed.stdout.trim()} commits dropped)`)
+    await late.start(true)
+    const moved = /"verdict":"gap"[^\n]*"msg":"cluster: this node's copy of the tenant does not fit the home's log; moved aside, a new copy follows"/
+    await until(() => moved.test(late.stdout) && copiedLine.test(late.stdout), 5_000, 'the copy moved aside and fetched anew')
+    t.ok(readdirSync(path.join(late.dataDir, 'tenants')).some((name) => name.startsWith('shop.gap-')), 'the old copy kept beside the new one')
+    const served = await eventually(async () => {
+      const answer = await late.request('GET', '/t/shop/price/SKU-26/RETAIL', { token: client.token, headers: { 'x-min-sequence': String(sequence) } })
+      return answer.status === 200 && answer.headers.get('x-pricing-node') === null ? answer : undefined
+    }, 5_000, 'the new copy at the sequence')
+    t.equal(served.body.price.sales, 26.25, 'a write made while the node was away')
     acknowledged = sequence
   })
 
