@@ -157,7 +157,10 @@ if (redis !== null) {
       const answer = await standby.request('GET', `/t/shop/price/SKU-${index}/RETAIL`, { token: client.token, headers: { 'x-min-sequence': String(acknowledged) } })
       t.equal(answer.body?.price?.sales, Number(`${index}.0005`), `acknowledged price ${index} is there`)
     }
-    const last = await standby.request('GET', '/t/shop/price/SKU-21/RETAIL', { token: client.token, headers: { 'x-min-sequence': String(acknowledged) } })
-    t.equal(last.body?.price?.sales, 21.5, 'the last acknowledged price too')
+    const later: [string, number][] = [['SKU-21', 21.5], ['SKU-22', 22.25], ['SKU-23', 23.25], ['SKU-24', 24.25], ['SKU-25', 25.25], ['SKU-26', 26.25]]
+    for (const [sku, sales] of later) {
+      const answer = await standby.request('GET', `/t/shop/price/${sku}/RETAIL`, { token: client.token, headers: { 'x-min-sequence': String(acknowledged) } })
+      t.equal(answer.body?.price?.sales, sales, `acknowledged ${sku} is there`)
+    }
   })
 }
