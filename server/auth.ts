@@ -21,6 +21,8 @@ const scryptParameters = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
 const scryptKeyBytes = 32
 
 export const tokenLifetimeS = 900
+/** Seconds of clock difference between nodes tolerated when a token's times are checked. */
+const tokenClockSkewS = 30
 const signingAlgorithm = 'EdDSA'
 /** Bound on cached verified tokens; expired ones are swept, the oldest evicted beyond this. */
 const verifiedTokensMax = 100_000
@@ -50,11 +52,17 @@ export function newKeyCredentials(): { clientId: string; clientSecret: string } 
   return { clientId: randomBytes(12).toString('hex'), clientSecret: randomBytes(32).toString('hex') }
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or null. */
+/**
+ * The longest bearer token looked at: the service's tokens are about 500 characters; a longer one
+ * is refused before any parsing (an oversized token costs nothing to send and would cost a parse).
+ */
+export const bearerTokenLengthMax = 2_048
+
+/** The token of an `Authorization: Bearer <token>` header, or null (also when it is too long to be ours). */
 export function bearerToken(authorization: string): string | null {
-  if (authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
+  if (authorization.length < 8 || authorization.length > bearerTokenLengthMax + 16 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
   const token = authorization.slice(7).trim()
-  return token.length > 0 ? token : null
+  return token.length > 0 && token.length <= bearerTokenLengthMax ? token : null
 }
 
 export type TokenKind = 'key' | 'console'
@@ -152,7 +160,9 @@ export class TokenService {
           if (key === undefined) throw new Error('unknown kid')
           return key
         },
-        { issuer: this.#issuer(), algorithms: [signingAlgorithm], currentDate: new Date(nowMs) },
+        // RFC 8725: one algorithm, explicit typing, and no token older than a token lives (a
+        // future iat or one past the lifetime is refused along with exp and nbf).
+        { issuer: this.#issuer(), algorithms: [signingAlgorithm], typ: 'JWT', maxTokenAge: tokenLifetimeS + tokenClockSkewS, clockTolerance: tokenClockSkewS, currentDate: new Date(nowMs) },
       )
       const tenant = payload['tid']
       const kind = payload['typ']

@@ -93,6 +93,8 @@ export const SETTINGS = {
   nodeUrl: setting(Type.String({ maxLength: 2000 }), '', "this node's own address for the other nodes and for redirects to it (a region's writes go to its home node); empty derives http://HOST:PORT"),
   leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
   shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
+  tokenFailuresBurst: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 10, 'failed token requests allowed at once per client id and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE)'),
+  tokenFailuresPerMinute: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 30, 'failed token requests per minute per client id and per client address once the burst is spent'),
   sessionLifetimeS: setting(Type.Integer({ minimum: 1, maximum: 30 * 86_400 }), 43_200, 'seconds a console session lasts from sign-in (the cookie\'s Max-Age too)'),
   operatorEmails: setting(Type.String({ maxLength: 4000 }), '', 'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator'),
   backupIntervalS: setting(Type.Integer({ minimum: 0 }), 600, "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off"),

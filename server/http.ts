@@ -23,6 +23,8 @@ export interface Incoming {
   readonly origin: string
   /** The `X-Min-Sequence` header ('' when absent): the changelog sequence a cluster reader has seen (server/placement.ts). */
   readonly minSequence?: string
+  /** The client's address, read only for token requests (their failures are limited per address). */
+  readonly remoteAddress?: string
   /** The `X-Pricing-Forwarded` header ('' when absent): the node that forwarded this request (server/forward.ts). */
   readonly forwarded?: string
   readonly body: Buffer | null
@@ -98,7 +100,8 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       return
     }
     const state = pendingState(res, traffic)
-    const head = incomingOf(req, method)
+    let head = incomingOf(req, method)
+    if (head.path.endsWith('/oauth2/token')) head = { ...head, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
     const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
       send(res, state, head.requestId, options.onTooLarge(head), true)

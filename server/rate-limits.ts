@@ -61,6 +61,12 @@ export class TokenBucket implements RateBucket {
     this.#updatedMs = nowMs
   }
 
+  /** The items the bucket holds now (infinite when unlimited). */
+  level(nowMs: number): number {
+    this.#refill(nowMs)
+    return this.#tokens
+  }
+
   /** Takes `cost` items if the bucket holds them. */
   take(cost: number, nowMs: number): TakeResult {
     this.#refill(nowMs)

@@ -9,6 +9,7 @@ import t from 'tap'
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
 import { open } from 'lmdb'
 import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
+import { keyTokenClaims, serverSigningKey as signingKeyOf } from './helpers/tokens.js'
 
 let server: TestServer
 let acme: TenantClient
@@ -62,27 +63,12 @@ async function articles(token: string, slug = 'acme'): Promise<Answer> {
   return server.request('GET', `/t/${slug}/article`, { token })
 }
 
-/** The server's newest signing key, read from its system LMDB environment (read-only). */
 async function serverSigningKey(): Promise<{ kid: string; alg: string; privateJwk: JWK }> {
-  const env = open({ path: path.join(server.dataDir, 'system'), readOnly: true })
-  try {
-    const db = env.openDB<{ kid: string; alg: string; private_jwk: JWK; created_at: number }, string>({ name: 'signing_keys' })
-    const records = [...db.getRange()].map((entry) => entry.value).sort((a, b) => b.created_at - a.created_at)
-    const newest = records[0]!
-    return { kid: newest.kid, alg: newest.alg, privateJwk: newest.private_jwk }
-  } finally {
-    await env.close()
-  }
+  return signingKeyOf(server)
 }
 
 function tenantClaims(client: TenantClient, iatS: number, expS: number): SignJWT {
-  return new SignJWT({ tid: client.slug, typ: 'key', scope: 'api' })
-    .setIssuer(issuer)
-    .setSubject(client.clientId)
-    .setAudience(client.slug)
-    .setIssuedAt(iatS)
-    .setExpirationTime(expS)
-    .setJti(crypto.randomUUID())
+  return keyTokenClaims(issuer, client.slug, client.clientId, iatS, expS)
 }
 
 t.test('the token endpoint accepts client credentials as form fields', async (t) => {

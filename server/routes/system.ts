@@ -2,11 +2,12 @@
  * Root routes: health, readiness, metrics, the OpenAPI description, the token endpoint and JWKS.
  * @module
  */
+import { randomBytes } from 'node:crypto'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { Reply, RouteDocumentation } from '../api.js'
 import type { AppDeps, PricingApp } from '../app.js'
 import { degradedReasons, type ClusterStatus } from '../cluster-status.js'
-import { isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
+import { hashSecret, isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
 import { TokenBucket } from '../rate-limits.js'
@@ -216,20 +217,34 @@ function readForm(incoming: Incoming): URLSearchParams | null {
   return new URLSearchParams(text)
 }
 
-/** Token requests per client: 20 at once, then 5 per second (a client should cache its token). */
+/** Token requests per client id: 20 at once, then 5 per second (a client should cache its token). */
 const tokenRequestRate = 5
 const tokenRequestBurst = 20
 const tokenBucketsMax = 10_000
 const tokenBuckets = new Map<string, TokenBucket>()
+/** Failed token requests, per client id and per client address (`PRICING_TOKEN_FAILURES_*`). */
+const failureBuckets = new Map<string, TokenBucket>()
 
-function tokenBucket(clientId: string, nowMs: number): TokenBucket {
-  let bucket = tokenBuckets.get(clientId)
+function bucketOf(buckets: Map<string, TokenBucket>, key: string, rate: number, burst: number, nowMs: number): TokenBucket {
+  let bucket = buckets.get(key)
   if (bucket === undefined) {
-    if (tokenBuckets.size >= tokenBucketsMax) tokenBuckets.clear()
-    bucket = new TokenBucket(tokenRequestRate, tokenRequestBurst, nowMs)
-    tokenBuckets.set(clientId, bucket)
+    if (buckets.size >= tokenBucketsMax) buckets.clear()
+    bucket = new TokenBucket(rate, burst, nowMs)
+    buckets.set(key, bucket)
   }
   return bucket
+}
+
+/**
+ * A hash no secret matches, checked for an unknown client id so that it costs the slow hash a
+ * known one does: the answer's time does not tell which client ids exist.
+ */
+let unknownClientHash: Promise<string> | null = null
+
+function tooMany(message: string, retryAfterS: number): Reply {
+  const reply = oauthError(429, 'invalid_request', message)
+  reply.headers = { ...reply.headers, 'retry-after': String(retryAfterS) }
+  return reply
 }
 
 async function issueToken(context: RootContext): Promise<Reply> {
@@ -243,18 +258,25 @@ async function issueToken(context: RootContext): Promise<Reply> {
   }
   const credentials = readClientCredentials(form, incoming.authorization)
   if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
-  const key = deps.system.keys.get(credentials.clientId)
-  if (key !== undefined) {
-    // Each check of a secret costs a slow hash; a client may not make the server spend unbounded CPU.
-    const taken = tokenBucket(key.client_id, nowMs).take(1, nowMs)
-    if (!taken.allowed) {
-      const reply = oauthError(429, 'invalid_request', `Too many token requests for this client; retry in ${taken.retryAfterS} s`)
-      reply.headers = { ...reply.headers, 'retry-after': String(taken.retryAfterS) }
-      return reply
-    }
+  // Failed attempts are limited per client id and per address: guessing secrets stays slow.
+  const failureRate = deps.config.tokenFailuresPerMinute / 60
+  const failures = [
+    bucketOf(failureBuckets, `client ${credentials.clientId}`, failureRate, deps.config.tokenFailuresBurst, nowMs),
+    bucketOf(failureBuckets, `address ${incoming.remoteAddress ?? ''}`, failureRate, deps.config.tokenFailuresBurst, nowMs),
+  ]
+  for (const bucket of failures) {
+    if (bucket.level(nowMs) < 1) return tooMany('Too many failed token requests; retry later', Math.max(1, Math.ceil((1 - bucket.level(nowMs)) / failureRate)))
   }
-  const valid = key !== undefined && (await verifySecret(credentials.clientSecret, key.secret_hash))
-  if (!valid || !isUsableKey(key)) return invalidClient(incoming, 'Client authentication failed')
+  // Each check of a secret costs a slow hash; a client may not make the server spend unbounded CPU.
+  const taken = bucketOf(tokenBuckets, credentials.clientId, tokenRequestRate, tokenRequestBurst, nowMs).take(1, nowMs)
+  if (!taken.allowed) return tooMany(`Too many token requests for this client; retry in ${taken.retryAfterS} s`, taken.retryAfterS)
+  const key = deps.system.keys.get(credentials.clientId)
+  unknownClientHash ??= hashSecret(randomBytes(32).toString('hex'))
+  const valid = (await verifySecret(credentials.clientSecret, key?.secret_hash ?? (await unknownClientHash))) && key !== undefined
+  if (!valid || !isUsableKey(key)) {
+    for (const bucket of failures) bucket.take(1, nowMs)
+    return invalidClient(incoming, 'Client authentication failed')
+  }
   if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {
     return invalidClient(incoming, 'Client authentication failed')
   }

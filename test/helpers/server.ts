@@ -66,6 +66,9 @@ export class TestServer {
         PRICING_FX_FEED_URL: '',
         // No automatic backups unless a test asks (test/backup/scheduler.test.ts).
         PRICING_BACKUP_INTERVAL_S: '0',
+        // Tests fail token requests on purpose from one address; test/security/token-endpoint.test.ts
+        // checks the limit with its default.
+        PRICING_TOKEN_FAILURES_BURST: '100000',
         ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
         ...this.env,
       },
