@@ -88,10 +88,10 @@ async function startRedis(executable: string): Promise<{ child: ChildProcess; ur
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000, explain: () => Promise<string> = async () => ''): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`cluster bench: ${what} not within ${timeoutMs} ms`)
+    if (Date.now() > deadline) throw new Error(`cluster bench: ${what} not within ${timeoutMs} ms${await explain()}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -181,17 +181,33 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     const sequence = Number((await client.call('GET', '/pricelist')).headers.get('x-sequence'))
     const lags = { p50: 0, p99: 0, max: 0, commits: 0 }
     for (const replica of nodes.slice(1)) {
-      await until('the replicas at the home\'s sequence', async () => {
-        const answer = await fetch(`${replica.url}/t/cluster/pricelist`, { headers: { ...headers, 'x-min-sequence': String(sequence) } })
-        await answer.arrayBuffer()
-        return answer.headers.get('x-pricing-node') === null
-      })
+      let last = ''
+      await until(
+        `${replica.options.dataDir.split(path.sep).at(-1)} at the home's sequence ${sequence}`,
+        async () => {
+          const answer = await fetch(`${replica.url}/t/cluster/pricelist`, { headers: { ...headers, 'x-min-sequence': String(sequence) } })
+          await answer.arrayBuffer()
+          last = `${answer.status}, X-Sequence ${answer.headers.get('x-sequence')}, X-Pricing-Node ${answer.headers.get('x-pricing-node')}`
+          return answer.headers.get('x-pricing-node') === null
+        },
+        60_000,
+        // What the replica and the home say about themselves, and what they logged, for whoever reads the failure.
+        async () => {
+          const ready = await request(`${replica.url}/readyz`, 'GET').catch((error: Error) => ({ text: error.message }))
+          const homeReady = await request(`${home.url}/readyz`, 'GET').catch((error: Error) => ({ text: error.message }))
+          const logged = (server: PricingServer) => server.problems.map((line) => line.slice(0, 600)).join('\n') || '(none)'
+          return `\nlast answer: ${last}\nits /readyz: ${ready.text}\nits warnings and errors:\n${logged(replica)}\nthe home's /readyz: ${homeReady.text}\nthe home's warnings and errors:\n${logged(home)}`
+        },
+      )
       const text = (await request(`${replica.url}/metrics`, 'GET')).text
       lags.p50 = Math.max(lags.p50, metricValue(text, 'pricing_replica_apply_lag_seconds', '{quantile="0.5"}') * 1000)
       lags.p99 = Math.max(lags.p99, metricValue(text, 'pricing_replica_apply_lag_seconds', '{quantile="0.99"}') * 1000)
       lags.max = Math.max(lags.max, metricValue(text, 'pricing_replica_apply_lag_seconds', '{quantile="1"}') * 1000)
       lags.commits = Math.max(lags.commits, metricValue(text, 'pricing_replica_applied_last_minute', ''))
     }
+    // Nothing left behind: a home that could not publish a commit is degraded (a bench run found one).
+    const homeCluster = JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster as { degraded: boolean; reasons: string[] }
+    if (homeCluster.degraded) throw new Error(`cluster bench: the home is degraded after the ingest: ${homeCluster.reasons.join('; ')}\n${home.problems.join('\n')}`)
     return {
       skipped: null,
       skuCount: shape.skuCount,

@@ -12,6 +12,8 @@ export interface Listening {
   readonly port: number
   /** Lines the child has written to stdout so far (log records: the access log's cost bench counts them). */
   readonly stdoutLineCount: () => number
+  /** The child's last warnings and errors (log records of level 40 and up), for a failure's message. */
+  readonly problems: () => string[]
 }
 
 /**
@@ -23,19 +25,30 @@ export function spawnListening(entry: string, args: readonly string[], env: Reco
   let stdout = ''
   let stderr = ''
   let lineCount = 0
+  const problems: string[] = []
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)))
   return new Promise<Listening>((resolve, reject) => {
     let found = false
     const timer = setTimeout(() => reject(new Error(`${entry} did not start: ${stderr}`)), 60_000)
     child.stdout!.on('data', (chunk: Buffer) => {
       for (let index = chunk.indexOf(10); index >= 0; index = chunk.indexOf(10, index + 1)) lineCount++
+      // Records of level 40 and up are kept (the last 20; one cut between two chunks comes in two
+      // pieces); the rest is counted and dropped.
+      const text = chunk.toString()
+      if (/"level":[4-6]\d/.test(text)) {
+        for (const line of text.split('\n')) {
+          if (!/"level":[4-6]\d/.test(line)) continue
+          problems.push(line.slice(0, 2_000))
+          if (problems.length > 20) problems.shift()
+        }
+      }
       if (found) return
-      stdout += chunk.toString()
+      stdout += text
       const match = pattern.exec(stdout)
       if (match !== null) {
         found = true
         clearTimeout(timer)
-        resolve({ child, port: Number(match[1]), stdoutLineCount: () => lineCount })
+        resolve({ child, port: Number(match[1]), stdoutLineCount: () => lineCount, problems: () => [...problems] })
       }
     })
     child.once('exit', (code) => {
@@ -63,8 +76,14 @@ export class PricingServer {
   url = ''
   #child: ChildProcess | null = null
   #stdoutLineCount: () => number = () => 0
+  #problems: () => string[] = () => []
 
   constructor(readonly options: ServerOptions) {}
+
+  /** The running process's last warnings and errors, as logged (JSON lines). */
+  get problems(): string[] {
+    return this.#problems()
+  }
 
   /** Lines the running process has written to stdout. */
   get stdoutLineCount(): number {
@@ -98,6 +117,7 @@ export class PricingServer {
     const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/, nodeArgs)
     this.#child = listening.child
     this.#stdoutLineCount = listening.stdoutLineCount
+    this.#problems = listening.problems
     this.url = `http://127.0.0.1:${listening.port}`
   }
 

@@ -15,8 +15,12 @@
  * - A replica applies the same changes in the same order and gets the same entries: same
  *   sequences, same checksum chain. It compares the last checksum; a gap or a mismatch stops the
  *   replica (reads then go to the home) and is logged.
- * - Redis away: the home queues its commits in memory, answers its writers (it keeps writing, with
- *   local limits) and publishes the queue in order when Redis returns.
+ * - Commits are published in sequence order, each after every earlier one: TenantRuntime.commit
+ *   hands over each commit as it is queued, and LMDB's durability promises may settle out of that
+ *   order (a bench run found a later batch's XADD first, which made the earlier one's fail).
+ * - Redis away (or an XADD that failed): the home queues its commits in memory, answers its
+ *   writers (it keeps writing, with local limits) and publishes the queue in order when Redis
+ *   returns, retrying every second meanwhile.
  * @module
  */
 import type { Redis } from 'ioredis'
@@ -30,6 +34,8 @@ import type { ReplicaView } from './placement.js'
 
 const streamLengthMax = 1_000_000
 const blockMs = 500
+/** How often a home retries publishing queued commits while Redis answers. */
+const flushRetryMs = 1_000
 const packr = new Packr({ useRecords: false, moreTypes: false })
 
 interface Published {
@@ -71,6 +77,10 @@ export function publishedRange(fields: readonly Buffer[]): { first: number; last
 export class Replication implements ReplicationSink {
   /** Home side: batches not yet in Redis (Redis away), per tenant, in order. */
   readonly #queued = new Map<string, Buffer[]>()
+  /** Home side: per tenant, the last commit's publication (the next one waits for it). */
+  readonly #publishing = new Map<string, Promise<void>>()
+  #flushing = false
+  #flushTimer: NodeJS.Timeout | null = null
   /** Replica side: tenants followed here. */
   readonly #replicas = new Map<string, ReplicaState>()
   #reader: Redis | null = null
@@ -87,8 +97,25 @@ export class Replication implements ReplicationSink {
     readonly now: () => number = Date.now,
   ) {}
 
-  /** Home side: publishes a durable commit; when Redis is away, queues it (and the writer goes on). */
-  async committed(tenant: TenantRuntime, batch: CommittedBatch): Promise<void> {
+  /**
+   * Home side: publishes a commit once it is durable, after every commit queued before it (stream
+   * ids must grow: a later batch's XADD first would make the earlier one's fail); when Redis is
+   * away, queues it (and the writer goes on).
+   */
+  committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void> {
+    const previous = this.#publishing.get(tenant.slug)
+    const published = (previous === undefined ? durable : Promise.all([durable, previous]).then(([batch]) => batch)).then((batch) => this.#publish(tenant, batch))
+    // A failed durability promise exits the process (TenantRuntime.commit); the chain goes on meanwhile.
+    const settled = published.catch(() => undefined)
+    this.#publishing.set(tenant.slug, settled)
+    void settled.then(() => {
+      if (this.#publishing.get(tenant.slug) === settled) this.#publishing.delete(tenant.slug)
+    })
+    return published
+  }
+
+  async #publish(tenant: TenantRuntime, batch: CommittedBatch): Promise<void> {
+    if (batch.entries.length === 0) return
     const first = batch.entries[0]!.sequence
     const last = batch.entries.at(-1)!
     const message: Published = { first, last: last.sequence, checksum: last.checksum, at: this.now(), changes: batch.changes, extra: batch.extra, prices: batch.prices }
@@ -101,7 +128,7 @@ export class Replication implements ReplicationSink {
     try {
       await this.redis.xadd(streamKey(tenant.slug), 'MAXLEN', '~', streamLengthMax, `${last.sequence}-*`, 'b', bytes)
     } catch (error) {
-      tenant.log.warn({ err: error, sequence: last.sequence }, 'cluster: Redis unreachable; commits are queued for the replicas until it returns')
+      tenant.log.warn({ err: error, sequence: last.sequence }, 'cluster: commit not published (Redis unreachable?); commits are queued for the replicas until it is')
       this.#queued.set(tenant.slug, [bytes])
     }
   }
@@ -113,16 +140,31 @@ export class Replication implements ReplicationSink {
     return count
   }
 
-  /** Home side: publishes what was queued, in order (called when Redis is reachable again). */
+  /**
+   * Home side: publishes what was queued, in order (called when Redis is reachable again, and every
+   * second while anything is queued). A batch whose XADD reached Redis before its answer was lost
+   * is in the stream already and is skipped.
+   */
   async flushQueued(): Promise<void> {
-    for (const [slug, queue] of this.#queued) {
-      while (queue.length > 0) {
-        const message = packr.unpack(queue[0]!) as Published
-        await this.redis.xadd(streamKey(slug), 'MAXLEN', '~', streamLengthMax, `${message.last}-*`, 'b', queue[0]!)
-        queue.shift()
+    if (this.#flushing) return
+    this.#flushing = true
+    try {
+      for (const [slug, queue] of this.#queued) {
+        const top = await this.redis.xrevrange(streamKey(slug), '+', '-', 'COUNT', 1)
+        let published = top.length === 0 ? 0 : Number(top[0]![0].split('-')[0])
+        while (queue.length > 0) {
+          const message = packr.unpack(queue[0]!) as Published
+          if (message.last > published) {
+            await this.redis.xadd(streamKey(slug), 'MAXLEN', '~', streamLengthMax, `${message.last}-*`, 'b', queue[0]!)
+            published = message.last
+          }
+          queue.shift()
+        }
+        this.#queued.delete(slug)
+        this.logger.info({ tenant: slug }, 'cluster: queued commits are published')
       }
-      this.#queued.delete(slug)
-      this.logger.info({ tenant: slug }, 'cluster: commits queued while Redis was away are published')
+    } finally {
+      this.#flushing = false
     }
   }
 
@@ -185,6 +227,10 @@ export class Replication implements ReplicationSink {
   }
 
   start(): void {
+    this.#flushTimer = setInterval(() => {
+      if (this.#queued.size > 0 && this.redis.status === 'ready') void this.flushQueued().catch((error: unknown) => this.logger.warn({ err: error }, 'cluster: queued commits not published yet; retrying'))
+    }, flushRetryMs)
+    this.#flushTimer.unref()
     this.#reader = this.redis.duplicate()
     this.#reader.on('error', () => {})
     this.#loop = this.#run()
@@ -255,6 +301,7 @@ export class Replication implements ReplicationSink {
 
   async stop(): Promise<void> {
     this.#stopped = true
+    if (this.#flushTimer !== null) clearInterval(this.#flushTimer)
     this.#wake?.()
     this.#reader?.disconnect()
     await this.#loop

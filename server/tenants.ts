@@ -31,7 +31,12 @@ export interface CommittedBatch {
 
 /** Where a home node's commits go before they are acknowledged (cluster mode: cluster/replication.ts). */
 export interface ReplicationSink {
-  committed(tenant: TenantRuntime, batch: CommittedBatch): Promise<void>
+  /**
+   * Told of each commit as it is queued, synchronously and so in sequence order, with the promise
+   * of its durable batch; resolves once the batch is published. Batches are published in the order
+   * they were queued, whatever order their durability promises settle in.
+   */
+  committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void>
 }
 
 export class TenantRuntime {
@@ -155,14 +160,17 @@ export class TenantRuntime {
     // Workers see the change before the caller is answered, so no later query of theirs misses it.
     this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
     let entries: LogEntry[]
+    const stored = this.store.commit(changes, extra, prices)
+    // Cluster mode: the replicas' copy is in Redis before the writer hears "done". Registered now,
+    // in sequence order: durability promises may settle out of that order.
+    const published = this.replication?.committed(this, stored.then((logged) => ({ changes, extra, prices, entries: logged })))
     try {
-      entries = await this.store.commit(changes, extra, prices)
+      entries = await stored
     } catch (error) {
       this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
-    // Cluster mode: the replicas' copy is in Redis before the writer hears "done".
-    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, { changes, extra, prices, entries })
+    if (published !== undefined) await published
     if (this.role === 'home') this.webhooks?.notify(entries)
     return entries
   }
@@ -252,7 +260,7 @@ export class TenantRuntime {
     } finally {
       releaseReaders()
     }
-    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, { changes, extra: [], prices, entries })
+    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, Promise.resolve({ changes, extra: [], prices, entries }))
     if (this.role === 'home') this.webhooks?.notify(entries)
     // The swap is the one long main-thread turn of a restore.
     return { entries, timings: { writeMs: Math.round(writeMs), swapMs: Math.round(swapMs) } }

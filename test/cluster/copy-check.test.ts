@@ -40,7 +40,7 @@ if (redis !== null) {
     for (const code of codes) {
       const extra = [entry(code)]
       const entries = await store.commit([], extra)
-      if (publishTo !== null) await replication.committed(tenant, { changes: [], extra, prices: [], entries })
+      if (publishTo !== null) await replication.committed(tenant, Promise.resolve({ changes: [], extra, prices: [], entries }))
     }
     await store.close()
     return directory
