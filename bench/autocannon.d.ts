@@ -21,6 +21,8 @@ declare module 'autocannon' {
     method?: string
     headers?: Record<string, string>
     requests?: Request[]
+    /** Requests per second over all connections (a fixed rate instead of as fast as answered). */
+    overallRate?: number
   }
 
   /** Histogram summary: milliseconds for latency, per second sample for requests. */

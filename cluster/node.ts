@@ -118,10 +118,13 @@ export class ClusterNode {
     // Every tenant starts as a replica where this node serves its region; the home lease promotes.
     for (const tenant of tenants.all()) this.#place(tenant)
     tenants.onOpen = (tenant) => this.#place(tenant)
-    this.directory.listen(async (table, _key, value) => {
-      if (table === 'signing_keys' && value !== undefined) await tokens.learn(value as SigningKeyRecord)
+    this.directory.listen(async (table, key, value) => {
+      // Signing keys another node created, stored again (a new secret key) or dropped (rotation).
+      if (table === 'signing_keys') await (value === undefined ? tokens.forget(key) : tokens.learn(value as SigningKeyRecord))
       if (table === 'tenants' && value !== undefined) await this.#tenantChanged(value as TenantRecord, deps)
     })
+    // Signing keys the directory brought in between the tokens' start and now.
+    tokens.keys.maintain(deps.now(), 0).catch((error: unknown) => this.logger.error({ err: error }, 'cluster: signing keys not caught up'))
     // Tenants the directory brought in between loading and now.
     for (const record of this.system.listTenants()) if (tenants.get(record.slug) === undefined) void this.#tenantChanged(record, deps)
     replication.start()

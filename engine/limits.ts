@@ -20,6 +20,43 @@ export const metadataValueLengthMax = 256
 /** Price rules per pricelist and the length of one CEL expression. */
 export const priceRulesMax = 100
 export const celExpressionLengthMax = 4096
+/**
+ * CEL compile-time bounds (engine/rules.ts, the parser's own limits): nodes of one expression's
+ * syntax tree, its nesting depth, and the elements of a list or map literal. A pricing rule needs
+ * tens of nodes; these keep parsing and type-checking a hostile 4,096-character text under a
+ * millisecond.
+ */
+export const celAstNodesMax = 512
+/**
+ * Syntax tree nodes of all of one pricelist's rules together: compiling costs about 0.7 us per node
+ * (measured under load on 2 cores), so a pricelist write compiles in about a millisecond and a flood
+ * of hostile writes cannot hold the main thread for tens of milliseconds each.
+ */
+export const celPricelistNodesMax = 2048
+export const celAstDepthMax = 32
+export const celLiteralElementsMax = 64
+/**
+ * CEL run-time bound: sub-expression evaluations that the rules of one pricelist may spend on one
+ * SKU together (filters and the expression), and a search filter on one article (the comprehension
+ * macros `all`, `exists`, `exists_one` repeat their body per element). Past it the run fails: the
+ * SKU answers `rule_error`, a search filter does not match. A rule like `sales * 0.9` behind
+ * `article.type == "x"` takes 6; one comprehension over an article's 64 metadata keys a few
+ * hundred; one nested in another over 64 keys each passes it. A run to the bound takes about 1 ms
+ * on the 2-core bench machine under load (test/security/resource-abuse.test.ts).
+ */
+export const celEvaluationStepsMax = 5_000
+/**
+ * A search's filter runs once per article the other criteria leave: all its runs together may take
+ * this many steps (a few milliseconds); past it the search answers 400 `rule_invalid`, and `text`,
+ * `type` or `metadata` narrow it. A filter of 6 steps covers about 16,000 articles.
+ */
+export const searchFilterStepsMax = 100_000
+/**
+ * JSON request bodies nest at most this deep (objects and arrays counted together). The deepest
+ * body a route accepts nests 5 levels; the bound is checked before parsing, so a body of 8 MiB of
+ * `[` costs a scan, not 8 million arrays.
+ */
+export const jsonDepthMax = 32
 /** Inheritance chains longer than this are refused when a pricelist is written. */
 export const pricelistDepthMax = 16
 /**

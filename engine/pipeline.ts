@@ -17,7 +17,7 @@ import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
 import { applyRounding, type CompiledProfile } from './rounding.js'
-import { compileRules, type CompiledRule } from './rules.js'
+import { compileRules, startRuleBudget, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
 import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
 
@@ -457,9 +457,13 @@ function convertInherited(context: PriceContext, parent: Resolved, child: Pricel
   }
 }
 
-/** The first rule whose filter matches the article sets the sales amount; none leaves it. */
+/**
+ * The first rule whose filter matches the article sets the sales amount; none leaves it. The rules
+ * share one budget of CEL steps (engine/limits.ts): past it, `rule_error`.
+ */
 function applyRules(context: PriceContext, info: PricelistInfo, sku: string, base: Resolved): Resolved | Status {
   const article = context.article(sku)
+  startRuleBudget()
   for (const rule of info.rules) {
     try {
       if (rule.filter !== null && rule.filter({ article }) !== true) continue

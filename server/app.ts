@@ -1,9 +1,9 @@
 /**
  * Builds the HTTP application from already-opened dependencies; never listens (main.ts and the
  * tests do). The dispatcher resolves the tenant (path `/t/{slug}`, or the Host subdomain), then runs
- * the tenant pipeline: 404 unknown tenant → 503 loading → 401 auth → 403 suspended → JSON body →
- * 413 item cost → 429 rate limit → 400 validation → handler. Every tenant answer carries the
- * X-RateLimit-* headers of the route's dimension.
+ * the tenant pipeline: 404 unknown tenant → 503 loading → 401 auth → 403 suspended → 503 restoring
+ * or storage nearly full (writes) → JSON body → 413 item cost → 429 rate limit → 400 validation →
+ * handler. Every tenant answer carries the X-RateLimit-* headers of the route's dimension.
  * @module
  */
 import type { TSchema } from '@sinclair/typebox'
@@ -14,14 +14,16 @@ import { paramNames, type Reply, type TenantContext, type TenantRoute } from './
 import type { TokenService } from './auth.js'
 import type { Config } from './config.js'
 import { AccessLog } from './access-log.js'
-import { ApiError, errorBody } from './errors.js'
+import { ApiError, errorBody, validationError } from './errors.js'
 import { serve, type HttpTraffic, type Incoming, type Outgoing } from './http.js'
 import { loadNativeUws } from './uws/load.js'
-import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
+import { batchItemsMax, jsonDepthMax, requestBodyBytesMax } from '../engine/limits.js'
+import { jsonNestsDeeperThan } from './json-depth.js'
 import type { Metrics, RouteSeries } from './metrics.js'
 import { Router } from './router.js'
 import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
 import { adminRoutes } from './routes/admin.js'
+import { signingKeyRoutes } from './routes/signing-keys.js'
 import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
 import type { ClusterStatus } from './cluster-status.js'
@@ -31,6 +33,7 @@ import { minSequenceOf, placedError, type TenantPlacement } from './placement.js
 import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } from './tenants.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
+import { plentyOfRoom, refusedWhenNearlyFull, storageFullError, type StorageGuard, type StorageState } from './storage-guard.js'
 import { bearerToken, type TokenClaims } from './auth.js'
 import { consoleRoutes } from './console/routes.js'
 import { operatorRoutes } from './operator/routes.js'
@@ -62,6 +65,8 @@ export interface AppDeps {
   readonly clusterStatus?: (() => ClusterStatus) | null
   /** The secret the cluster's nodes prove themselves with to each other (null: none yet, or no cluster). */
   readonly clusterSecret?: (() => string | null) | null
+  /** Whether the data directory's file system is nearly full (server/storage-guard.ts); absent: always room. */
+  readonly storage?: StorageGuard | null
 }
 
 interface CompiledTenantRoute {
@@ -103,12 +108,15 @@ export class PricingApp {
    */
   #lastAuthorization = ''
   #lastClaims: TokenClaims | null = null
+  /** Read by every write: one field of the guard (server/storage-guard.ts). */
+  readonly #storage: StorageState
 
   constructor(deps: AppDeps) {
     this.#deps = deps
+    this.#storage = deps.storage ?? plentyOfRoom
     this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes(), ...clusterRoutes()]
+    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...signingKeyRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes(), ...clusterRoutes()]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -128,6 +136,7 @@ export class PricingApp {
     this.uws = this.native.App()
     this.traffic = serve(this.uws, (incoming) => this.dispatch(incoming), {
       bodyBytesMax: requestBodyBytesMax,
+      bodyTimeoutMs: deps.config.bodyTimeoutMs,
       onTooLarge: (incoming) =>
         this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
       onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(incoming, error), error),
@@ -167,6 +176,8 @@ export class PricingApp {
       return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const { route, names } = match.route
+    // Storage nearly full (server/storage-guard.ts): the operator, portal and console writes wait too.
+    if (this.#storage.nearlyFull && refusedWhenNearlyFull(route)) return this.#finish(incoming, route.path, this.#error(incoming, storageFullError()))
     const context: RootContext = {
       app: this,
       deps: this.#deps,
@@ -323,6 +334,9 @@ export class PricingApp {
     }
     // SPEC Backup and restore rule 3: writes on non-management endpoints wait for the restore.
     if (tenant.restoring !== null && route.dimension === 'ingest' && route.access !== 'console') throw restoringError(tenant.restoring)
+    // SPEC errors table, 503 "(for a write) storage nearly full": every route spending the ingest
+    // budget, console ones included (server/storage-guard.ts); reads go on.
+    if (route.dimension === 'ingest' && this.#storage.nearlyFull) throw storageFullError()
     const json = parseJsonBody(incoming)
     const cost = route.cost === undefined ? 1 : route.cost(json)
     // A plan or override may lower the engine's maximum, never lift it (null: the engine's).
@@ -436,7 +450,9 @@ export class PricingApp {
   #observed(incoming: Incoming, series: RouteSeries, outgoing: Outgoing, error?: unknown): Outgoing {
     const durationMs = performance.now() - incoming.startedAt
     series.observe(outgoing.status, durationMs / 1000)
-    if (outgoing.status >= 500 && error !== undefined) this.#logFailure(incoming, series.route, outgoing.status, error)
+    // A refusal while storage is nearly full is an operating state, logged once when it begins
+    // (server/storage-guard.ts): one line per refused write would fill a disk that shares the log.
+    if (outgoing.status >= 500 && error !== undefined && !(error instanceof ApiError && error.code === 'storage_full')) this.#logFailure(incoming, series.route, outgoing.status, error)
     this.accessLog.record(incoming, series.route, outgoing.status, durationMs, outgoing.body)
     return outgoing
   }
@@ -508,6 +524,9 @@ export function parseJsonBody(incoming: Incoming): unknown {
   const type = incoming.contentType.toLowerCase()
   if (type !== '' && !type.includes('json')) {
     throw new ApiError('unsupported_media_type', `Content type ${incoming.contentType} is not supported; send application/json`)
+  }
+  if (jsonNestsDeeperThan(body, jsonDepthMax)) {
+    throw validationError([{ path: '', message: `JSON nests deeper than ${jsonDepthMax} levels of arrays and objects` }])
   }
   try {
     return JSON.parse(body.toString('utf8'))

@@ -6,8 +6,11 @@
  */
 import { randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
-import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
+import { jwtVerify, SignJWT, type JWK } from 'jose'
+import type { Logger } from 'pino'
 import type { ApiKeyRecord, SigningKeyRecord, SystemStore } from '../storage/system-store.js'
+import { SecretSealer } from './secrets/sealer.js'
+import { signingAlgorithm, SigningKeyRing, type SigningKeyState } from './signing-keys.js'
 
 const scryptAsync = promisify(scrypt) as (
   password: string,
@@ -23,7 +26,11 @@ const scryptKeyBytes = 32
 export const tokenLifetimeS = 900
 /** Seconds of clock difference between nodes tolerated when a token's times are checked. */
 const tokenClockSkewS = 30
-const signingAlgorithm = 'EdDSA'
+/**
+ * How long a signing key stays in the JWKS after the key after it was created: the last token it
+ * signed verifies until then (its lifetime and the clock skew allowed on `exp`).
+ */
+export const signingKeyRetentionMs = (tokenLifetimeS + tokenClockSkewS) * 1000
 /** Bound on cached verified tokens; expired ones are swept, the oldest evicted beyond this. */
 const verifiedTokensMax = 100_000
 
@@ -72,66 +79,55 @@ export interface TokenClaims {
   readonly subject: string
   readonly kind: TokenKind
   readonly expiresAtMs: number
+  /** The signing key it was verified with: dropping the key ends the claims' life in the caches. */
+  readonly kid: string
 }
 
 export class TokenService {
   /** The public root URL, read at each use: it is final only once the server listens. */
   readonly #issuer: () => string
-  readonly #store: SystemStore
-  #signing: { kid: string; key: CryptoKey | Uint8Array } | null = null
-  readonly #publicKeys = new Map<string, CryptoKey | Uint8Array>()
-  #jwks: { keys: JWK[] } = { keys: [] }
+  /** The signing keys: which signs, which verify, their rotation (server/signing-keys.ts). */
+  readonly keys: SigningKeyRing
   readonly #verified = new Map<string, TokenClaims>()
 
-  constructor(store: SystemStore, issuer: () => string) {
-    this.#store = store
+  constructor(store: SystemStore, issuer: () => string, options: { sealer?: SecretSealer; logger?: Pick<Logger, 'info' | 'warn' | 'error'> } = {}) {
     this.#issuer = issuer
-  }
-
-  /** Loads the signing keys, creating the first pair on first start. */
-  async init(): Promise<void> {
-    let records = [...this.#store.signingKeys.getRange({ snapshot: false })].map((entry) => entry.value)
-    if (records.length === 0) {
-      const { privateKey, publicKey } = await generateKeyPair(signingAlgorithm, { extractable: true })
-      const kid = randomUUID()
-      const record: SigningKeyRecord = {
-        kid,
-        alg: signingAlgorithm,
-        private_jwk: (await exportJWK(privateKey)) as Record<string, unknown>,
-        public_jwk: (await exportJWK(publicKey)) as Record<string, unknown>,
-        created_at: Date.now(),
-      }
-      await this.#store.put(this.#store.signingKeys, kid, record)
-      records = [record]
-    }
-    records.sort((left, right) => right.created_at - left.created_at)
-    const keys: JWK[] = []
-    for (const record of records) {
-      this.#publicKeys.set(record.kid, await importJWK(record.public_jwk as JWK, record.alg))
-      keys.push({ ...(record.public_jwk as JWK), kid: record.kid, alg: record.alg, use: 'sig' })
-    }
-    const newest = records[0]!
-    this.#signing = { kid: newest.kid, key: await importJWK(newest.private_jwk as JWK, newest.alg) }
-    this.#jwks = { keys }
+    this.keys = new SigningKeyRing(store, options.sealer ?? SecretSealer.none, signingKeyRetentionMs, options.logger ?? null)
+    this.keys.onDropped = (kid) => this.#forgetVerified(kid)
   }
 
   /**
-   * A signing key another node created (cluster/directory.ts): its tokens verify here too, and it
-   * is published in the JWKS. This node keeps signing with its own key.
+   * Loads the signing keys, creating the first pair on first start; throws a SecretKeyError (the
+   * start stops) when a stored private key does not open with PRICING_SECRET_KEY.
+   */
+  async init(nowMs = Date.now()): Promise<{ created: boolean; resealed: number; dropped: string[] }> {
+    return this.keys.load(nowMs)
+  }
+
+  /**
+   * A signing key another node created (cluster/directory.ts): its tokens verify here too, it is
+   * published in the JWKS, and it signs here when it is the newest.
    */
   async learn(record: SigningKeyRecord): Promise<void> {
-    if (this.#publicKeys.has(record.kid)) return
-    this.#publicKeys.set(record.kid, await importJWK(record.public_jwk as JWK, record.alg))
-    this.#jwks = { keys: [...this.#jwks.keys, { ...(record.public_jwk as JWK), kid: record.kid, alg: record.alg, use: 'sig' }] }
+    await this.keys.learn(record)
+  }
+
+  /** A signing key another node dropped. */
+  async forget(kid: string): Promise<void> {
+    await this.keys.forget(kid)
+  }
+
+  /** A new signing key signs from now on (see SigningKeyRing.rotate); answers every key held. */
+  rotate(nowMs: number, dropPrevious: boolean): Promise<SigningKeyState[]> {
+    return this.keys.rotate(nowMs, dropPrevious)
   }
 
   get jwks(): { keys: JWK[] } {
-    return this.#jwks
+    return this.keys.jwks
   }
 
   async issue(tenant: string, subject: string, kind: TokenKind, nowMs: number): Promise<string> {
-    const signing = this.#signing
-    if (signing === null) throw new Error('TokenService.init() was not called')
+    const signing = this.keys.signing
     const issuedAtS = Math.floor(nowMs / 1000)
     return new SignJWT({ tid: tenant, typ: kind, scope: kind === 'key' ? 'api' : 'console' })
       .setProtectedHeader({ alg: signingAlgorithm, kid: signing.kid, typ: 'JWT' })
@@ -153,10 +149,10 @@ export class TokenService {
       return null
     }
     try {
-      const { payload } = await jwtVerify(
+      const { payload, protectedHeader } = await jwtVerify(
         token,
         (header) => {
-          const key = header.kid === undefined ? undefined : this.#publicKeys.get(header.kid)
+          const key = header.kid === undefined ? undefined : this.keys.publicKey(header.kid)
           if (key === undefined) throw new Error('unknown kid')
           return key
         },
@@ -168,7 +164,10 @@ export class TokenService {
       const kind = payload['typ']
       if (typeof tenant !== 'string' || typeof payload.sub !== 'string' || payload.exp === undefined) return null
       if (payload.aud !== tenant || (kind !== 'key' && kind !== 'console')) return null
-      const claims: TokenClaims = { tenant, subject: payload.sub, kind, expiresAtMs: payload.exp * 1000 }
+      const kid = protectedHeader.kid!
+      // Dropped while this token was being verified: not cached, refused.
+      if (this.keys.publicKey(kid) === undefined) return null
+      const claims: TokenClaims = { tenant, subject: payload.sub, kind, expiresAtMs: payload.exp * 1000, kid }
       if (this.#verified.size >= verifiedTokensMax) this.#sweep(nowMs)
       this.#verified.set(token, claims)
       return claims
@@ -182,6 +181,18 @@ export class TokenService {
     const cached = this.#verified.get(token)
     if (cached === undefined) return undefined
     return cached.expiresAtMs > nowMs ? cached : null
+  }
+
+  /**
+   * Forgets the tokens a dropped key verified: their claims end now (the app's last-claims shortcut
+   * holds the same objects), so each is verified again, and refused.
+   */
+  #forgetVerified(kid: string): void {
+    for (const [token, claims] of this.#verified) {
+      if (claims.kid !== kid) continue
+      ;(claims as { expiresAtMs: number }).expiresAtMs = 0
+      this.#verified.delete(token)
+    }
   }
 
   #sweep(nowMs: number): void {

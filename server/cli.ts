@@ -1,6 +1,7 @@
 /**
  * The `pricing-service` command line. `start` (the default) runs the server; `tenant`, `key`,
- * `backup` and `request` commands manage tenants, API keys, backups and people's tenant requests (server/cli/manage.ts); `help`, `--help` or `-h` prints every
+ * `backup`, `request` and `signing-key` commands manage tenants, API keys, backups, people's tenant
+ * requests and the token-signing keys (server/cli/manage.ts); `help`, `--help` or `-h` prints every
  * command and every server option (server/cli/help.ts). Exit codes: 2 for a mistake in the command
  * line or the configuration, 1 for a command that failed.
  * @module
@@ -21,7 +22,7 @@ export async function run(argv: string[]): Promise<void> {
     await main(command === 'start' ? args : argv)
     return
   }
-  if (command !== 'tenant' && command !== 'key' && command !== 'backup' && command !== 'request') {
+  if (command !== 'tenant' && command !== 'key' && command !== 'backup' && command !== 'request' && command !== 'signing-key') {
     process.stderr.write(`${command}: unknown command\n\n${usage}`)
     process.exit(2)
   }

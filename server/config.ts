@@ -93,8 +93,24 @@ export const SETTINGS = {
   nodeUrl: setting(Type.String({ maxLength: 2000 }), '', "this node's own address for the other nodes and for redirects to it (a region's writes go to its home node); empty derives http://HOST:PORT"),
   leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
   shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
+  bodyTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 30_000, 'milliseconds a request body has to arrive in full once its headers are read; a slower upload is cut off (the connection closed)'),
   tokenFailuresBurst: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 10, 'failed token requests allowed at once per client id and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE)'),
   tokenFailuresPerMinute: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 30, 'failed token requests per minute per client id and per client address once the burst is spent'),
+  secretKey: setting(
+    Type.String(),
+    '',
+    'key that encrypts token-signing keys and webhook secrets at rest (AES-256-GCM): 32 bytes as 64 hex digits or base64 (openssl rand -base64 32), the same on every node of a cluster; empty: stored unencrypted, with a warning at start (docs/security.md)',
+  ),
+  secretKeyPrevious: setting(
+    Type.String(),
+    '',
+    'while changing PRICING_SECRET_KEY: the key before it; what it encrypted is encrypted again with the new key at start; empty otherwise',
+  ),
+  signingKeyRotationS: setting(
+    Type.Integer({ minimum: 0, maximum: 31_622_400 }),
+    0,
+    'seconds between automatic rotations of the token-signing key (checked every minute; the old key stays in the JWKS until its last token has expired, 930 s); 0: only on demand (POST /admin/signing-keys/rotate)',
+  ),
   sessionLifetimeS: setting(Type.Integer({ minimum: 1, maximum: 30 * 86_400 }), 43_200, 'seconds a console session lasts from sign-in (the cookie\'s Max-Age too)'),
   operatorEmails: setting(Type.String({ maxLength: 4000 }), '', 'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator'),
   backupIntervalS: setting(Type.Integer({ minimum: 0 }), 600, "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off"),
@@ -103,6 +119,11 @@ export const SETTINGS = {
     Type.Integer({ minimum: 0 }),
     10 * 1024 ** 3,
     "bytes one tenant's backups may take together (a backup past it is refused with 507); 0: only the free-disk check",
+  ),
+  storageReserveMb: setting(
+    Type.Integer({ minimum: 0, maximum: 1_048_576 }),
+    1024,
+    'MiB kept free on the data directory\'s file system: below it writes answer 503 storage_full with Retry-After (reads go on, background writes wait) until space is back above it plus an eighth (at most 64 MiB more); 0 turns the guard off',
   ),
 }
 

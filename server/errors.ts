@@ -56,6 +56,7 @@ export const errorCodes = {
   backup_failed: 503,
   restoring: 503,
   region_unavailable: 503,
+  storage_full: 503,
   insufficient_storage: 507,
 } as const
 export type ErrorCode = keyof typeof errorCodes

@@ -309,6 +309,9 @@ export interface FxFeedDeps {
   readonly cluster?: FxFeedCluster | null
 }
 
+/** Milliseconds between looks while a round waits for storage to have room. */
+const postponedRoundMs = 60_000
+
 /** Fetches the feed for this node: on a timer for every tenant, and on demand (POST /fx/fetch). */
 export class FxFeedService {
   readonly #deps: FxFeedDeps
@@ -316,6 +319,8 @@ export class FxFeedService {
   #timer: NodeJS.Timeout | null = null
   #running: Promise<void> | null = null
   #stopped = false
+  /** A round waits for storage to have room (logged once per wait). */
+  #postponed = false
 
   constructor(deps: FxFeedDeps) {
     this.#deps = deps
@@ -343,6 +348,14 @@ export class FxFeedService {
    */
   #tick(): void {
     const cluster = this.#deps.cluster ?? null
+    // Storage nearly full (server/storage-guard.ts): the round waits, looked at again every minute.
+    if (this.#deps.tenants.storage.nearlyFull) {
+      if (!this.#postponed) this.#deps.logger.warn('FX feed round postponed: storage is nearly full')
+      this.#postponed = true
+      this.#schedule(Math.min(postponedRoundMs, this.#deps.config.fxFetchIntervalMs))
+      return
+    }
+    this.#postponed = false
     this.#schedule(cluster === null ? this.#deps.config.fxFetchIntervalMs : Math.min(cluster.checkEveryMs, this.#deps.config.fxFetchIntervalMs))
     if (this.#running !== null) return
     this.#running = (cluster === null ? this.runOnce() : this.#clusterRound(cluster)).finally(() => (this.#running = null))
@@ -410,6 +423,11 @@ export class FxFeedService {
       if (tenant.restoring !== null) {
         // The restore's result is the backup's rates; the next fetch (or POST /fx/fetch) adds these.
         tenant.log.warn({ backup: tenant.restoring }, 'FX rates from the feed skipped: a restore is in progress')
+        continue
+      }
+      if (tenant.storage.nearlyFull) {
+        // Storage filled during the round (server/storage-guard.ts); the next fetch (or POST /fx/fetch) adds these.
+        tenant.log.warn('FX rates from the feed skipped: storage is nearly full')
         continue
       }
       try {

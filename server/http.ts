@@ -68,8 +68,20 @@ const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  */
 const drainFactor = 4
 
+/**
+ * A body's buffer starts at its declared length up to this, and takes the declared length once
+ * more arrives (doubling without one): a client that declares 8 MiB and sends little holds 64 KiB.
+ */
+const bodyBufferInitialMax = 64 * 1024
+
 export interface HttpOptions {
   readonly bodyBytesMax: number
+  /**
+   * Milliseconds a body has to arrive in full once the headers are read; past it the connection is
+   * closed. uWS's own time-out (about 30 s) ends connections that send no complete request, but
+   * not an upload that keeps sending (test/security/resource-abuse.test.ts).
+   */
+  readonly bodyTimeoutMs: number
   readonly onTooLarge: (incoming: Incoming) => Outgoing
   readonly onError: (error: unknown, incoming: Incoming) => Outgoing
 }
@@ -107,7 +119,7 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       send(res, state, head.requestId, options.onTooLarge(head), true)
       return
     }
-    readBody(res, state, declared, options.bodyBytesMax, (body) => {
+    readBody(res, state, declared, options.bodyBytesMax, options.bodyTimeoutMs, (body) => {
       if (body === null) {
         send(res, state, head.requestId, options.onTooLarge(head), true)
         return
@@ -162,14 +174,15 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
   } catch (error) {
     outgoing = options.onError(error, incoming)
   }
+  const head = incoming.method === 'HEAD'
   if (!(outgoing instanceof Promise)) {
-    write(res, incoming.requestId, outgoing, traffic.closing)
+    write(res, incoming.requestId, outgoing, traffic.closing, head)
     return
   }
   const state = pendingState(res, traffic)
   outgoing.then(
-    (value) => send(res, state, incoming.requestId, value, false),
-    (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
+    (value) => send(res, state, incoming.requestId, value, false, head),
+    (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false, head),
   )
 }
 
@@ -199,21 +212,37 @@ function run(
 
 /**
  * Copies chunks into one buffer; answers null when the body grows past the limit, once the rest of
- * the body has been drained (or the drain bound is passed).
+ * the body has been drained (or the drain bound is passed). A body still incomplete `timeoutMs`
+ * after the headers closes the connection (slow POST): `done` is then never called.
  */
 function readBody(
   res: Uws.HttpResponse,
   state: { aborted: boolean },
   declared: number,
   limit: number,
-  done: (body: Buffer | null) => void,
+  timeoutMs: number,
+  whenRead: (body: Buffer | null) => void,
 ): void {
   let draining = declared > limit
-  let buffer = Buffer.allocUnsafe(draining ? 0 : declared > 0 ? declared : 1024)
+  let buffer = Buffer.allocUnsafe(draining ? 0 : declared > 0 ? Math.min(declared, bodyBufferInitialMax) : 1024)
   let length = 0
   let finished = false
-  res.onData((chunk, isLast) => {
+  const timer = setTimeout(() => {
     if (finished || state.aborted) return
+    finished = true
+    buffer = Buffer.allocUnsafe(0)
+    // Closing calls onAborted: the request stops counting as pending.
+    res.close()
+  }, timeoutMs).unref()
+  const done = (body: Buffer | null): void => {
+    clearTimeout(timer)
+    whenRead(body)
+  }
+  res.onData((chunk, isLast) => {
+    if (finished || state.aborted) {
+      if (state.aborted) clearTimeout(timer)
+      return
+    }
     const bytes = new Uint8Array(chunk)
     if (draining || length + bytes.length > limit) {
       // Past the limit: count what arrives, keep nothing.
@@ -227,7 +256,11 @@ function readBody(
       return
     }
     if (length + bytes.length > buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.min(limit, Math.max(buffer.length * 2, length + bytes.length)))
+      const needed = length + bytes.length
+      const doubled = Math.max(buffer.length * 2, needed)
+      // Once data comes, straight to the declared length when the body keeps to it (one copy);
+      // otherwise doubling; never past the limit.
+      const grown = Buffer.allocUnsafe(Math.min(limit, declared >= needed ? declared : doubled))
       buffer.copy(grown, 0, 0, length)
       buffer = grown
     }
@@ -237,18 +270,22 @@ function readBody(
   })
 }
 
-function send(res: Uws.HttpResponse, state: RequestState, requestId: string, outgoing: Outgoing, close: boolean): void {
+function send(res: Uws.HttpResponse, state: RequestState, requestId: string, outgoing: Outgoing, close: boolean, head = false): void {
   if (state.aborted) {
     outgoing.release?.()
     return
   }
   state.aborted = true
   state.traffic.pending--
-  res.cork(() => write(res, requestId, outgoing, close || state.traffic.closing))
+  res.cork(() => write(res, requestId, outgoing, close || state.traffic.closing, head))
 }
 
-/** Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback). */
-function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, close: boolean): void {
+/**
+ * Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback).
+ * The answer to a HEAD request has the headers of the GET answer, its Content-Length included, and
+ * no content (RFC 9110 section 9.3.2): bytes after the head would be read as the next answer.
+ */
+function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, close: boolean, head = false): void {
   // uWS writes `200 OK` itself when no status was written.
   if (outgoing.status !== 200) res.writeStatus(statusLine(outgoing.status))
   res.writeHeader('x-request-id', requestId)
@@ -267,6 +304,9 @@ function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, clo
       // `Content-Length: 2^63`, which leaves keep-alive clients waiting for a body.
       if (close) res.endWithoutBody(0, true)
       else res.endWithoutBody()
+    } else if (head) {
+      const body = outgoing.body ?? ''
+      res.endWithoutBody(typeof body === 'string' ? Buffer.byteLength(body) : body.length, close)
     } else {
       res.end(outgoing.body ?? '', close)
     }

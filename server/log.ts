@@ -32,6 +32,13 @@ export const redactedPaths: readonly string[] = [
   '*.access_token',
   'password',
   '*.password',
+  // Secrets at rest (server/secrets/): the key settings and a private JWK.
+  'secretKey',
+  '*.secretKey',
+  'secretKeyPrevious',
+  '*.secretKeyPrevious',
+  'private_jwk',
+  '*.private_jwk',
 ]
 
 /** A destination that takes whole JSON lines as bytes (./access-log.ts writes batches of them). */

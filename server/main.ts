@@ -19,6 +19,10 @@ import { FxFeedService, setActiveFxFeed } from './fx-feed.js'
 import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
+import { Periodic } from './periodic.js'
+import { announceSecretsAtRest } from './secrets/announce.js'
+import { SecretSealer } from './secrets/sealer.js'
+import { StorageGuard } from './storage-guard.js'
 import { TenantRegistry } from './tenants.js'
 import { WebhookEnvironment } from './webhooks.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
@@ -26,6 +30,8 @@ import { QueryPool } from '../workers/pool.js'
 
 /** How often in-memory last-used times of API keys are written to the system store. */
 const keyUsageFlushMs = 30_000
+/** How often signing keys whose tokens have expired are dropped, and automatic rotation is due. */
+const signingKeyCheckMs = 60_000
 
 export interface RunningServer {
   readonly port: number
@@ -35,6 +41,9 @@ export interface RunningServer {
 
 export async function start(config: Config): Promise<RunningServer> {
   const logger = createLogger(config.logLevel)
+  // Secrets at rest (server/secrets/): a malformed key stops the start here, before anything opens.
+  const sealer = SecretSealer.fromSettings(config.secretKey, config.secretKeyPrevious)
+  announceSecretsAtRest(logger, sealer)
   const dataDir = path.resolve(config.dataDir)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
@@ -44,8 +53,17 @@ export async function start(config: Config): Promise<RunningServer> {
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
     metrics,
+    Date.now,
+    sealer,
   )
   const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
+  // The data directory's free space (server/storage-guard.ts): sampled before the first request,
+  // then once a second; below the reserve, writes answer 503 and background writers wait.
+  const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger)
+  storage.start()
+  tenants.storage = storage
+  tenants.onDurable = (bytes) => storage.noteWritten(bytes)
+  metrics.registerStorage(() => storage.state)
   // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
@@ -59,9 +77,11 @@ export async function start(config: Config): Promise<RunningServer> {
     mailer,
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.
-    tokens: new TokenService(system, () => deps.publicUrl),
+    // A stored private key that does not open with PRICING_SECRET_KEY stops the start at init().
+    tokens: new TokenService(system, () => deps.publicUrl, { sealer, logger }),
     logger,
     metrics,
+    storage,
     publicUrl: publicRoot(config, config.port),
     now: () => Date.now(),
   }
@@ -95,6 +115,13 @@ export async function start(config: Config): Promise<RunningServer> {
   if (config.backupIntervalS > 0) backups.start()
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
   if (config.retentionIntervalS > 0) retention.start()
+  // Signing keys (server/signing-keys.ts): older keys dropped once their tokens have expired, and
+  // a rotation every PRICING_SIGNING_KEY_ROTATION_S (0: on demand only).
+  const signingKeys = new Periodic(
+    () => deps.tokens.keys.maintain(Date.now(), config.signingKeyRotationS * 1000).catch((error: unknown) => logger.error({ err: error }, 'signing key upkeep failed')),
+    signingKeyCheckMs,
+  )
+  signingKeys.start(signingKeyCheckMs)
   if (cluster !== null) {
     cluster.serve({ tenants, tokens: deps.tokens, nodeUrl: config.nodeUrl !== '' ? config.nodeUrl.replace(/\/+$/, '') : listenedRoot(config, port), now: deps.now })
     Object.assign(deps, { placement: cluster.placement, clusterStatus: () => cluster.status(), clusterSecret: () => cluster.secret })
@@ -105,6 +132,9 @@ export async function start(config: Config): Promise<RunningServer> {
   setActiveFxFeed(fxFeed)
   fxFeed.start()
   const flushUsage = async (): Promise<void> => {
+    // Storage nearly full: the last-used times wait in memory for room (a stop meanwhile loses
+    // them: they inform, nothing depends on them).
+    if (storage.nearlyFull) return
     const used = [...app.keyUsage]
     app.keyUsage.clear()
     for (const [clientId, usedMs] of used) await recordKeyUse(system, clientId, usedMs)
@@ -128,6 +158,7 @@ export async function start(config: Config): Promise<RunningServer> {
       app.uws.close()
       await backups.stop()
       await retention.stop()
+      await signingKeys.stop()
       await fxFeed.stop()
       setActiveFxFeed(null)
       await cluster?.stop()
@@ -136,6 +167,7 @@ export async function start(config: Config): Promise<RunningServer> {
       await tenants.close()
       await system.close()
       mailer.close()
+      storage.stop()
       app.accessLog.flush()
       logger.info('closed')
     },

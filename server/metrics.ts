@@ -178,6 +178,16 @@ export class Metrics {
     )
   }
 
+  /** The data directory's free space and whether writes are refused (server/storage-guard.ts). */
+  registerStorage(state: () => { readonly freeBytes: number; readonly reserveBytes: number; readonly nearlyFull: boolean }): void {
+    const gauge = (name: string, help: string, value: () => number): void => {
+      this.registry.registerMetric(exportedMetric(name, help, 'gauge', () => [{ labels: {}, value: value() }]))
+    }
+    gauge('pricing_storage_free_bytes', "Free bytes of the data directory's file system at the last sample (once a second)", () => state().freeBytes)
+    gauge('pricing_storage_reserve_bytes', 'PRICING_STORAGE_RESERVE_MB in bytes: below it writes answer 503 storage_full', () => state().reserveBytes)
+    gauge('pricing_storage_nearly_full', '1 while storage is nearly full and writes answer 503 storage_full (reads go on), else 0', () => (state().nearlyFull ? 1 : 0))
+  }
+
   /** The series of a route pattern and method: resolve once, then `observe` per request. */
   route(route: string, method: string): RouteSeries {
     const key = `${method} ${route}`

@@ -4,7 +4,8 @@
  * OpenAPI 3.1). Every operation gets its route's stable operationId, its security (public, the
  * operator's admin token, client credentials, or a tenant's bearer token), its success answer and
  * every error status it can answer: those of its pipeline (server/app.ts: 404 unknown tenant, 503
- * loading, 401, 403, 413, 415, 429, 400) and those its handler declares (`errors`).
+ * loading, restoring or storage nearly full, 401, 403, 413, 415, 429, 400) and those its handler
+ * declares (`errors`).
  * test/openapi-contract.test.ts checks the document against the real answers of every operation.
  * @module
  */
@@ -13,6 +14,7 @@ import type { OtherAnswers, TenantRoute } from './api.js'
 import { errorCodes, reasonPhrases } from './errors.js'
 import { ErrorBody } from './schemas.js'
 import type { RootRoute } from './routes/system.js'
+import { refusedWhenNearlyFull } from './storage-guard.js'
 
 const jsonType = 'application/json'
 const operationIdPattern = /^[a-z][A-Za-z0-9]*$/
@@ -200,7 +202,9 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
   const documented = root.filter((route) => route.page !== true && route.internal !== true)
   for (const route of documented) {
     const access = route.access ?? 'public'
-    add(openApiPath(route.path), route.method, operation(route, [...rootSecurity[access]], access === 'admin' ? adminStatuses : []))
+    // A write answers 503 storage_full while storage is nearly full (server/storage-guard.ts).
+    const statuses = [...(access === 'admin' ? adminStatuses : []), ...(refusedWhenNearlyFull(route) ? [503] : [])]
+    add(openApiPath(route.path), route.method, operation(route, [...rootSecurity[access]], statuses))
   }
   const tags = new Set<string>(documented.map((route) => route.tag))
   for (const route of tenant) {

@@ -3,7 +3,7 @@
  * requests and generate /openapi.json.
  * @module
  */
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type TSchema, type TString } from '@sinclair/typebox'
 import {
   codeLengthMax,
   metadataKeysMax,
@@ -28,10 +28,20 @@ export const DateTime = Type.String({
   description: 'RFC 3339 instant with offset, or a bare date (midnight UTC)',
 })
 export const NullableDateTime = Type.Union([DateTime, Type.Null()])
+/**
+ * The keys of a map field (metadata, a price's fields): 1 to `lengthMax` characters, never
+ * `__proto__`. A Record's key schema loses its length bounds in TypeBox (it becomes '^(.*)$'), so
+ * the bounds are the key pattern, and `additionalProperties: false` refuses a key that does not
+ * match it. `__proto__` is no plain key of a JavaScript object: it came back as `__proto_` after a
+ * restart (msgpackr), or vanished (an assignment sets the prototype).
+ */
+export function mapKeys(lengthMax: number): TString {
+  return Type.String({ pattern: `^(?!__proto__$)[\\s\\S]{1,${lengthMax}}$` })
+}
 export const Metadata = Type.Record(
-  Type.String({ minLength: 1, maxLength: codeLengthMax }),
+  mapKeys(codeLengthMax),
   Type.Array(Type.String({ maxLength: metadataValueLengthMax }), { maxItems: metadataValuesMax }),
-  { maxProperties: metadataKeysMax, description: 'key to list of values' },
+  { maxProperties: metadataKeysMax, additionalProperties: false, description: `key (1-${codeLengthMax} characters, not __proto__) to list of values` },
 )
 export const VatMode = Type.Union([Type.Literal('NET'), Type.Literal('GROSS')])
 

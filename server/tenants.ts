@@ -9,13 +9,14 @@ import type { Logger } from 'pino'
 import { Catalog, type Change } from '../engine/catalog.js'
 import { PriceBook, type PriceVersion } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
-import { TenantStore, type PriceChange } from '../storage/tenant-store.js'
+import { commitFailureCause, TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryPool } from '../workers/pool.js'
 import { ApiError } from './errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TenantBackups } from '../storage/backup/backups.js'
 import { localBuckets, type BucketFactory, type Dimension, type RateBucket } from './rate-limits.js'
+import { plentyOfRoom, storageFullError, type StorageState } from './storage-guard.js'
 import { TenantActivity } from './tenant-activity.js'
 import { TenantWebhooks, type WebhookEnvironment } from './webhooks.js'
 
@@ -65,6 +66,8 @@ export class TenantRuntime {
   role: 'home' | 'replica' = 'home'
   /** Cluster mode: where a home's durable commits go before they are acknowledged (cluster/replication.ts). */
   replication: ReplicationSink | null = null
+  /** Whether the data directory is nearly full (server/storage-guard.ts): writers put their writes off meanwhile. */
+  storage: StorageState = plentyOfRoom
 
   constructor(
     record: TenantRecord,
@@ -150,6 +153,9 @@ export class TenantRuntime {
     // something (a feed fetch) since. An `applied` batch plans and commits in one turn, after the
     // dispatch check.
     if (this.restoring !== null && options.applied !== true) throw restoringError(this.restoring)
+    // The same for storage nearly full (server/storage-guard.ts), before memory changes: a writer
+    // that waited since the dispatch check (a feed fetch) gets 503 storage_full.
+    if (this.storage.nearlyFull && options.applied !== true) throw storageFullError()
     // Batches apply each item while planning (later items plan against earlier ones); `applied` says so.
     if (options.applied !== true) {
       for (const change of changes) this.catalog.apply(change.type, change.key, change.versions)
@@ -167,7 +173,7 @@ export class TenantRuntime {
     try {
       entries = await stored
     } catch (error) {
-      this.log.fatal({ err: error }, 'storage commit failed; exiting so that memory reloads from LMDB')
+      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
     if (published !== undefined) await published
@@ -200,7 +206,7 @@ export class TenantRuntime {
     try {
       entries = await this.store.commit(changes, extra, prices)
     } catch (error) {
-      this.log.fatal({ err: error }, 'storage commit of a replicated batch failed; exiting so that memory reloads from LMDB')
+      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of a replicated batch failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
     return entries.at(-1)?.checksum ?? ''
@@ -218,7 +224,7 @@ export class TenantRuntime {
     try {
       await this.store.rewritePriceRuns(runs)
     } catch (error) {
-      this.log.fatal({ err: error }, 'storage commit of history retention failed; exiting so that memory reloads from LMDB')
+      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of history retention failed; exiting so that memory reloads from LMDB')
       process.exit(70)
     }
   }
@@ -244,7 +250,7 @@ export class TenantRuntime {
       const total = changes.length + prices.length
       entries = await this.store.commitInChunks(changes, prices, marker, undefined, (durable) => this.log.debug({ durable, total }, 'restore changes durable'))
     } catch (error) {
-      this.log.fatal({ err: error }, 'storage commit of a restore failed; exiting: the next start finishes the restore')
+      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of a restore failed; exiting: the next start finishes the restore')
       process.exit(70)
     }
     const writeMs = performance.now() - writeStarted
@@ -307,9 +313,16 @@ export class TenantRegistry {
   /** Told of each tenant opened (cluster mode places it: home or replica, cluster/node.ts). */
   onOpen: ((runtime: TenantRuntime) => void) | null = null
 
+  /** Whether the data directory is nearly full, for every tenant (set before tenants open: server/main.ts). */
+  storage: StorageState = plentyOfRoom
+  /** Told of the bytes of each durable commit of any tenant (the storage guard samples early after many). */
+  onDurable: ((bytes: number) => void) | null = null
+
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
     const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory)
+    runtime.storage = this.storage
+    runtime.store.onDurable = this.onDurable
     this.#tenants.set(record.slug, runtime)
     this.onOpen?.(runtime)
     return runtime

@@ -25,6 +25,8 @@ import type { LogEntry } from '../storage/log-entry.js'
 import type { StoredWebhook, TenantStore } from '../storage/tenant-store.js'
 import type { Metrics } from './metrics.js'
 import { renderEntries } from './routes/changelog.js'
+import { SecretSealer } from './secrets/sealer.js'
+import { openWebhookSecret, sealWebhookSecret, storedWebhookForm } from './secrets/webhook-secrets.js'
 import { guardedLookup, hostOf, isForbiddenAddress } from './webhook-url.js'
 
 /** Seconds before retry 1 to 10 (SPEC.md "Webhook delivery" 5); the failure after the last drops. */
@@ -94,15 +96,19 @@ export interface WebhookTenant {
   readonly catalog: Catalog
   readonly limits: { readonly webhooks: boolean }
   readonly log: Logger
+  /** Storage nearly full (server/storage-guard.ts): delivery state stays in memory until there is room. */
+  readonly storage?: { readonly nearlyFull: boolean }
 }
 
-/** Process-wide: settings, the HTTPS agent (kept-alive connections), metrics and clock. */
+/** Process-wide: settings, the HTTPS agent (kept-alive connections), metrics, clock and the sealer of secrets at rest. */
 export class WebhookEnvironment {
   readonly agent = new https.Agent({ keepAlive: true, maxSockets: 8 })
   constructor(
     readonly settings: WebhookSettings,
     readonly metrics: Metrics,
     readonly now: () => number = Date.now,
+    /** Seals secrets in the stored records (PRICING_SECRET_KEY; server/secrets/webhook-secrets.ts). */
+    readonly sealer: SecretSealer = SecretSealer.none,
   ) {}
 
   close(): void {
@@ -128,6 +134,10 @@ class Hook {
   waitingSince: number | null = null
   /** The cursor moved without a stored write. */
   dirty = false
+  /** The stored secret sealed under a key not given here: kept as stored; no deliveries until a new secret is set. */
+  unopened: { readonly sealed: string; readonly problem: string } | null = null
+  /** The secret's sealed form last stored (sealing again only when the secret changes). */
+  sealed: { readonly secret: string; readonly value: string } | null = null
   constructor(public record: Webhook) {}
 }
 
@@ -143,14 +153,29 @@ export class TenantWebhooks {
     readonly env: WebhookEnvironment,
   ) {}
 
-  /** Loads the stored webhooks and resumes their deliveries (after the tenant is loaded). */
+  /**
+   * Loads the stored webhooks and resumes their deliveries (after the tenant is loaded). Secrets
+   * stored otherwise than the current PRICING_SECRET_KEY would store them (plaintext, or sealed
+   * under the previous key) are stored again; a secret sealed under a key not given is kept as it
+   * is, and its webhook delivers nothing until the key is given or a new secret is set.
+   */
   start(): void {
     if (this.#started) return
     this.#started = true
+    const stale: Hook[] = []
     for (const stored of this.tenant.store.webhooks()) {
-      const hook = new Hook(stored as Webhook)
+      const opened = openWebhookSecret(stored, this.env.sealer)
+      const { sealedSecret: _sealed, ...fields } = stored as Webhook & { sealedSecret?: string }
+      const hook = new Hook({ ...fields, secret: opened.secret } as Webhook)
       this.#hooks.set(hook.record.id, hook)
       this.#nextId = Math.max(this.#nextId, hook.record.id + 1)
+      if (opened.stale) stale.push(hook)
+      if (opened.unopened !== null) {
+        hook.unopened = opened.unopened
+        hook.record.lastDelivery = { at: this.env.now(), status: null, error: `not delivered: the webhook's secret does not open (${opened.unopened.problem}); set a new secret` }
+        this.tenant.log.error({ webhook: hook.record.id, error: opened.unopened.problem }, 'webhook secret does not open with the secret key given: no deliveries until it does or a new secret is set')
+        continue
+      }
       if (!hook.record.active) continue
       const retry = hook.record.retry
       if (retry !== null) this.#schedule(hook, Math.max(0, retry.nextAt - this.env.now()))
@@ -158,6 +183,25 @@ export class TenantWebhooks {
     }
     this.#flushTimer = setInterval(() => void this.#flushPositions(), positionFlushMs)
     this.#flushTimer.unref()
+    if (stale.length > 0) {
+      this.#store(stale).then(
+        () => this.tenant.log.info({ webhooks: stale.length, encrypted: this.env.sealer.enabled }, 'webhook secrets stored again under the current secret key'),
+        (error: unknown) => this.tenant.log.error({ err: error }, 'storing webhook secrets again failed'),
+      )
+    }
+  }
+
+  /** Stores the hooks' records, each secret sealed when a key is set. */
+  #store(hooks: readonly Hook[]): Promise<void> {
+    return this.tenant.store.putWebhooks(hooks.map((hook) => this.#storedForm(hook)))
+  }
+
+  #storedForm(hook: Hook): ReturnType<typeof storedWebhookForm> {
+    const record = hook.record
+    if (hook.unopened !== null) return storedWebhookForm(record, hook.unopened.sealed)
+    if (record.secret === null || !this.env.sealer.enabled) return storedWebhookForm(record, null)
+    if (hook.sealed?.secret !== record.secret) hook.sealed = { secret: record.secret, value: sealWebhookSecret(record.secret, record.id, this.env.sealer) }
+    return storedWebhookForm(record, hook.sealed.value)
   }
 
   get count(): number {
@@ -186,8 +230,9 @@ export class TenantWebhooks {
       retry: null,
       lastDelivery: null,
     }
-    this.#hooks.set(record.id, new Hook(record))
-    await this.tenant.store.putWebhooks([record])
+    const hook = new Hook(record)
+    this.#hooks.set(record.id, hook)
+    await this.#store([hook])
     return record
   }
 
@@ -197,7 +242,11 @@ export class TenantWebhooks {
     if (hook === undefined) return undefined
     const record = hook.record
     if (input.url !== undefined) record.url = input.url
-    if (input.secret !== undefined) record.secret = input.secret
+    const held = hook.unopened !== null
+    if (input.secret !== undefined) {
+      record.secret = input.secret
+      hook.unopened = null
+    }
     if (input.entity_type_filter !== undefined) record.entityTypeFilter = input.entity_type_filter
     if (input.active !== undefined && input.active !== record.active) {
       this.#halt(hook)
@@ -206,7 +255,9 @@ export class TenantWebhooks {
     }
     record.updatedAt = nowMs
     hook.dirty = false
-    await this.tenant.store.putWebhooks([record])
+    await this.#store([hook])
+    // A webhook held for a secret that did not open resumes with its new one, from where it stopped.
+    if (held && hook.unopened === null && record.active && record.cursor <= this.tenant.store.durableSequence) this.#schedule(hook, this.env.settings.batchMs)
     return record
   }
 
@@ -231,6 +282,7 @@ export class TenantWebhooks {
   test(id: number, actor: string, nowMs: number): boolean {
     const hook = this.#hooks.get(id)
     if (hook === undefined) return false
+    if (hook.unopened !== null) return true
     const event = {
       sequence: 0,
       entity_type: 'test',
@@ -325,7 +377,7 @@ export class TenantWebhooks {
   /** One step of a webhook: collect a batch (or take the one being retried) and send it. */
   #run(hook: Hook): void {
     const record = hook.record
-    if (this.#stopped || !record.active || hook.inFlight !== null) return
+    if (this.#stopped || !record.active || hook.inFlight !== null || hook.unopened !== null) return
     const store = this.tenant.store
     if (!this.tenant.limits.webhooks) {
       // The plan has no webhooks (any longer): what is recorded meanwhile is not delivered.
@@ -477,16 +529,30 @@ export class TenantWebhooks {
   }
 
   #persist(hook: Hook): void {
+    // Kept dirty: the periodic flush stores it once storage has room again.
+    if (this.tenant.storage?.nearlyFull === true) {
+      hook.dirty = true
+      return
+    }
     hook.dirty = false
-    this.tenant.store.putWebhooks([hook.record]).catch((error: unknown) => {
+    this.#store([hook]).catch((error: unknown) => {
       this.tenant.log.error({ err: error, webhook: hook.record.id }, 'storing webhook state failed')
     })
   }
 
   async #flushPositions(): Promise<void> {
+    // Storage nearly full: positions wait in memory (a crash meanwhile redelivers: at-least-once).
+    if (this.tenant.storage?.nearlyFull === true) return
     const dirty = [...this.#hooks.values()].filter((hook) => hook.dirty)
     for (const hook of dirty) hook.dirty = false
-    if (dirty.length > 0) await this.tenant.store.putWebhooks(dirty.map((hook) => hook.record))
+    if (dirty.length === 0) return
+    try {
+      await this.#store(dirty)
+    } catch (error) {
+      // A failed write (a full disk) is tried again at the next flush; called from a timer, it must not reject.
+      for (const hook of dirty) hook.dirty = true
+      this.tenant.log.error({ err: error }, 'storing webhook positions failed; trying again at the next flush')
+    }
   }
 
   /** Stops timers and sends (an unfinished delivery is sent again after the restart). */
@@ -499,6 +565,6 @@ export class TenantWebhooks {
       hook.dirty = false
     }
     // Every position, awaited: the store closes next.
-    if (this.#hooks.size > 0) await this.tenant.store.putWebhooks([...this.#hooks.values()].map((hook) => hook.record))
+    if (this.#hooks.size > 0) await this.#store([...this.#hooks.values()])
   }
 }

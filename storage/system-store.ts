@@ -49,10 +49,16 @@ export interface ApiKeyRecord {
   last_used_at: number | null
 }
 
+/**
+ * A token-signing key pair. The private key is stored as its JWK (`private_jwk`) without
+ * PRICING_SECRET_KEY, and sealed (`sealed_private_jwk`, server/secrets/signing-key-records.ts)
+ * with it: exactly one of the two is present.
+ */
 export interface SigningKeyRecord {
   kid: string
   alg: string
-  private_jwk: Record<string, unknown>
+  private_jwk?: Record<string, unknown>
+  sealed_private_jwk?: string
   public_jwk: Record<string, unknown>
   created_at: number
 }

@@ -51,6 +51,25 @@ export class StorageError extends Error {
   }
 }
 
+/**
+ * Why a commit failed. lmdb-js rejects every write of a failed transaction with a generic "Commit
+ * failed" whose `commitError` promise rejects with the cause in the same turn: at a full disk
+ * "Input/output error" (LMDB's answer to a short write) or "No space left on device". Waited for
+ * a few microtasks only, never a timer: the caller exits at once, before a later transaction can
+ * be acknowledged (server/tenants.ts). Answers the cause's message, or undefined when there is
+ * none or it is not settled by then.
+ */
+export async function commitFailureCause(error: unknown): Promise<string | undefined> {
+  const cause = (error as { commitError?: unknown } | null)?.commitError
+  if (!(cause instanceof Promise)) return undefined
+  const settled = cause.then(() => undefined, (reason: unknown) => (reason instanceof Error ? reason.message : String(reason)))
+  const hops = (async () => {
+    for (let hop = 0; hop < 4; hop++) await undefined
+    return undefined
+  })()
+  return Promise.race([settled, hops])
+}
+
 /** The environment and its databases; replaced as a whole when the environment is reopened. */
 interface Handles {
   readonly root: RootDatabase
@@ -124,6 +143,8 @@ export class TenantStore {
   #readersCeiling = Number.POSITIVE_INFINITY
   /** Commits queued and not yet durable, and who waits for there to be none. */
   #inFlight = 0
+  /** Told of each durable commit's log and price bytes (the server's storage guard: server/storage-guard.ts). */
+  onDurable: ((bytes: number) => void) | null = null
   readonly #settledWaiters: (() => void)[] = []
 
   constructor(readonly path: string, mapRelease: MapReleaseOptions = defaultMapRelease) {
@@ -350,6 +371,7 @@ export class TenantStore {
     return written
       .then(async () => {
         await root.flushed
+        this.onDurable?.(bytes)
         return then()
       })
       .finally(() => {

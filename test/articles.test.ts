@@ -65,3 +65,48 @@ t.test('GET /article: the full list without page and size (the specification), n
   t.equal(bad.status, 400)
   t.equal(bad.body.code, 'validation_failed')
 })
+
+t.test('a metadata query keyed by a name of Object.prototype (constructor, toString) matches nothing: 200, never a 500 (found by the fuzzer)', async (t) => {
+  const shop = await server.tenant('proto-keys')
+  t.equal((await shop.call('PUT', '/article/A-1', { name: 'a', metadata: { colour: ['red'] } })).status, 202)
+  t.equal((await shop.call('PUT', '/pricelist/PL-1', { currency_code: 'EUR', vat_mode: 'NET', metadata: { colour: ['red'] } })).status, 202)
+  const bodies = ['{"metadata":{"constructor":["x"]}}', '{"metadata":{"toString":["x"]}}', '{"metadata":{"hasOwnProperty":["x"]}}', '{"metadata":{"valueOf":["x"]}}']
+  for (const text of bodies) {
+    for (const path of ['/article/search', '/pricelist/search']) {
+      const answer = await server.request('POST', `${shop.base}${path}`, { raw: text, headers: { 'content-type': 'application/json' }, token: shop.token })
+      t.same([answer.status, answer.body?.total], [200, 0], `${path} ${text}`)
+    }
+    const query = await server.request('POST', `${shop.base}/pricelist/query`, { raw: text, headers: { 'content-type': 'application/json' }, token: shop.token })
+    t.same([query.status, query.body?.total], [200, 0], `/pricelist/query ${text}`)
+    const prices = `{"skus":["A-1"],"tax_area":"SE","pricelist_filter":${text}}`
+    const priced = await server.request('POST', `${shop.base}/price/query`, { raw: prices, headers: { 'content-type': 'application/json' }, token: shop.token })
+    t.equal(priced.status, 400, `/price/query with pricelist_filter ${text}: no pricelist selected`)
+  }
+  const own = await shop.call('POST', '/article/search', { metadata: { colour: ['red'] } })
+  t.same(own.body.items.map((item: { sku: string }) => item.sku), ['A-1'], 'an own key still matches')
+})
+
+t.test('metadata and price-field keys: 1 to 64 characters and never __proto__ (400), so that what is stored reads back the same after a restart', async (t) => {
+  const shop = await server.tenant('map-keys')
+  const send = (method: string, path: string, text: string) => server.request(method, `${shop.base}${path}`, { raw: text, headers: { 'content-type': 'application/json' }, token: shop.token })
+  // JSON.parse makes `__proto__` an own key, as a client sends it; a JavaScript literal would not.
+  for (const key of ['__proto__', '', 'k'.repeat(65)]) {
+    const metadata = `{"${key}":["x"]}`
+    for (const [method, path, text] of [
+      ['PUT', '/article/A-1', `{"name":"a","metadata":${metadata}}`],
+      ['PUT', '/pricelist/PL-1', `{"currency_code":"EUR","vat_mode":"NET","metadata":${metadata}}`],
+      ['POST', '/article/search', `{"metadata":${metadata}}`],
+      ['PUT', '/price/A-1/PL-1', `{"price":{"sales":5,"fields":{"${key}":1}}}`],
+    ] as const) {
+      const answer = await send(method, path, text)
+      t.same([answer.status, answer.body?.code], [400, 'validation_failed'], `${method} ${path} with the key ${JSON.stringify(key.slice(0, 10))}`)
+    }
+  }
+  t.equal((await shop.get('/article/A-1')).status, 404, 'nothing was stored')
+  t.equal((await send('PUT', '/article/A-1', `{"name":"a","metadata":{"${'k'.repeat(64)}":["x"],"constructor":["y"]}}`)).status, 202, '64 characters and other names are keys')
+  t.equal((await send('PUT', '/price/A-1/PL-1', '{"price":{"sales":5,"fields":{"cost":1,"constructor":2}}}')).status, 202)
+  await server.restart()
+  await shop.refreshToken()
+  t.same(Object.keys((await shop.get('/article/A-1')).body.metadata).sort(), ['constructor', 'k'.repeat(64)], 'the keys read back after a restart')
+  t.same((await shop.get('/price?sku=A-1')).body.items[0].price.fields, { constructor: 2, cost: 1 }, 'the price fields too')
+})

@@ -144,6 +144,11 @@ t.test('every operation answers as the document declares', async (t) => {
     t.same((await call(t, 'GET', '/admin/access-log', 200, admin())).body, { enabled: false, sample: 0.1 }, 'the access log as configured')
     t.same((await call(t, 'PUT', '/admin/access-log', 200, admin({ enabled: true, sample: 0.5 }))).body, { enabled: true, sample: 0.5 })
     await call(t, 'PUT', '/admin/access-log', 400, admin({ enabled: true, sample: 2 }))
+    const signingKeys = await call(t, 'GET', '/admin/signing-keys', 200, admin())
+    t.equal(signingKeys.body.length, 1, 'one signing key before a rotation')
+    const rotated = await call(t, 'POST', '/admin/signing-keys/rotate', 200, admin({}))
+    t.same(rotated.body.map((key: { status: string }) => key.status), ['signing', 'verifying'], 'the new key signs, the old one verifies')
+    await call(t, 'POST', '/admin/signing-keys/rotate', 400, admin({ drop_previous: 'yes' }))
 
     // People: a magic link from the outbox, the session, a console token, the management endpoints.
     await call(t, 'POST', '/admin/tenants', 201, admin({ slug: 'people', tier: 'standard', region: 'local', owner_email: 'owner@example.com' }))

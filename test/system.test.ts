@@ -63,7 +63,13 @@ t.test('/healthz answers 200', async (t) => {
 t.test('/readyz answers 200 once every tenant is loaded', async (t) => {
   const answer = await server.request('GET', '/readyz')
   t.equal(answer.status, 200)
-  t.same(answer.body, { status: 'ready' })
+  // The data directory's free space (server/storage-guard.ts): the default reserve, 1024 MiB.
+  t.same(Object.keys(answer.body), ['status', 'storage'])
+  t.equal(answer.body.status, 'ready')
+  t.same(Object.keys(answer.body.storage).sort(), ['free_bytes', 'nearly_full', 'reserve_bytes'])
+  t.equal(answer.body.storage.reserve_bytes, 1024 * 1024 * 1024)
+  t.ok(Number.isInteger(answer.body.storage.free_bytes) && answer.body.storage.free_bytes > answer.body.storage.reserve_bytes, `free bytes sampled (${answer.body.storage.free_bytes})`)
+  t.equal(answer.body.storage.nearly_full, false, 'above the reserve: writes are admitted')
 })
 
 t.test('/metrics is Prometheus text with request counts and latency buckets per route pattern', async (t) => {

@@ -22,6 +22,7 @@ const tickMaxMs = 30_000
 export class BackupScheduler {
   readonly #job: Periodic
   #lastThinMs = Number.NEGATIVE_INFINITY
+  #waitLogged = false
 
   constructor(
     readonly tenants: TenantRegistry,
@@ -38,13 +39,18 @@ export class BackupScheduler {
 
   /** One pass over the tenants: due backups, then thinning when an hour has passed. */
   async tick(): Promise<void> {
+    // Storage nearly full (server/storage-guard.ts): a copy would eat the reserve, so due backups
+    // wait for room (logged once per wait); thinning goes on, and frees space.
+    const waiting = this.tenants.storage.nearlyFull
+    if (waiting && !this.#waitLogged) this.logger.warn('automatic backups wait: storage is nearly full')
+    this.#waitLogged = waiting
     for (const tenant of this.tenants.all()) {
       if (this.#job.stopped) return
       if (!tenant.loaded || tenant.record.status !== 'active') continue
       const backups = tenant.backups.list()
       const newestAutomatic = backups.find((backup) => backup.type === 'automatic')
       const due = backups.length === 0 || newestAutomatic === undefined || this.now() - Date.parse(newestAutomatic.created) >= this.intervalMs
-      if (due) await takeBackup(tenant, 'automatic', false, this.now()).catch(() => undefined)
+      if (due && !this.tenants.storage.nearlyFull) await takeBackup(tenant, 'automatic', false, this.now()).catch(() => undefined)
     }
     if (this.now() - this.#lastThinMs < thinEveryMs) return
     this.#lastThinMs = this.now()

@@ -23,9 +23,13 @@ Commands:
   request list                            people's tenant requests, newest first
   request approve <id> --url URL          provision the tenant; the requester becomes owner
   request reject <id> [--reason R] --url URL
+  signing-key list                        token-signing keys, newest first, with when each is dropped
+  signing-key rotate [--drop-previous true] --url URL
+                                          a new key signs from now on (drop-previous: older
+                                          keys and their tokens are refused at once)
   help                                    this text (also --help, -h)
 
-Options for tenant, key, backup and request commands:
+Options for tenant, key, backup, request and signing-key commands:
   --data-dir DIR        work on this data directory (default ./data or PRICING_DATA_DIR)
   --url URL             work through a running server's admin API instead
   --admin-token TOKEN   the admin token for --url (default PRICING_ADMIN_TOKEN)

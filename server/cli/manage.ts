@@ -1,5 +1,5 @@
 /**
- * The `tenant`, `key` and `backup` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
+ * The `tenant`, `key`, `backup`, `request` and `signing-key` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
  * every mistake reported at once as a UsageError), then run either directly on the data directory
  * or, with `--url` and `--admin-token`, through a running server's operator API.
  * @module
@@ -14,6 +14,8 @@ import { parseFlags } from '../flags.js'
 import { plans } from '../plans.js'
 import { listTenantRequests, publicTenantRequest } from '../portal/tenant-requests.js'
 import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
+import { signingKeyRetentionMs } from '../auth.js'
+import { publicSigningKeys, signingKeyStates } from '../signing-keys.js'
 
 /** A mistake in the command line itself (exit code 2), as opposed to a failed operation (1). */
 export class UsageError extends Error {
@@ -40,6 +42,8 @@ const commands: Readonly<Record<string, { readonly positionals: readonly string[
   'request list': { positionals: [], flags: [] },
   'request approve': { positionals: ['id'], flags: [] },
   'request reject': { positionals: ['id'], flags: ['reason'] },
+  'signing-key list': { positionals: [], flags: [] },
+  'signing-key rotate': { positionals: [], flags: ['drop-previous'] },
 }
 
 const statuses = ['active', 'suspended'] as const
@@ -61,6 +65,8 @@ interface Invocation {
   /** A rejection's reason, shown to the requester. */
   readonly reason: string | undefined
   readonly retain: boolean
+  /** `signing-key rotate --drop-previous true`: older keys are dropped at once. */
+  readonly dropPrevious: boolean
   /** The bound of PRICING_BACKUP_DISK_MAX_BYTES (or its default), for backups on the data directory. */
   readonly backupDiskMaxBytes: number
 }
@@ -105,6 +111,8 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   const limits = parseLimits(flag('limits'), problems)
   const retain = flag('retain')
   if (retain !== undefined && retain !== 'true' && retain !== 'false') problems.push(`--retain=${retain}: expected true or false`)
+  const dropPrevious = flag('drop-previous')
+  if (dropPrevious !== undefined && dropPrevious !== 'true' && dropPrevious !== 'false') problems.push(`--drop-previous=${dropPrevious}: expected true or false`)
   const diskMax = env['PRICING_BACKUP_DISK_MAX_BYTES']
   if (diskMax !== undefined && !/^\d+$/.test(diskMax)) problems.push(`PRICING_BACKUP_DISK_MAX_BYTES=${diskMax}: expected an integer of at least 0`)
   if (command === 'backup restore' && url === undefined) {
@@ -112,6 +120,9 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   }
   if ((command === 'request approve' || command === 'request reject') && url === undefined) {
     problems.push(`${command}: the running server provisions the tenant and mails the requester: pass --url of the running server`)
+  }
+  if (command === 'signing-key rotate' && url === undefined) {
+    problems.push('signing-key rotate: the running server signs with the new key from then on (and shares it in a cluster): pass --url of the running server')
   }
   if (problems.length > 0) throw new UsageError(problems)
   return {
@@ -129,6 +140,7 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
     name: flag('name'),
     reason: flag('reason'),
     retain: retain === 'true',
+    dropPrevious: dropPrevious === 'true',
     backupDiskMaxBytes: diskMax === undefined ? DEFAULTS.backupDiskMaxBytes : Number(diskMax),
   }
 }
@@ -175,6 +187,10 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
       return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/approve`)
     case 'request reject':
       return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/reject`, the.reason === undefined ? {} : { reason: the.reason })
+    case 'signing-key list':
+      return call('GET', '/admin/signing-keys')
+    case 'signing-key rotate':
+      return call('POST', '/admin/signing-keys/rotate', { drop_previous: the.dropPrevious })
     default:
       return call('DELETE', `${tenant}/keys/${the.clientId}`)
   }
@@ -223,6 +239,11 @@ async function onDataDirectory(the: Invocation): Promise<unknown> {
         return system.listKeys(the.slug).map(publicKey)
       case 'request list':
         return listTenantRequests(system).map(publicTenantRequest)
+      case 'signing-key list': {
+        // As the server holds them at its next start: the newest signs.
+        const records = [...system.signingKeys.getRange({ snapshot: false })].map((entry) => entry.value)
+        return publicSigningKeys(signingKeyStates(records, null, signingKeyRetentionMs))
+      }
       case 'backup create':
       case 'backup list':
         return await backupOnDataDirectory(system, the, nowMs)

@@ -84,6 +84,7 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
       const policy = retentionPolicy(tenant, nowMs)
       if (typeof policy === 'string') stopped = policy
       else if (tenant.restoring !== null) stopped = 'a restore began'
+      else if (tenant.storage.nearlyFull) stopped = 'storage is nearly full' // server/storage-guard.ts
       else if (stop()) stopped = 'the server stops'
       if (stopped !== null) break outer
       const runs: { pricelist: string; sku: string; versions: PriceVersion[] }[] = []

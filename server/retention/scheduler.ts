@@ -29,7 +29,8 @@ export class RetentionScheduler {
   async tick(): Promise<void> {
     for (const tenant of this.tenants.all()) {
       if (this.#job.stopped) return
-      if (!tenant.loaded || tenant.record.status !== 'active' || tenant.restoring !== null || retentionRunning(tenant)) continue
+      // Storage nearly full (server/storage-guard.ts): a pass writes pages before it frees any; it waits.
+      if (!tenant.loaded || tenant.record.status !== 'active' || tenant.restoring !== null || tenant.storage.nearlyFull || retentionRunning(tenant)) continue
       if (typeof retentionPolicy(tenant, this.now()) === 'string') continue
       try {
         const result = await runRetentionPass(tenant, this.now, { stop: () => this.#job.stopped })

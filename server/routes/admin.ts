@@ -311,6 +311,8 @@ export function adminRoutes(): RootRoute[] {
       response: AccessLogAnswer,
       summary: "Turn this node's access log on or off, or change its sample, without a restart (until the next start, which reads the configuration again)",
       body: AccessLogBody,
+      // It changes memory only (the log goes to stdout): served while storage is nearly full.
+      whenStorageNearlyFull: 'serve',
       handler: (context) => {
         const body = validate<typeof AccessLogBody.static>(AccessLogBody, parseJsonBody(context.incoming) ?? {})
         const accessLog = context.app.accessLog

@@ -5,8 +5,8 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { Article, Change } from '../../engine/catalog.js'
-import { batchItemsMax } from '../../engine/limits.js'
-import { compileFilter, matches, RuleCompileError } from '../../engine/rules.js'
+import { batchItemsMax, searchFilterStepsMax } from '../../engine/limits.js'
+import { compileFilter, matches, RuleCompileError, ruleStepsSpent } from '../../engine/rules.js'
 import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, validationError } from '../errors.js'
@@ -262,21 +262,33 @@ function searchArticles(context: TenantContext<typeof ArticleSearch.static>) {
   const text = body.text?.toLowerCase() ?? null
   const metadata = body.metadata === undefined ? [] : Object.entries(body.metadata)
   const found: Record<string, unknown>[] = []
+  let steps = 0
   for (const [sku, view] of context.tenant.catalog.viewsAt('article', at, body.include_deleted)) {
     const article = view.value
     if (text !== null && !sku.toLowerCase().includes(text) && !(article.name ?? '').toLowerCase().includes(text)) continue
     if (body.type !== undefined && article.type !== body.type) continue
     if (!metadataMatches(article.metadata, metadata)) continue
-    if (filter !== null && !matches(filter, { sku, name: article.name, type: article.type, metadata: article.metadata })) continue
+    if (filter !== null) {
+      const matched = matches(filter, { sku, name: article.name, type: article.type, metadata: article.metadata })
+      steps += ruleStepsSpent()
+      if (steps > searchFilterStepsMax) {
+        const message = `filter took more than ${searchFilterStepsMax} evaluation steps over the articles searched; narrow the search with text, type or metadata, or simplify the filter`
+        throw new ApiError('rule_invalid', message, { details: [{ path: '/filter', message }] })
+      }
+      if (!matched) continue
+    }
     found.push(renderArticle(sku, view))
   }
   return { status: 200, body: page(found, body) }
 }
 
-/** Every key of the query must match; within a key, any of its values. */
+/**
+ * Every key of the query must match; within a key, any of its values. Only the metadata's own keys
+ * count: a key such as `constructor` or `__proto__` would otherwise find Object.prototype's members.
+ */
 export function metadataMatches(metadata: Record<string, string[]>, wanted: [string, string[]][]): boolean {
   for (const [key, values] of wanted) {
-    const have = metadata[key]
+    const have = Object.hasOwn(metadata, key) ? metadata[key] : undefined
     if (have === undefined || !values.some((value) => have.includes(value))) return false
   }
   return true

@@ -34,7 +34,11 @@ function membershipChange(context: TenantContext): MembershipChange {
   return { system: context.tenant.system, signIn: context.signIn, tenant: context.tenant.slug, actor: context.actor, nowMs: context.nowMs }
 }
 
-const userParam = (context: TenantContext): string => decodeURIComponent(context.params['email']!)
+/**
+ * The e-mail address of the path. The router has percent-decoded it already (server/router.ts):
+ * decoding it again would turn `%25` into the start of an escape, and a malformed one into a 500.
+ */
+const userParam = (context: TenantContext): string => context.params['email']!
 
 export function peopleRoutes(): TenantRoute[] {
   const consoleRoute = { tag: 'management', access: 'console', dimension: 'ingest' } as const

@@ -13,7 +13,7 @@ import { formatInstant } from '../../engine/time.js'
 import type { PriceChange } from '../../storage/tenant-store.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, validationError } from '../errors.js'
-import { BatchResult, Code, DateTime, WhenQuery } from '../schemas.js'
+import { BatchResult, Code, DateTime, mapKeys, WhenQuery } from '../schemas.js'
 import type { TenantRuntime } from '../tenants.js'
 import { isValid, precompile } from '../validate.js'
 import { accepted, itemProblem, writeInstant } from './common.js'
@@ -24,7 +24,7 @@ export const PriceDefinition = Type.Union([
   Type.Object(
     {
       sales: Amount,
-      fields: Type.Optional(Type.Union([Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Amount, { maxProperties: 32 }), Type.Null()])),
+      fields: Type.Optional(Type.Union([Type.Record(mapKeys(64), Amount, { maxProperties: 32, additionalProperties: false }), Type.Null()])),
     },
     { additionalProperties: false },
   ),

@@ -42,6 +42,12 @@ export interface RootRoute extends RouteDocumentation {
   readonly page?: true
   /** Between the nodes of a cluster (server/routes/cluster.ts): not in the OpenAPI document. */
   readonly internal?: true
+  /**
+   * A route other than GET that is still served while storage is nearly full
+   * (server/storage-guard.ts): it stores nothing, or puts off what it stores. Without it such a
+   * route answers 503 `storage_full` then.
+   */
+  readonly whenStorageNearlyFull?: 'serve'
   readonly handler: (context: RootContext) => Reply | Promise<Reply>
 }
 
@@ -61,7 +67,15 @@ const ClusterDetails = Type.Object(
   },
   { description: 'cluster mode only (docs/cluster.md): a degraded node still serves and still answers 200' },
 )
-const ReadyAnswer = Type.Object({ status: Type.Literal('ready'), cluster: Type.Optional(ClusterDetails) })
+const StorageDetails = Type.Object(
+  {
+    nearly_full: Type.Boolean({ description: 'true while writes answer 503 storage_full (reads go on)' }),
+    free_bytes: Type.Integer({ description: "the data directory's file system at the last sample (once a second)" }),
+    reserve_bytes: Type.Integer({ description: 'PRICING_STORAGE_RESERVE_MB in bytes: writes are refused below it' }),
+  },
+  { description: 'the data directory\'s free space (server/storage-guard.ts); nearly full, the node still answers 200: reads go on' },
+)
+const ReadyAnswer = Type.Object({ status: Type.Literal('ready'), storage: Type.Optional(StorageDetails), cluster: Type.Optional(ClusterDetails) })
 const LoadingAnswer = Type.Object({ status: Type.Literal('loading') })
 /** The OpenAPI document itself: its own schema is the OpenAPI 3.1 specification's, not repeated here. */
 const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true })
@@ -130,7 +144,11 @@ export function rootRoutes(): RootRoute[] {
       handler: ({ deps }) => {
         if (!deps.tenants.allLoaded) return { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } }
         const status = deps.clusterStatus?.()
-        return { status: 200, body: status === undefined ? { status: 'ready' } : { status: 'ready', cluster: clusterDetails(status) } }
+        const storage = deps.storage?.state
+        const body: Record<string, unknown> = { status: 'ready' }
+        if (storage !== undefined) body['storage'] = { nearly_full: storage.nearlyFull, free_bytes: storage.freeBytes, reserve_bytes: storage.reserveBytes }
+        if (status !== undefined) body['cluster'] = clusterDetails(status)
+        return { status: 200, body }
       },
     },
     {
@@ -175,6 +193,8 @@ export function rootRoutes(): RootRoute[] {
       summary: 'OAuth2 client credentials grant (form fields, HTTP Basic, or client_id=id:secret)',
       tag: 'auth',
       access: 'client',
+      // Reads need tokens: served while storage is nearly full, the key's last use kept in memory meanwhile.
+      whenStorageNearlyFull: 'serve',
       body: TokenForm,
       bodyType: 'application/x-www-form-urlencoded',
       response: TokenAnswer,
@@ -217,6 +237,8 @@ function readForm(incoming: Incoming): URLSearchParams | null {
   return new URLSearchParams(text)
 }
 
+/** Client ids are 24 hexadecimal characters; this bounds what is looked up and what keys a bucket. */
+const clientIdLengthMax = 256
 /** Token requests per client id: 20 at once, then 5 per second (a client should cache its token). */
 const tokenRequestRate = 5
 const tokenRequestBurst = 20
@@ -258,6 +280,8 @@ async function issueToken(context: RootContext): Promise<Reply> {
   }
   const credentials = readClientCredentials(form, incoming.authorization)
   if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
+  // Longer than any client id: no lookup (LMDB refuses keys of a few KB) and no rate bucket keyed by it.
+  if (credentials.clientId.length > clientIdLengthMax) return oauthError(400, 'invalid_request', `client_id is longer than ${clientIdLengthMax} characters`)
   // Failed attempts are limited per client id and per address: guessing secrets stays slow.
   const failureRate = deps.config.tokenFailuresPerMinute / 60
   const failures = [
@@ -287,7 +311,9 @@ async function issueToken(context: RootContext): Promise<Reply> {
   // Read again after the slow hash check: a revoke that completed meanwhile must win.
   if (!isUsableKey(deps.system.keys.get(key.client_id))) return invalidClient(incoming, 'Client authentication failed')
   const accessToken = await deps.tokens.issue(key.tenant, key.client_id, 'key', nowMs)
-  await recordKeyUse(deps.system, key.client_id, nowMs)
+  // Storage nearly full: the last use waits in memory for the periodic flush (server/main.ts).
+  if (deps.storage?.nearlyFull === true) context.app.keyUsage.set(key.client_id, nowMs)
+  else await recordKeyUse(deps.system, key.client_id, nowMs)
   return {
     status: 200,
     headers: { 'cache-control': 'no-store', pragma: 'no-cache' },

@@ -44,6 +44,12 @@ export class TestServer {
     readonly env: Record<string, string>,
   ) {}
 
+  /** Whether the server process is still running (false once it has exited, by itself or stopped). */
+  get running(): boolean {
+    const child = this.#child
+    return child !== null && child.exitCode === null && child.signalCode === null
+  }
+
   /** The running server's process id. */
   get pid(): number {
     const pid = this.#child?.pid
@@ -80,10 +86,14 @@ export class TestServer {
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     this.port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000)
+      let listening = false
       child.stdout!.on('data', (chunk: Buffer) => {
         this.stdout += chunk.toString()
+        // Searched only until found: a server that logs every request (the access log) writes a lot.
+        if (listening) return
         const match = /"port":(\d+),"url":"[^"]*","dataDir":"[^"]*","msg":"listening"/.exec(this.stdout)
         if (match !== null) {
+          listening = true
           clearTimeout(timer)
           resolve(Number(match[1]))
         }

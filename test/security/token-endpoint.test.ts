@@ -91,3 +91,13 @@ t.test('failed attempts are limited per address, whatever the client id', async 
   t.equal(locked.body['error'], 'invalid_request')
   t.equal((await tokenRequest('127.0.4.2', second.client_id, second.client_secret)).status, 200, 'another address is not')
 })
+
+t.test('a client_id longer than any client id: 400 invalid_request, never a 500 (found by the fuzzer: LMDB refused the key)', async (t) => {
+  for (const length of [257, 5000, 200_000]) {
+    const answer = await tokenRequest('127.0.5.1', 'a'.repeat(length), 'x')
+    t.same([answer.status, answer.body['error']], [400, 'invalid_request'], `${length} characters`)
+  }
+  const json = await server.request('POST', '/oauth2/token', { body: { grant_type: 'client_credentials', client_id: 'a'.repeat(5000), client_secret: 'x' } })
+  t.same([json.status, json.body.error], [400, 'invalid_request'], 'the same as JSON')
+  t.equal((await tokenRequest('127.0.5.1', second.client_id, second.client_secret)).status, 200, 'no failure was counted against the address')
+})
