@@ -41,9 +41,10 @@ t.test('a stalled stdout reader: lines beyond 16 MiB are dropped and counted, ne
   const text = Buffer.concat(chunks).toString('utf8')
   const records = logRecords(text)
   const lines = records.filter((record) => record['msg'] === 'request')
-  const report = records.find((record) => record['msg'] === 'stdout is not read fast enough: log lines dropped')
-  t.ok(report !== undefined, 'the drop is reported')
-  const dropped = Number(report?.['dropped'])
+  // One report per stall; a loaded machine can stall the reader more than once.
+  const reports = records.filter((record) => record['msg'] === 'stdout is not read fast enough: log lines dropped')
+  t.ok(reports.length > 0, `the drop is reported (${reports.length} reports)`)
+  const dropped = reports.reduce((sum, report) => sum + Number(report['dropped']), 0)
   t.ok(dropped > 0, `${dropped} lines dropped`)
   t.equal(lines.length + dropped, lineCount, 'every line is either written whole or counted as dropped')
   t.ok(Buffer.byteLength(text) > stdoutPendingBytesMax / 2, `what was queued reached the reader (${Buffer.byteLength(text)} bytes)`)
