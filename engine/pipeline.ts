@@ -17,7 +17,7 @@ import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
 import { applyRounding, type CompiledProfile } from './rounding.js'
-import { compileRules, startRuleBudget, type CompiledRule } from './rules.js'
+import { compileRules, RuleCompileError, startRuleBudget, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
 import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
 
@@ -89,10 +89,24 @@ function rulesOf(pricelist: Pricelist): readonly CompiledRule[] {
   if (rules === undefined) {
     // Written rules compiled when the pricelist was written; this compiles each version once more
     // in this thread (workers have their own cache) and then never again.
-    rules = compileRules(pricelist.price_rules)
+    rules = compileStored(pricelist.price_rules)
     compiledRules.set(pricelist, rules)
   }
   return rules
+}
+
+/**
+ * Stored rules, compiled under today's limits. Rules written under older ones (before issue 13
+ * refused `matches()` and bounded a rule's size) that these refuse are not run: the pricelist's
+ * prices answer `rule_error` until its rules are written again.
+ */
+function compileStored(rules: Pricelist['price_rules']): readonly CompiledRule[] {
+  try {
+    return compileRules(rules)
+  } catch (error) {
+    if (!(error instanceof RuleCompileError)) throw error
+    return [{ filter: null, expression: () => { throw error } }]
+  }
 }
 
 const bundleSkuSets = new WeakMap<readonly string[], Set<string>>()
