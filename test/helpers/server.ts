@@ -42,6 +42,8 @@ export class TestServer {
   constructor(
     readonly dataDir: string,
     readonly env: Record<string, string>,
+    /** Told of everything the process writes, stdout and stderr (test/torture keeps a log of it). */
+    readonly onOutput: (text: string) => void = () => {},
   ) {}
 
   /** Whether the server process is still running (false once it has exited, by itself or stopped). */
@@ -83,12 +85,18 @@ export class TestServer {
     this.#child = child
     this.#exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
     let stderr = ''
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString()
+      stderr += text
+      this.onOutput(text)
+    })
     this.port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000)
       let listening = false
       child.stdout!.on('data', (chunk: Buffer) => {
-        this.stdout += chunk.toString()
+        const text = chunk.toString()
+        this.stdout += text
+        this.onOutput(text)
         // Searched only until found: a server that logs every request (the access log) writes a lot.
         if (listening) return
         const match = /"port":(\d+),"url":"[^"]*","dataDir":"[^"]*","msg":"listening"/.exec(this.stdout)

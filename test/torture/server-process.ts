@@ -5,9 +5,8 @@
  * log file of the session (kept for diagnosis) and are scanned for fatal lines.
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
-import { entryPath } from '../helpers/server.js'
+import { TestServer } from '../helpers/server.js'
 
 export const adminToken = 'torture-admin-token'
 
@@ -19,11 +18,9 @@ export interface StartOutcome {
   readyMs: number
 }
 
+/** test/helpers/server.ts's TestServer, with a session log, timed starts and a bounded stop. */
 export class ServerProcess {
-  url = ''
-  #child: ChildProcess | null = null
-  #exited: Promise<void> = Promise.resolve()
-  #firstUrl = ''
+  readonly #server: TestServer
   /** The current process's output (stdout and stderr), for the fatal scan. */
   output = ''
 
@@ -31,60 +28,26 @@ export class ServerProcess {
     readonly dataDir: string,
     readonly env: Record<string, string>,
     readonly logPath: string,
-  ) {}
+  ) {
+    this.#server = new TestServer(dataDir, { PRICING_ADMIN_TOKEN: adminToken, ...env }, (text) => {
+      this.output += text
+      appendFileSync(logPath, text)
+    })
+  }
+
+  get url(): string {
+    return this.#server.url
+  }
 
   get running(): boolean {
-    const child = this.#child
-    return child !== null && child.exitCode === null && child.signalCode === null
+    return this.#server.running
   }
 
   async start(): Promise<StartOutcome> {
     const startedMs = performance.now()
     this.output = ''
-    const child = spawn(process.execPath, [entryPath, 'start'], {
-      env: {
-        ...process.env,
-        PRICING_PORT: '0',
-        PRICING_HOST: '127.0.0.1',
-        PRICING_DATA_DIR: this.dataDir,
-        PRICING_ADMIN_TOKEN: adminToken,
-        PRICING_DEMO: 'false',
-        PRICING_LOG_LEVEL: 'info',
-        PRICING_FX_FEED_URL: '',
-        PRICING_TOKEN_FAILURES_BURST: '100000',
-        ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
-        ...this.env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    this.#child = child
-    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()))
-    const record = (chunk: Buffer): void => {
-      const text = chunk.toString()
-      this.output += text
-      appendFileSync(this.logPath, text)
-    }
-    child.stderr!.on('data', record)
-    appendFileSync(this.logPath, `--- start pid ${child.pid} at ${new Date().toISOString()}\n`)
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the server did not listen within ${readyTimeoutMs} ms`)), readyTimeoutMs)
-      let listening = false
-      child.stdout!.on('data', (chunk: Buffer) => {
-        record(chunk)
-        if (listening) return
-        const match = /"port":(\d+),"url":"[^"]*","dataDir":"[^"]*","msg":"listening"/.exec(this.output)
-        if (match === null) return
-        listening = true
-        clearTimeout(timer)
-        resolve(Number(match[1]))
-      })
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer)
-        reject(new Error(`the server exited (${code ?? signal}) before listening: ${this.output.slice(-2000)}`))
-      })
-    })
-    this.url = `http://127.0.0.1:${port}`
-    if (this.#firstUrl === '') this.#firstUrl = this.url
+    appendFileSync(this.logPath, `--- start at ${new Date().toISOString()}\n`)
+    await this.#server.start(false)
     for (;;) {
       const answer = await fetch(`${this.url}/readyz`).catch(() => null)
       if (answer !== null) await answer.arrayBuffer()
@@ -98,27 +61,22 @@ export class ServerProcess {
 
   /** SIGKILL: no shutdown code runs. */
   async kill(): Promise<void> {
-    if (this.#child === null) return
-    this.#child.kill('SIGKILL')
-    await this.#exited
+    if (!this.running) return
+    await this.#server.kill()
     appendFileSync(this.logPath, `--- SIGKILL at ${new Date().toISOString()}\n`)
-    this.#child = null
   }
 
   /** SIGTERM and wait (a clean stop); a stop that takes over 30 s is ended by SIGKILL and throws. */
   async stop(): Promise<void> {
-    const child = this.#child
-    if (child === null) return
-    child.kill('SIGTERM')
+    if (!this.running) return
     let timer: NodeJS.Timeout | undefined
     const stopped = await Promise.race([
-      this.#exited.then(() => true),
+      this.#server.stop().then(() => true),
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 30_000))),
     ])
     clearTimeout(timer)
     if (!stopped) await this.kill()
     appendFileSync(this.logPath, `--- stopped at ${new Date().toISOString()}\n`)
-    this.#child = null
     if (!stopped) throw new Error('the server did not stop within 30 s of SIGTERM')
   }
 
