@@ -46,6 +46,16 @@ export const celLiteralElementsMax = 64
  */
 export const celEvaluationStepsMax = 5_000
 /**
+ * Rule steps the main thread spends on one price read, or one query below the worker threshold,
+ * before it hands the work to a price worker: this base plus `mainThreadRuleStepsPerSku` per SKU.
+ * Ordinary rules stay far below it (6 steps a rule; a chain of 3 pricelists with 10 rules each
+ * takes under 200 per SKU); a read of costly rules, a deep chain of them or a bundle of many
+ * components passes it after about 0.1 ms and is answered on a worker, below the main thread's
+ * priority, so small requests keep their latency (test/security/resource-abuse.test.ts).
+ */
+export const mainThreadRuleStepsBase = 1_000
+export const mainThreadRuleStepsPerSku = 50
+/**
  * A search's filter runs once per article the other criteria leave: all its runs together may take
  * this many steps (a few milliseconds); past it the search answers 400 `rule_invalid`, and `text`,
  * `type` or `metadata` narrow it. A filter of 6 steps covers about 16,000 articles.

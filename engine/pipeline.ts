@@ -17,7 +17,7 @@ import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
 import { applyRounding, type CompiledProfile } from './rounding.js'
-import { compileRules, RuleCompileError, startRuleBudget, type CompiledRule } from './rules.js'
+import { compileRules, RuleAllowanceExceeded, RuleCompileError, startRuleBudget, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
 import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
 
@@ -489,7 +489,9 @@ function applyRules(context: PriceContext, info: PricelistInfo, sku: string, bas
       const sales = typeof value === 'number' ? fromRuleResult(value) : null
       if (sales === null) return Status.ruleError
       return { ...base, sales }
-    } catch {
+    } catch (error) {
+      // The thread's allowance is not the rule's failure: the caller moves the read elsewhere.
+      if (error instanceof RuleAllowanceExceeded) throw error
       return Status.ruleError
     }
   }

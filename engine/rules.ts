@@ -39,6 +39,20 @@ export class RuleCostError extends Error {
 /** Sub-expression evaluations of the run in progress (runs are synchronous and never nest). */
 let steps = 0
 
+/**
+ * Thrown inside a run when the work in progress passes the allowance `withinRuleAllowance` set:
+ * the caller hands that work to a worker thread (or yields) instead of holding this thread longer.
+ * Never a rule's own failure: callers that turn errors into `rule_error` rethrow it.
+ */
+export class RuleAllowanceExceeded extends Error {
+  override name = 'RuleAllowanceExceeded'
+}
+
+/** Steps this thread may spend in the `withinRuleAllowance` call in progress (Infinity outside one). */
+let allowance = Number.POSITIVE_INFINITY
+/** Steps spent since that call started. */
+let spent = 0
+
 function makeEnvironment(): Environment {
   const environment = new Environment({
     unlistedVariablesAreDyn: false,
@@ -92,6 +106,7 @@ function meter(environment: Environment): void {
   const run = found.run
   found.run = function (this: unknown, ast: unknown, context: unknown) {
     if (++steps > celEvaluationStepsMax) throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
+    if (++spent > allowance) throw new RuleAllowanceExceeded(`more than ${allowance} rule steps on this thread`)
     return run.call(this, ast, context)
   }
 }
@@ -144,6 +159,23 @@ export function startRuleBudget(): void {
   steps = 0
 }
 
+/**
+ * Runs `work` (synchronous) with at most `limit` rule steps on this thread, across every budget it
+ * starts; past them a run throws `RuleAllowanceExceeded`, which `work` lets through. The main
+ * thread sets one around each price read and small query, so that costly rules cannot hold it
+ * (server/routes/price-reads.ts); workers run without one, within the per-SKU budgets alone.
+ */
+export function withinRuleAllowance<T>(limit: number, work: () => T): T {
+  allowance = limit
+  spent = 0
+  try {
+    return work()
+  } finally {
+    allowance = Number.POSITIVE_INFINITY
+    spent = 0
+  }
+}
+
 /** The steps spent since the budget was started (at most one past `celEvaluationStepsMax`). */
 export function ruleStepsSpent(): number {
   return steps
@@ -155,6 +187,7 @@ function metered(program: (context: Record<string, unknown>) => unknown): CelPro
     const result = program(context)
     // `||`, `&&` and `exists`/`all` absorb an error of one branch or element (CEL semantics); a run
     // that passed the bound fails even when what was left decided its value.
+    if (spent > allowance) throw new RuleAllowanceExceeded(`more than ${allowance} rule steps on this thread`)
     if (steps > celEvaluationStepsMax) throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
     return result
   }

@@ -7,12 +7,14 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
+import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-search.js'
 import type { Catalog, CatalogType } from '../engine/catalog.js'
+import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type PriceWorkerData, type QueryTask, type QueryTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 import { packaged } from '../server/packaged.js'
 
 /** What the pool needs to know of a tenant. */
@@ -42,6 +44,9 @@ export interface PoolAnswer {
   readonly body: string | Buffer
   readonly release: (() => void) | null
 }
+
+/** A task without the header the pool adds (version, tenant, sequence, snapshot). */
+type TaskBody = ({ readonly kind: 'query' } & QueryInput) | { readonly kind: 'read'; readonly read: PriceReadInput } | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
 
 export class QueryPoolBusy extends Error {
   override name = 'QueryPoolBusy'
@@ -146,12 +151,44 @@ export class QueryPool {
    * view of the worker's answer arena until then (./answer-arena.ts).
    */
   async run(tenant: ReplicatedTenant, input: QueryInput): Promise<PoolAnswer> {
+    const result = await this.#task(tenant, { kind: 'query', ...input })
+    if (result.kind !== 'answer' && result.kind !== 'arena') throw new Error(`a query task answered ${result.kind}`)
+    answerCacheCounts.hits += result.cacheHits
+    answerCacheCounts.misses += result.cacheMisses
+    if (result.kind === 'arena') {
+      const { bytes, release } = this.#arenas.open(result.placement)
+      return { body: bytes, release }
+    }
+    const json = result.json
+    // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
+    return { body: typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength), release: null }
+  }
+
+  /**
+   * One price read on a worker (engine/price-read.ts): for a read whose rules passed the main
+   * thread's allowance. Reflects every change published before this call, like `run`.
+   */
+  async read(tenant: ReplicatedTenant, input: PriceReadInput): Promise<PriceReadOutcome> {
+    const result = await this.#task(tenant, { kind: 'read', read: input })
+    if (result.kind !== 'read') throw new Error(`a read task answered ${result.kind}`)
+    return result.outcome
+  }
+
+  /** An article search on a worker, for a filter that passed the main thread's allowance. */
+  async search(tenant: ReplicatedTenant, criteria: ArticleCriteria): Promise<ArticleSearchOutcome> {
+    const result = await this.#task(tenant, { kind: 'search', criteria })
+    if (result.kind !== 'search') throw new Error(`a search task answered ${result.kind}`)
+    return result.outcome
+  }
+
+  /** Queues a task of the tenant (QueryPoolBusy when the queue is full), holding it while a gate is set. */
+  async #task(tenant: ReplicatedTenant, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
     while (feed.gate !== null) await feed.gate
     feed.running++
     try {
-      return await this.#run(tenant, feed, input)
+      return await this.#run(tenant, feed, body)
     } finally {
       if (--feed.running === 0 && feed.drained !== null) feed.drained()
     }
@@ -178,30 +215,22 @@ export class QueryPool {
     }
   }
 
-  async #run(tenant: ReplicatedTenant, feed: FeedState, input: QueryInput): Promise<PoolAnswer> {
+  async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)
-    const task: QueryTask = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...input }
-    let result = (await this.#pool.run(task)) as QueryTaskResult
+    const task = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...body } as PriceTask
+    let result = (await this.#pool.run(task)) as QueryTaskResult | ReadTaskResult | SearchTaskResult
     if (result.kind === 'need_snapshot') {
       // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.
       if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed)
-      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as QueryTaskResult
+      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
       if (result.kind === 'need_snapshot') {
-        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult
+        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
       }
     }
     if (result.kind === 'need_snapshot') throw new Error('worker could not build a replica from a snapshot')
-    answerCacheCounts.hits += result.cacheHits
-    answerCacheCounts.misses += result.cacheMisses
-    if (result.kind === 'arena') {
-      const { bytes, release } = this.#arenas.open(result.placement)
-      return { body: bytes, release }
-    }
-    const json = result.json
-    // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
-    return { body: typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength), release: null }
+    return result
   }
 
   get threads(): number {

@@ -8,8 +8,10 @@ import { threadId, workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { AnswerArena } from './answer-arena.js'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
-import { protocolVersion, type PriceWorkerData, type QueryTask, type QueryTaskResult } from './protocol.js'
-import { ReplicaSet } from './replica.js'
+import { searchArticles } from '../engine/article-search.js'
+import { readPrice } from '../engine/price-read.js'
+import { protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type SearchTaskResult } from './protocol.js'
+import { ReplicaSet, type TenantReplica } from './replica.js'
 
 setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
 
@@ -43,26 +45,35 @@ const arena = new AnswerArena(threadId)
 const catchUpWaitMs = 1000
 const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
-export default function run(task: QueryTask): QueryTaskResult {
+export default function run(task: PriceTask): QueryTaskResult | ReadTaskResult | SearchTaskResult {
   if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  const replica = currentReplica(task)
+  if (replica === null) return { kind: 'need_snapshot' }
+  if (task.kind === 'read') return { kind: 'read', outcome: readPrice(replica.catalog, replica.prices, task.read) }
+  if (task.kind === 'search') return { kind: 'search', outcome: searchArticles(replica.catalog, task.criteria) }
+  const { hits, misses } = answerCacheCounts
+  const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
+  return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
+}
+
+/** The task's tenant replica once it has applied the task's sequence; null: a snapshot is needed. */
+function currentReplica(task: PriceTask): TenantReplica | null {
   replicas.drain()
   let replica = replicas.get(task.tenant)
   if (task.snapshot !== null && (replica === undefined || replica.sequence < task.snapshot.sequence)) {
     replica = replicas.install(task.tenant, task.snapshot) ?? undefined
   }
-  if (replica === undefined) return { kind: 'need_snapshot' }
+  if (replica === undefined) return null
   const deadline = Date.now() + catchUpWaitMs
   while (replica.sequence < task.sequence) {
-    if (Date.now() > deadline) return { kind: 'need_snapshot' }
+    if (Date.now() > deadline) return null
     Atomics.wait(waitCell, 0, 0, 1)
     replicas.drain()
     const current = replicas.get(task.tenant)
-    if (current === undefined) return { kind: 'need_snapshot' }
+    if (current === undefined) return null
     replica = current
   }
-  const { hits, misses } = answerCacheCounts
-  const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
-  return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
+  return replica
 }
 
 /**

@@ -11,13 +11,15 @@
  * caller's writes.
  * @module
  */
+import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-search.js'
 import type { CatalogType } from '../engine/catalog.js'
 import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
+import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 1
+export const protocolVersion = 2
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -47,14 +49,37 @@ export interface PriceWorkerData {
   readonly answerCacheItems: number
 }
 
-/** A query for a worker: what the main thread validated and selected (see QueryInput). */
-export interface QueryTask extends QueryInput {
+/** What every task carries: the tenant, and the replication state its answer must reflect. */
+export interface TaskHeader {
   readonly version: number
   readonly tenant: string
   /** The replication sequence the answer must reflect at least. */
   readonly sequence: number
   readonly snapshot: Snapshot | null
 }
+
+/** A query for a worker: what the main thread validated and selected (see QueryInput). */
+export interface QueryTask extends TaskHeader, QueryInput {
+  readonly kind: 'query'
+}
+
+/** One price read whose rules passed the main thread's allowance (engine/price-read.ts). */
+export interface ReadTask extends TaskHeader {
+  readonly kind: 'read'
+  readonly read: PriceReadInput
+}
+
+/** An article search whose filter passed the main thread's allowance (engine/article-search.ts). */
+export interface SearchTask extends TaskHeader {
+  readonly kind: 'search'
+  readonly criteria: ArticleCriteria
+}
+
+export type PriceTask = QueryTask | ReadTask | SearchTask
+
+export type SearchTaskResult = { readonly kind: 'search'; readonly outcome: ArticleSearchOutcome } | { readonly kind: 'need_snapshot' }
+
+export type ReadTaskResult = { readonly kind: 'read'; readonly outcome: PriceReadOutcome } | { readonly kind: 'need_snapshot' }
 
 export type QueryTaskResult =
   /** `cacheHits` and `cacheMisses`: this task's share of the worker's answer-cache counts (SKUs). */

@@ -6,7 +6,10 @@
 import { Type } from '@sinclair/typebox'
 import type { Article, Change } from '../../engine/catalog.js'
 import { batchItemsMax, searchFilterStepsMax } from '../../engine/limits.js'
-import { compileFilter, matches, RuleCompileError, ruleStepsSpent } from '../../engine/rules.js'
+import { compileFilter, RuleCompileError } from '../../engine/rules.js'
+import { searchArticles as matchArticles, type ArticleCriteria } from '../../engine/article-search.js'
+import { QueryPoolBusy } from '../../workers/pool.js'
+import { mainThreadAllowance } from './price-dispatch.js'
 import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, validationError } from '../errors.js'
@@ -249,8 +252,8 @@ function itemOrThrow(schema: typeof Code, value: unknown, path: string): void {
   if (problem !== null) throw validationError([{ path, message: problem }])
 }
 
-function searchArticles(context: TenantContext<typeof ArticleSearch.static>) {
-  const body = context.body
+async function searchArticles(context: TenantContext<typeof ArticleSearch.static>) {
+  const { body, tenant } = context
   const at = body.as_of === undefined ? context.nowMs : readInstant({ ...context, query: { as_of: body.as_of } })
   let filter = null
   try {
@@ -259,37 +262,36 @@ function searchArticles(context: TenantContext<typeof ArticleSearch.static>) {
     if (error instanceof RuleCompileError) throw new ApiError('rule_invalid', `filter ${error.message}`, { details: [{ path: error.path, message: error.message }] })
     throw error
   }
-  const text = body.text?.toLowerCase() ?? null
-  const metadata = body.metadata === undefined ? [] : Object.entries(body.metadata)
-  const found: Record<string, unknown>[] = []
-  let steps = 0
-  for (const [sku, view] of context.tenant.catalog.viewsAt('article', at, body.include_deleted)) {
-    const article = view.value
-    if (text !== null && !sku.toLowerCase().includes(text) && !(article.name ?? '').toLowerCase().includes(text)) continue
-    if (body.type !== undefined && article.type !== body.type) continue
-    if (!metadataMatches(article.metadata, metadata)) continue
-    if (filter !== null) {
-      const matched = matches(filter, { sku, name: article.name, type: article.type, metadata: article.metadata })
-      steps += ruleStepsSpent()
-      if (steps > searchFilterStepsMax) {
-        const message = `filter took more than ${searchFilterStepsMax} evaluation steps over the articles searched; narrow the search with text, type or metadata, or simplify the filter`
-        throw new ApiError('rule_invalid', message, { details: [{ path: '/filter', message }] })
-      }
-      if (!matched) continue
+  const criteria: ArticleCriteria = {
+    at,
+    text: body.text?.toLowerCase() ?? null,
+    type: body.type ?? null,
+    metadata: body.metadata === undefined ? [] : Object.entries(body.metadata),
+    filter: body.filter ?? null,
+    includeDeleted: body.include_deleted ?? false,
+  }
+  const pool = tenant.queryPool
+  // The main thread runs the filter within an allowance (server/routes/price-dispatch.ts); a
+  // filter that passes it is run again on a worker.
+  let outcome = matchArticles(tenant.catalog, criteria, filter, pool === null ? undefined : mainThreadAllowance)
+  if (outcome.kind === 'passed_allowance') {
+    try {
+      outcome = await pool!.search(tenant, criteria)
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+      outcome = matchArticles(tenant.catalog, criteria, filter)
     }
-    found.push(renderArticle(sku, view))
+  }
+  if (outcome.kind === 'over_budget') {
+    const message = `filter took more than ${searchFilterStepsMax} evaluation steps over the articles searched; narrow the search with text, type or metadata, or simplify the filter`
+    throw new ApiError('rule_invalid', message, { details: [{ path: '/filter', message }] })
+  }
+  if (outcome.kind !== 'found') throw new Error(`an article search answered ${outcome.kind}`)
+  // Articles found on a worker are read here at the same instant; a write since may have removed one.
+  const found: Record<string, unknown>[] = []
+  for (const sku of outcome.skus) {
+    const view = tenant.catalog.view('article', sku, at, criteria.includeDeleted)
+    if (view !== null) found.push(renderArticle(sku, view))
   }
   return { status: 200, body: page(found, body) }
-}
-
-/**
- * Every key of the query must match; within a key, any of its values. Only the metadata's own keys
- * count: a key such as `constructor` or `__proto__` would otherwise find Object.prototype's members.
- */
-export function metadataMatches(metadata: Record<string, string[]>, wanted: [string, string[]][]): boolean {
-  for (const [key, values] of wanted) {
-    const have = Object.hasOwn(metadata, key) ? metadata[key] : undefined
-    if (have === undefined || !values.some((value) => have.includes(value))) return false
-  }
-  return true
 }

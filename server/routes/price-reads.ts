@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox'
 import { compareCodes, splitKey, type Catalog } from '../../engine/catalog.js'
 import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { pricelistActiveAt } from '../../engine/pricelists.js'
-import { defaultTaxArea, PriceContext, priceItem, resolveBase, statusReasons, type AnswerOptions, type Resolved } from '../../engine/pipeline.js'
+import { defaultTaxArea, PriceContext } from '../../engine/pipeline.js'
 import { resolveProfile } from '../../engine/rounding.js'
 import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
@@ -20,9 +20,10 @@ import type { TenantRuntime } from '../tenants.js'
 import { page, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
 import { RenderedContent, renderContent } from './price-writes.js'
-import { executeQuery, type QueryInput } from '../../workers/execute.js'
+import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
+import type { QueryInput } from '../../workers/execute.js'
 import { itemJson, renderItem } from '../../workers/render.js'
-import { QueryPoolBusy } from '../../workers/pool.js'
+import { dispatchLargeQuery, dispatchRead, dispatchReads, dispatchSmallQuery, type Engine } from './price-dispatch.js'
 
 export const PriceQueryBody = Type.Object(
   {
@@ -146,9 +147,10 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
 
 /**
  * Validates and selects on the main thread (cheap), then resolves: inline below the worker
- * threshold, on a worker thread above it (or inline when the pool's queue is full).
+ * threshold while the rules fit the main thread's allowance, else on a worker thread (or inline
+ * when the pool's queue is full): ./price-dispatch.ts.
  */
-async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; release: (() => void) | null; engine: 'worker' | 'main' }> {
+async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; release: (() => void) | null; engine: Engine }> {
   const { tenant, body } = context
   if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
@@ -170,16 +172,8 @@ async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json
     sortOrder: body.sort_order ?? null,
     quantity: body.quantity ?? 1,
   }
-  const pool = tenant.queryPool
-  if (pool !== null && body.skus.length >= tenant.workerThresholdSkus) {
-    try {
-      const answer = await pool.run(tenant, input)
-      return { json: answer.body, release: answer.release, engine: 'worker' }
-    } catch (error) {
-      if (!(error instanceof QueryPoolBusy)) throw error
-    }
-  }
-  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null, engine: 'main' }
+  if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus) return dispatchLargeQuery(tenant, input)
+  return dispatchSmallQuery(tenant, input)
 }
 
 const TaxedQuery = Type.Object(
@@ -188,38 +182,44 @@ const TaxedQuery = Type.Object(
 )
 const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) }, { additionalProperties: false })
 
-/** Resolves one (SKU, pricelist) or answers 404 with the reason. */
-function resolveOne(context: PriceContext, pricelist: string, sku: string): Resolved {
-  const info = context.pricelist(pricelist)
-  if (info === null) throw notFound(`Pricelist ${pricelist}`)
-  const resolved = resolveBase(context, pricelist, sku)
-  if (typeof resolved === 'number') {
-    throw new ApiError('not_found', `No price for ${sku} on ${pricelist}: ${statusReasons[resolved]}`, { reason: statusReasons[resolved] })
-  }
-  return resolved
+/**
+ * A read's failure as the API's error; `taxArea` is named when the answer (FX, VAT) failed, and
+ * `x-price-engine` says which thread found it.
+ */
+function readError(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, engine: Engine, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {
+  const error = failure(outcome, sku, pricelist, taxArea, profile)
+  return new ApiError(error.code, error.message, error.extra, { ...error.headers, 'x-price-engine': engine })
 }
 
-function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) {
+function failure(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {
+  switch (outcome.kind) {
+    case 'unknown_pricelist':
+      return notFound(`Pricelist ${pricelist}`)
+    case 'unpriced': {
+      const where = outcome.stage === 'base' ? pricelist : `${pricelist} in ${taxArea}`
+      return new ApiError('not_found', `No price for ${sku} on ${where}: ${outcome.reason}`, { reason: outcome.reason })
+    }
+    case 'currency_mismatch':
+      return currencyMismatch(outcome.pricelistCurrency, outcome.requested)
+    case 'unknown_profile':
+      return notFound(`Rounding profile ${profile}`)
+  }
+}
+
+async function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) {
   const { tenant, params, query } = context
   const sku = params['sku']!
   const pricelist = params['pricelist']!
   const taxArea = params['tax_area']!
   const at = readInstant(context)
-  const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
-  const resolved = resolveOne(priceContext, pricelist, sku)
-  const currency = query.currency_code ?? resolved.currency
-  if (currency !== resolved.currency && settingEnabled(tenant.catalog, 'require.homogeneous.currency', at)) {
-    throw currencyMismatch(resolved.currency, currency)
-  }
-  const options: AnswerOptions = { currency, rounding: roundingFor(tenant.catalog, query.rounding_profile, currency, at), quantity: query.quantity ?? 1 }
-  const priced = priceItem(priceContext, resolved, sku, options)
-  if (typeof priced === 'number') {
-    throw new ApiError('not_found', `No price for ${sku} on ${pricelist} in ${taxArea}: ${statusReasons[priced]}`, { reason: statusReasons[priced] })
-  }
-  const body = itemJson(priced, pricelist, taxArea)
+  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity ?? 1, homogeneousCurrency: true }
+  const { outcome, engine } = await dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
+  if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')
+  if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
+  const body = itemJson(outcome.item, pricelist, taxArea)
   // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
   const etag = answerTag(body)
-  const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json' }
+  const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
   if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
   return { status: 200, headers, body }
 }
@@ -243,17 +243,20 @@ function ifNoneMatchMatches(header: string, etag: string): boolean {
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
 }
 
-function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
+async function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
   const { tenant, params, query } = context
   const sku = params['sku']!
   const pricelist = params['pricelist']!
   const at = readInstant(context)
   const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
-  const resolved = resolveOne(new PriceContext(tenant.catalog, tenant.prices, at, taxArea), pricelist, sku)
+  const { outcome, engine } = await dispatchRead(tenant, { at, taxArea, sku, pricelist, answer: null })
+  if (outcome.kind === 'priced') throw new Error('a raw read answered with tax')
+  if (outcome.kind !== 'base') throw readError(outcome, engine, sku, pricelist, taxArea, undefined)
+  const resolved = outcome.resolved
   const rendered = renderContent({ sales: resolved.sales, fields: resolved.fields, breaks: resolved.breaks })
   return {
     status: 200,
-    headers: { 'cache-control': 'no-store' },
+    headers: { 'cache-control': 'no-store', 'x-price-engine': engine },
     body: {
       sku,
       pricelist,
@@ -347,7 +350,7 @@ const SkusQuery = Type.Object(
 )
 
 /** SKUs priced on the pricelist (own or inherited) at the instant, in code order. */
-function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.static>) {
+async function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.static>) {
   const { tenant, params, query } = context
   const code = params['code']!
   const at = readInstant(context)
@@ -355,9 +358,15 @@ function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.sta
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
   if (priceContext.pricelist(code) === null) throw notFound(`Pricelist ${code}`)
   const all = pricedSkuCandidates(tenant)
-  const priced = (sku: string) => typeof resolveBase(priceContext, code, sku) !== 'number'
+  const reads = (skus: Iterable<string>) => dispatchReads(tenant, priceContext, mapped(skus, (sku): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer: null })))
   if (query.page !== undefined || query.size !== undefined) {
-    return { status: 200, headers: { deprecation: 'true' }, body: page(all.filter(priced), query) }
+    const priced: string[] = []
+    let index = 0
+    for await (const outcome of reads(all)) {
+      if (outcome.kind === 'base') priced.push(all[index]!)
+      index++
+    }
+    return { status: 200, headers: { deprecation: 'true' }, body: page(priced, query) }
   }
   const limit = query.limit ?? 100
   let start = 0
@@ -372,17 +381,25 @@ function skusForPricelist(context: TenantContext<undefined, typeof SkusQuery.sta
     start = low
   }
   const items: string[] = []
-  let index = start
-  for (; index < all.length && items.length < limit; index++) if (priced(all[index]!)) items.push(all[index]!)
   let hasMore = false
-  for (let probe = index; probe < all.length; probe++) {
-    if (priced(all[probe]!)) {
-      hasMore = true
-      break
+  let index = start
+  // One more priced SKU after the page says whether there are more.
+  for await (const outcome of reads(all.slice(start))) {
+    if (outcome.kind === 'base') {
+      if (items.length === limit) {
+        hasMore = true
+        break
+      }
+      items.push(all[index]!)
     }
+    index++
   }
   const last = items.length > 0 ? items[items.length - 1]! : (query.afterSku ?? null)
   return { status: 200, body: { items, next_cursor: last, has_more: hasMore } }
+}
+
+function* mapped<T, U>(values: Iterable<T>, map: (value: T) => U): Generator<U> {
+  for (const value of values) yield map(value)
 }
 
 /**
@@ -405,23 +422,23 @@ const PricelistsForSkuQuery = Type.Object(
 )
 
 /** Pricelists live at the instant that price the SKU (own or inherited), with the price when asked. */
-function pricelistsForSku(context: TenantContext<undefined, typeof PricelistsForSkuQuery.static>) {
+async function pricelistsForSku(context: TenantContext<undefined, typeof PricelistsForSkuQuery.static>) {
   const { tenant, params, query } = context
   const sku = params['sku']!
   const at = readInstant(context)
   const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
+  const answer = query.currency_code === undefined ? null : { currency: query.currency_code, rounding: null, quantity: 1, homogeneousCurrency: false }
+  const views = [...tenant.catalog.viewsAt('pricelist', at)]
   const found: Record<string, unknown>[] = []
-  for (const [code, view] of tenant.catalog.viewsAt('pricelist', at)) {
-    const resolved = resolveBase(priceContext, code, sku)
-    if (typeof resolved === 'number') continue
-    let price: Record<string, unknown> | null = null
-    if (query.currency_code !== undefined) {
-      const options: AnswerOptions = { currency: query.currency_code, rounding: null, quantity: 1 }
-      const priced = priceItem(priceContext, resolved, sku, options)
-      price = typeof priced === 'number' ? null : renderItem(priced, code)
+  let index = 0
+  for await (const outcome of dispatchReads(tenant, priceContext, mapped(views, ([code]): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer })))) {
+    const [code, view] = views[index++]!
+    // Unpriced at the base: not listed; priced at the base but not in the currency: listed, price null.
+    if (outcome.kind === 'base' || outcome.kind === 'priced' || (outcome.kind === 'unpriced' && outcome.stage === 'answer')) {
+      const price = outcome.kind === 'priced' ? renderItem(outcome.item, code) : null
+      found.push({ pricelist: renderPricelist(tenant, code, view, at), price })
     }
-    found.push({ pricelist: renderPricelist(tenant, code, view, at), price })
   }
   return { status: 200, body: page(found, query) }
 }

@@ -21,7 +21,7 @@ import {
   PageQuery, readOnlyFields, Text, VatMode, WhenQuery,
 } from '../schemas.js'
 import type { TenantRuntime } from '../tenants.js'
-import { metadataMatches } from './articles.js'
+import { metadataMatches } from '../../engine/article-search.js'
 import {
   accepted, checkQuota, createsLiveKey, failedEntry, formatOptional, itemProblem, optionalInstant, page,
   readInstant, requireView, withVersionMeta, writeInstant, type BatchOutcome,
