@@ -205,10 +205,12 @@ export class RuleCompileError extends Error {
   }
 }
 
-/** Syntax tree nodes of the expressions compiled by the `compileRules` call in progress. */
-let pricelistNodes = 0
+/** Syntax tree nodes of the expressions of one pricelist (or one filter) compiled so far. */
+export interface NodeTally {
+  nodes: number
+}
 
-function compile(text: string, path: string, expected: 'bool' | 'number'): CelProgram {
+function compile(text: string, path: string, expected: 'bool' | 'number', tally: NodeTally): CelProgram {
   if (text.length > celExpressionLengthMax) {
     throw new RuleCompileError(path, `expression longer than ${celExpressionLengthMax} characters`)
   }
@@ -220,8 +222,8 @@ function compile(text: string, path: string, expected: 'bool' | 'number'): CelPr
   }
   const { nodes, refused } = inspect(program.ast as unknown as AstNode)
   if (refused !== null) throw new RuleCompileError(path, refusal(refused))
-  pricelistNodes += nodes
-  if (pricelistNodes > celPricelistNodesMax) {
+  tally.nodes += nodes
+  if (tally.nodes > celPricelistNodesMax) {
     throw new RuleCompileError(path, `makes the pricelist's rules larger than ${celPricelistNodesMax} syntax tree nodes together`)
   }
   const checked = program.check() as { valid: boolean; type?: string; error?: unknown }
@@ -240,8 +242,7 @@ function firstLine(error: unknown): string {
 /** Compiles an article filter (empty or absent: matches every article). */
 export function compileFilter(text: string | null, path = 'filter'): CelProgram | null {
   if (text === null || text.trim() === '') return null
-  pricelistNodes = 0
-  return compile(text, path, 'bool')
+  return compile(text, path, 'bool', { nodes: 0 })
 }
 
 export interface CompiledRule {
@@ -251,14 +252,19 @@ export interface CompiledRule {
 
 /** Compiles a pricelist's rules in order; throws RuleCompileError naming the failing field. */
 export function compileRules(rules: readonly { filter: string | null; expression: string | null }[]): CompiledRule[] {
-  pricelistNodes = 0
-  return rules.map((rule, index) => ({
-    filter: rule.filter === null || rule.filter.trim() === '' ? null : compile(rule.filter, `/price_rules/${index}/filter`, 'bool'),
-    expression:
-      rule.expression === null || rule.expression.trim() === ''
-        ? null
-        : compile(rule.expression, `/price_rules/${index}/expression`, 'number'),
-  }))
+  const tally: NodeTally = { nodes: 0 }
+  return rules.map((rule, index) => compileRule(rule, index, tally))
+}
+
+/**
+ * Compiles the pricelist's rule at `index`; `tally` carries the nodes of its rules before it (a
+ * writer compiles them one at a time, letting other requests run between: server/routes/pricelists.ts).
+ */
+export function compileRule(rule: { filter: string | null; expression: string | null }, index: number, tally: NodeTally): CompiledRule {
+  return {
+    filter: rule.filter === null || rule.filter.trim() === '' ? null : compile(rule.filter, `/price_rules/${index}/filter`, 'bool', tally),
+    expression: rule.expression === null || rule.expression.trim() === '' ? null : compile(rule.expression, `/price_rules/${index}/expression`, 'number', tally),
+  }
 }
 
 /** Runs a filter; a run-time failure counts as "does not match" for searches. */

@@ -14,7 +14,7 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 import { packaged } from '../server/packaged.js'
 
 /** What the pool needs to know of a tenant. */
@@ -179,6 +179,16 @@ export class QueryPool {
     const result = await this.#task(tenant, { kind: 'search', criteria })
     if (result.kind !== 'search') throw new Error(`a search task answered ${result.kind}`)
     return result.outcome
+  }
+
+  /**
+   * Checks a pricelist's rules on a worker (they compile, or the first refusal); QueryPoolBusy when
+   * the queue is full.
+   */
+  async checkRules(rules: RulesTask['rules']): Promise<RulesTaskResult['refusal']> {
+    if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
+    const task: RulesTask = { version: protocolVersion, kind: 'rules', rules }
+    return ((await this.#pool.run(task)) as RulesTaskResult).refusal
   }
 
   /** Queues a task of the tenant (QueryPoolBusy when the queue is full), holding it while a gate is set. */

@@ -10,7 +10,8 @@ import { AnswerArena } from './answer-arena.js'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
 import { searchArticles } from '../engine/article-search.js'
 import { readPrice } from '../engine/price-read.js'
-import { protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type SearchTaskResult } from './protocol.js'
+import { compileRules, RuleCompileError } from '../engine/rules.js'
+import { protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult } from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
 setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
@@ -45,8 +46,9 @@ const arena = new AnswerArena(threadId)
 const catchUpWaitMs = 1000
 const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
-export default function run(task: PriceTask): QueryTaskResult | ReadTaskResult | SearchTaskResult {
+export default function run(task: PriceTask | RulesTask): QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult {
   if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  if (task.kind === 'rules') return checkRules(task)
   const replica = currentReplica(task)
   if (replica === null) return { kind: 'need_snapshot' }
   if (task.kind === 'read') return { kind: 'read', outcome: readPrice(replica.catalog, replica.prices, task.read) }
@@ -54,6 +56,16 @@ export default function run(task: PriceTask): QueryTaskResult | ReadTaskResult |
   const { hits, misses } = answerCacheCounts
   const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
+}
+
+function checkRules(task: RulesTask): RulesTaskResult {
+  try {
+    compileRules(task.rules)
+    return { kind: 'rules', refusal: null }
+  } catch (error) {
+    if (!(error instanceof RuleCompileError)) throw error
+    return { kind: 'rules', refusal: { path: error.path, message: error.message } }
+  }
 }
 
 /** The task's tenant replica once it has applied the task's sequence; null: a snapshot is needed. */

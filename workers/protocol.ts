@@ -77,6 +77,22 @@ export interface SearchTask extends TaskHeader {
 
 export type PriceTask = QueryTask | ReadTask | SearchTask
 
+/**
+ * A pricelist's rules to check before it is written (no tenant state needed): compiling them is
+ * the costly part of a pricelist write, so the main thread leaves it to a worker.
+ */
+export interface RulesTask {
+  readonly version: number
+  readonly kind: 'rules'
+  readonly rules: readonly { readonly filter: string | null; readonly expression: string | null }[]
+}
+
+/** null: the rules compile; else the first refusal, as RuleCompileError names it. */
+export interface RulesTaskResult {
+  readonly kind: 'rules'
+  readonly refusal: { readonly path: string; readonly message: string } | null
+}
+
 export type SearchTaskResult = { readonly kind: 'search'; readonly outcome: ArticleSearchOutcome } | { readonly kind: 'need_snapshot' }
 
 export type ReadTaskResult = { readonly kind: 'read'; readonly outcome: PriceReadOutcome } | { readonly kind: 'need_snapshot' }

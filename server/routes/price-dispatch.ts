@@ -25,8 +25,16 @@ export function mainThreadAllowance(skus: number): number {
   return mainThreadRuleStepsBase + mainThreadRuleStepsPerSku * skus
 }
 
-/** One read: here within the allowance, else on a worker. */
-export async function dispatchRead(tenant: TenantRuntime, input: PriceReadInput): Promise<{ outcome: PriceReadOutcome; engine: Engine }> {
+export interface Dispatched {
+  readonly outcome: PriceReadOutcome
+  readonly engine: Engine
+}
+
+/**
+ * One read: here within the allowance (answered at once: GETs stay synchronous on their hot
+ * path), else on a worker (a promise).
+ */
+export function dispatchRead(tenant: TenantRuntime, input: PriceReadInput): Dispatched | Promise<Dispatched> {
   const pool = tenant.queryPool
   if (pool === null) return { outcome: readPrice(tenant.catalog, tenant.prices, input), engine: 'main' }
   try {
@@ -38,7 +46,7 @@ export async function dispatchRead(tenant: TenantRuntime, input: PriceReadInput)
 }
 
 /** A read that passed the allowance: on a worker, or here without one when their queue is full. */
-async function readElsewhere(tenant: TenantRuntime, input: PriceReadInput): Promise<{ outcome: PriceReadOutcome; engine: Engine }> {
+async function readElsewhere(tenant: TenantRuntime, input: PriceReadInput): Promise<Dispatched> {
   try {
     return { outcome: await tenant.queryPool!.read(tenant, input), engine: 'worker' }
   } catch (error) {
@@ -91,8 +99,14 @@ export async function* dispatchReads(tenant: TenantRuntime, context: PriceContex
   }
 }
 
-/** A query below the worker threshold: here within its allowance, else on a worker. */
-export async function dispatchSmallQuery(tenant: TenantRuntime, input: QueryInput): Promise<{ json: string | Buffer; release: (() => void) | null; engine: Engine }> {
+export interface QueryAnswer {
+  readonly json: string | Buffer
+  readonly release: (() => void) | null
+  readonly engine: Engine
+}
+
+/** A query below the worker threshold: here within its allowance (at once), else on a worker. */
+export function dispatchSmallQuery(tenant: TenantRuntime, input: QueryInput): QueryAnswer | Promise<QueryAnswer> {
   const pool = tenant.queryPool
   const here = () => executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0)
   if (pool === null) return { json: here(), release: null, engine: 'main' }
@@ -105,7 +119,7 @@ export async function dispatchSmallQuery(tenant: TenantRuntime, input: QueryInpu
 }
 
 /** A query at or above the worker threshold (or past its allowance): on a worker, or here when their queue is full. */
-export async function dispatchLargeQuery(tenant: TenantRuntime, input: QueryInput): Promise<{ json: string | Buffer; release: (() => void) | null; engine: Engine }> {
+export async function dispatchLargeQuery(tenant: TenantRuntime, input: QueryInput): Promise<QueryAnswer> {
   try {
     const answer = await tenant.queryPool!.run(tenant, input)
     return { json: answer.body, release: answer.release, engine: 'worker' }

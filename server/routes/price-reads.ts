@@ -23,7 +23,7 @@ import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
 import type { QueryInput } from '../../workers/execute.js'
 import { itemJson, renderItem } from '../../workers/render.js'
-import { dispatchLargeQuery, dispatchRead, dispatchReads, dispatchSmallQuery, type Engine } from './price-dispatch.js'
+import { dispatchLargeQuery, dispatchRead, dispatchReads, dispatchSmallQuery, type Dispatched, type Engine, type QueryAnswer } from './price-dispatch.js'
 
 export const PriceQueryBody = Type.Object(
   {
@@ -150,7 +150,7 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
  * threshold while the rules fit the main thread's allowance, else on a worker thread (or inline
  * when the pool's queue is full): ./price-dispatch.ts.
  */
-async function runQuery(context: TenantContext<PriceQueryValue>): Promise<{ json: string | Buffer; release: (() => void) | null; engine: Engine }> {
+function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
   if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
@@ -206,22 +206,25 @@ function failure(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>
   }
 }
 
-async function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) {
+function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) {
   const { tenant, params, query } = context
   const sku = params['sku']!
   const pricelist = params['pricelist']!
   const taxArea = params['tax_area']!
   const at = readInstant(context)
   const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity ?? 1, homogeneousCurrency: true }
-  const { outcome, engine } = await dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
-  if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')
-  if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
-  const body = itemJson(outcome.item, pricelist, taxArea)
-  // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
-  const etag = answerTag(body)
-  const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
-  if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
-  return { status: 200, headers, body }
+  const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
+  const respond = ({ outcome, engine }: Dispatched) => {
+    if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')
+    if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
+    const body = itemJson(outcome.item, pricelist, taxArea)
+    // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
+    const etag = answerTag(body)
+    const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
+    if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
+    return { status: 200, headers, body }
+  }
+  return read instanceof Promise ? read.then(respond) : respond(read)
 }
 
 /**
@@ -243,31 +246,34 @@ function ifNoneMatchMatches(header: string, etag: string): boolean {
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag)
 }
 
-async function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
+function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
   const { tenant, params, query } = context
   const sku = params['sku']!
   const pricelist = params['pricelist']!
   const at = readInstant(context)
   const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
-  const { outcome, engine } = await dispatchRead(tenant, { at, taxArea, sku, pricelist, answer: null })
-  if (outcome.kind === 'priced') throw new Error('a raw read answered with tax')
-  if (outcome.kind !== 'base') throw readError(outcome, engine, sku, pricelist, taxArea, undefined)
-  const resolved = outcome.resolved
-  const rendered = renderContent({ sales: resolved.sales, fields: resolved.fields, breaks: resolved.breaks })
-  return {
-    status: 200,
-    headers: { 'cache-control': 'no-store', 'x-price-engine': engine },
-    body: {
-      sku,
-      pricelist,
-      currency_code: resolved.currency,
-      vat_mode: resolved.vatMode,
-      ...rendered,
-      start_date: resolved.startDate === null ? null : formatInstant(resolved.startDate),
-      inherited: resolved.inherited,
-      source_pricelist: resolved.source,
-    },
+  const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer: null })
+  const respond = ({ outcome, engine }: Dispatched) => {
+    if (outcome.kind === 'priced') throw new Error('a raw read answered with tax')
+    if (outcome.kind !== 'base') throw readError(outcome, engine, sku, pricelist, taxArea, undefined)
+    const resolved = outcome.resolved
+    const rendered = renderContent({ sales: resolved.sales, fields: resolved.fields, breaks: resolved.breaks })
+    return {
+      status: 200,
+      headers: { 'cache-control': 'no-store', 'x-price-engine': engine },
+      body: {
+        sku,
+        pricelist,
+        currency_code: resolved.currency,
+        vat_mode: resolved.vatMode,
+        ...rendered,
+        start_date: resolved.startDate === null ? null : formatInstant(resolved.startDate),
+        inherited: resolved.inherited,
+        source_pricelist: resolved.source,
+      },
+    }
   }
+  return read instanceof Promise ? read.then(respond) : respond(read)
 }
 
 const StoredQuery = Type.Object({ sku: Type.Optional(Code), pricelist: Type.Optional(Code), ...AsOfQuery, ...PageQuery }, { additionalProperties: false })
@@ -447,6 +453,12 @@ async function pricelistsForSku(context: TenantContext<undefined, typeof Priceli
 const workerAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'worker' }
 const mainAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'main' }
 
+function queryReply(answer: QueryAnswer) {
+  const headers = answer.engine === 'worker' ? workerAnswerHeaders : mainAnswerHeaders
+  // A worker's answer is a view of its answer arena until written (workers/answer-arena.ts).
+  return answer.release === null ? { status: 200, headers, body: answer.json } : { status: 200, headers, body: answer.json, release: answer.release }
+}
+
 export function priceReadRoutes(): TenantRoute[] {
   return [
     route<PriceQueryValue>({
@@ -462,11 +474,9 @@ export function priceReadRoutes(): TenantRoute[] {
         const skus = (body as { skus?: unknown } | undefined)?.skus
         return Array.isArray(skus) ? Math.max(1, skus.length) : 1
       },
-      handler: async (context) => {
-        const answer = await runQuery(context)
-        const headers = answer.engine === 'worker' ? workerAnswerHeaders : mainAnswerHeaders
-        // A worker's answer is a view of its answer arena until written (workers/answer-arena.ts).
-        return answer.release === null ? { status: 200, headers, body: answer.json } : { status: 200, headers, body: answer.json, release: answer.release }
+      handler: (context) => {
+        const answer = runQuery(context)
+        return answer instanceof Promise ? answer.then(queryReply) : queryReply(answer)
       },
     }),
     route<undefined, typeof TaxedQuery.static>({

@@ -12,7 +12,8 @@ import { Type } from '@sinclair/typebox'
 import type { Catalog, Change, PriceRule, Pricelist } from '../../engine/catalog.js'
 import { isIso4217 } from '../../engine/currencies.js'
 import { batchItemsMax, codeLengthMax, pageSizeMax, priceRulesMax, pricelistDepthMax } from '../../engine/limits.js'
-import { compileRules, RuleCompileError } from '../../engine/rules.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { compileRule, RuleCompileError, type NodeTally } from '../../engine/rules.js'
 import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, validationError } from '../errors.js'
@@ -21,6 +22,7 @@ import {
   PageQuery, readOnlyFields, Text, VatMode, WhenQuery,
 } from '../schemas.js'
 import type { TenantRuntime } from '../tenants.js'
+import { QueryPoolBusy } from '../../workers/pool.js'
 import { metadataMatches } from '../../engine/article-search.js'
 import {
   accepted, checkQuota, createsLiveKey, failedEntry, formatOptional, itemProblem, optionalInstant, page,
@@ -183,12 +185,57 @@ function checkShape(pricelist: Pricelist): void {
   if (pricelist.start_date !== null && pricelist.end_date !== null && pricelist.end_date <= pricelist.start_date) {
     throw validationError([{ path: '/end_date', message: 'must be after start_date' }])
   }
+}
+
+/**
+ * Main-thread time a write may spend compiling rules before it lets other requests run, when no
+ * worker takes them (none, or their queue full): a pricelist's rules take up to a few milliseconds
+ * to compile (2,048 syntax tree nodes), a batch of them much more, so they are compiled one rule at
+ * a time here, with a turn of the event loop whenever this much time has passed.
+ */
+const compileSliceMs = 0.5
+
+/**
+ * The checks of a pricelist body that need no state, its rules compiled included (rule_invalid):
+ * done before the write is planned. Compiling is the costly part of a write, so a price worker
+ * does it, below the main thread's priority (test/security/resource-abuse.test.ts, the compile
+ * floods); the main thread compiles each version again when it first prices with it.
+ */
+async function checkBody(tenant: TenantRuntime, body: PricelistWriteBody, actor: string): Promise<void> {
+  const pricelist = toPricelist(body, actor)
+  checkShape(pricelist)
+  if (pricelist.price_rules.length === 0) return
+  const rules = pricelist.price_rules.map((rule) => ({ filter: rule.filter, expression: rule.expression }))
+  let refusal: { path: string; message: string } | null
   try {
-    compileRules(pricelist.price_rules)
+    if (tenant.queryPool === null) throw new QueryPoolBusy('no price workers')
+    refusal = await tenant.queryPool.checkRules(rules)
   } catch (error) {
-    if (!(error instanceof RuleCompileError)) throw error
-    throw new ApiError('rule_invalid', `Price rule ${error.path} ${error.message}`, { details: [{ path: error.path, message: error.message }] })
+    if (!(error instanceof QueryPoolBusy)) throw error
+    refusal = await compileInTurns(rules)
   }
+  if (refusal !== null) {
+    throw new ApiError('rule_invalid', `Price rule ${refusal.path} ${refusal.message}`, { details: [{ path: refusal.path, message: refusal.message }] })
+  }
+}
+
+/** Compiles rules here, one at a time, yielding every `compileSliceMs`; answers the first refusal. */
+async function compileInTurns(rules: readonly { filter: string | null; expression: string | null }[]): Promise<{ path: string; message: string } | null> {
+  const tally: NodeTally = { nodes: 0 }
+  let sliceStarted = performance.now()
+  for (const [index, rule] of rules.entries()) {
+    try {
+      compileRule(rule, index, tally)
+    } catch (error) {
+      if (!(error instanceof RuleCompileError)) throw error
+      return { path: error.path, message: error.message }
+    }
+    if (performance.now() - sliceStarted > compileSliceMs) {
+      await nextTurn()
+      sliceStarted = performance.now()
+    }
+  }
+  return null
 }
 
 /**
@@ -238,7 +285,7 @@ function descendantLevels(catalog: Catalog, code: string, at: number): number {
   return levels
 }
 
-/** Validates and plans one pricelist write (versioned now); throws ApiError when refused. */
+/** Validates and plans one pricelist write (versioned now), its body checked by `checkBody` before; throws ApiError when refused. */
 function planPricelist(context: TenantContext, code: string, body: PricelistWriteBody): Change | null {
   const { tenant, nowMs, actor } = context
   const pricelist = toPricelist(body, actor)
@@ -298,6 +345,7 @@ function writeRoutes(): TenantRoute[] {
           throw validationError([{ path: '/code', message: 'must equal the code in the path' }])
         }
         codeOrThrow(code)
+        await checkBody(context.tenant, context.body, context.actor)
         const change = planPricelist(context, code, context.body)
         if (change === null) return accepted
         if (createsLiveKey(context.tenant, change)) checkQuota(context.tenant, 'pricelist', 'pricelists', 1)
@@ -325,7 +373,13 @@ async function writeBatch(context: TenantContext<unknown[]>) {
   const outcome: BatchOutcome = { accepted: 0, failed: [] }
   const changes: Change[] = []
   const { tenant } = context
-  for (const item of context.body) {
+  // Bodies first (their rules compiled in turns), then the items planned in one go, in order.
+  const refused = new Map<number, unknown>()
+  for (const [index, item] of context.body.entries()) {
+    if (itemProblem(PricelistBatchItem, item) !== null) continue
+    await checkBody(tenant, item as PricelistWriteBody, context.actor).catch((error: unknown) => refused.set(index, error))
+  }
+  for (const [index, item] of context.body.entries()) {
     const code = typeof (item as { code?: unknown })?.code === 'string' ? (item as { code: string }).code : null
     const problem = itemProblem(PricelistBatchItem, item)
     if (problem !== null) {
@@ -333,6 +387,7 @@ async function writeBatch(context: TenantContext<unknown[]>) {
       continue
     }
     try {
+      if (refused.has(index)) throw refused.get(index)
       const change = planPricelist(context, code!, item as PricelistWriteBody)
       // Earlier items are applied already, so the live count includes them.
       if (change !== null && createsLiveKey(tenant, change)) checkQuota(tenant, 'pricelist', 'pricelists', 1)

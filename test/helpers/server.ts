@@ -116,13 +116,20 @@ export class TestServer {
     if (ready) await this.waitReady()
   }
 
-  async waitReady(): Promise<void> {
-    for (let attempt = 0; attempt < 400; attempt++) {
-      const answer = await fetch(`${this.url}/readyz`).catch(() => null)
-      if (answer?.status === 200) return
+  /**
+   * Polls /readyz until it answers 200, for at most `timeoutMs`: 30 s, since a restart on a CI
+   * machine loaded by other suites (after a kill during a restore, say) took more than 10 s.
+   */
+  async waitReady(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    let last = 'no answer'
+    while (Date.now() < deadline) {
+      const answer = await fetch(`${this.url}/readyz`).catch((error: Error) => error)
+      if (!(answer instanceof Error) && answer.status === 200) return
+      last = answer instanceof Error ? String((answer.cause as Error | undefined)?.message ?? answer.message) : `${answer.status} ${(await answer.text()).slice(0, 300)}`
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    throw new Error('server never became ready')
+    throw new Error(`server never became ready within ${timeoutMs} ms (last /readyz: ${last})`)
   }
 
   /** Graceful stop (SIGTERM); answers the exit code. */

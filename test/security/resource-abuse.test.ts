@@ -434,6 +434,17 @@ t.test(`CEL run-time budget: a run past ${celEvaluationStepsMax} steps fails (ru
     () => flood(2, async () => (await attacker.call('PUT', '/pricelist/HOSTILE', { currency_code: 'EUR', vat_mode: 'NET', price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }] })).status),
     (summary) => t.match(summary, /^\d+ x 400$/, `every hostile pricelist answered 400: ${summary}`),
   )
+  // A batch of 20 such pricelists: about 50 ms of compiling per request, done a rule at a time.
+  const batch = Array.from({ length: 20 }, (_, index) => ({ code: `HOSTILE-${index}`, currency_code: 'EUR', vat_mode: 'NET', price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }] }))
+  const refusedBatch = await attacker.call('POST', '/pricelist/batch', batch)
+  t.same([refusedBatch.status, refusedBatch.body.accepted, refusedBatch.body.failed.length, refusedBatch.body.failed[19].code], [202, 0, 20, 'HOSTILE-19'], 'the batch refuses every hostile pricelist, in order')
+  t.match(refusedBatch.body.failed[0].message, /matches\(\)/, 'naming the refused function')
+  await underAttack(
+    t,
+    'CEL compile flood in batches (2 loops of POST /pricelist/batch: 20 hostile pricelists each)',
+    () => flood(2, async () => (await attacker.call('POST', '/pricelist/batch', batch)).status),
+    (summary) => t.match(summary, /^\d+ x 202$/, `every batch answered: ${summary}`),
+  )
 })
 
 // ---- Slow clients and idle connections ----------------------------------------------------------
