@@ -3,7 +3,7 @@
  * time, to show that it does not leak or slow down. One server (compiled, its own process and data
  * directory) with the bench workload at 10,000 SKUs; then, minute after minute:
  *   - GET taxed prices and POST /price/query of 100 SKUs x 10 pricelists (autocannon at a fixed
- *     overall rate, the bench's request sets: scenarios.ts),
+ *     overall rate, the bench's request sets: scenarios.ts; one client process per kind: soak-load.ts),
  *   - price writes (POST /price/batch of 100 items, paced; each pass over the pairs changes every
  *     price, at one fixed future start, so the stored data does not grow; the changelog does),
  *   - webhook deliveries of every change to a local HTTPS receiver (test/helpers/https-receiver.ts).
@@ -28,11 +28,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import autocannon, { type Result } from 'autocannon'
 import { startHttpsReceiver } from '../test/helpers/https-receiver.js'
 import { generate } from './generate.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { scenarioDefinitions } from './scenarios.js'
+import { runSoakLoad, type KindMinute } from './soak-load.js'
 import { PricingServer, provisionTenant, request, type TenantClient } from './server-process.js'
 import { webhookServerEnv } from './webhooks.js'
 import { defaultShape, pricelists, skuCode, type WorkloadShape } from './workload.js'
@@ -120,12 +119,6 @@ function benchCapacity(): Capacity {
     }
   }
   throw new Error('no bench result with scenarios in bench/results/: run npm run bench (or bench:quick) first, or give --get-rate, --query-rate and --write-rate')
-}
-
-interface KindMinute {
-  readonly requests: number
-  readonly p99Ms: number
-  readonly errors: number
 }
 
 interface Minute {
@@ -268,10 +261,6 @@ class Writer {
   }
 }
 
-function kindOf(result: Result): KindMinute {
-  return { requests: result['2xx'] + result.non2xx, p99Ms: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }
-}
-
 const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 async function main(): Promise<void> {
@@ -300,7 +289,6 @@ async function main(): Promise<void> {
     await generate(client, shape, () => 0)
     await client.expect(202, 'PUT', '/settings/change.events.enabled', { value: 'true' })
     await client.expect(201, 'POST', '/webhooks', { url: `${receiver.url}/soak`, secret: 'soak-secret', entity_type_filter: 'price' })
-    const [getScenario, queryScenario] = scenarioDefinitions(tenantSlug, shape)
     writer = new Writer(client, shape, rates.write)
     writing = writer.run()
     const minutes: Minute[] = []
@@ -311,10 +299,11 @@ async function main(): Promise<void> {
     console.log('minute   RSS (anon)            heap      handles fds threads cpu   GET req p99 err   query req p99 err   write items p99 err   webhook events')
     for (let minute = 1; minute <= options.minutes; minute++) {
       const headers = { authorization: `Bearer ${await client.refreshToken()}` }
-      const common = { url: server.url, pipelining: 1, timeout: 30, duration: options.windowS, headers }
-      // autocannon's overallRate is per connection group; enough connections that latency never limits the rate.
-      const gets = autocannon({ ...common, connections: 32, requests: getScenario!.requests, overallRate: Math.max(1, Math.round(rates.get)) })
-      const queries = autocannon({ ...common, connections: 16, requests: queryScenario!.requests, overallRate: Math.max(1, Math.round(rates.query)) })
+      const common = { url: server.url, slug: tenantSlug, shape, durationS: options.windowS, headers }
+      // Each kind's client in a process of its own (./soak-load.ts); autocannon's overallRate is per
+      // connection group, with enough connections that latency never limits the rate.
+      const gets = runSoakLoad({ ...common, scenario: 'get', connections: 32, overallRate: Math.max(1, Math.round(rates.get)) })
+      const queries = runSoakLoad({ ...common, scenario: 'query-100', connections: 16, overallRate: Math.max(1, Math.round(rates.query)) })
       const [getResult, queryResult] = await Promise.all([gets, queries])
       const write = writer.take()
       receiver.clear()
@@ -331,8 +320,8 @@ async function main(): Promise<void> {
         openFiles: facts.openFiles,
         threads: facts.threads,
         cpuCores: (nowTicks - ticks) / clockTicks / options.windowS,
-        get: kindOf(getResult),
-        query: kindOf(queryResult),
+        get: getResult,
+        query: queryResult,
         write,
         webhookEvents: metrics.webhookEvents - events,
       }
