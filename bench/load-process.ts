@@ -7,8 +7,8 @@
  * scenario's requests from the same seed (functions cannot cross a process boundary).
  * @module
  */
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { runJsonChild } from './json-child.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
 import type { WorkloadShape } from './workload.js'
 
@@ -24,16 +24,7 @@ interface Job {
 
 /** Runs `measureLoad` for `job.scenario` in a child process. */
 export function measureLoadInProcess(job: Job): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    child.once('error', reject)
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`load process for ${job.scenario} exited with ${code}`))
-      else resolve(JSON.parse(output) as LoadResult)
-    })
-  })
+  return runJsonChild<LoadResult>(fileURLToPath(import.meta.url), job, `load process for ${job.scenario}`)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

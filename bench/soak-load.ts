@@ -6,9 +6,9 @@
  * a pricing service sees anyway.
  * @module
  */
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
+import { runJsonChild } from './json-child.js'
 import { scenarioDefinitions } from './scenarios.js'
 import type { WorkloadShape } from './workload.js'
 
@@ -33,16 +33,7 @@ export interface KindMinute {
 
 /** Runs `load` in a child process and answers its figures. */
 export function runSoakLoad(load: SoakLoad): Promise<KindMinute> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(load)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    child.once('error', reject)
-    child.once('exit', (code) => {
-      if (code !== 0) reject(new Error(`soak load process for ${load.scenario} exited with ${code}`))
-      else resolve(JSON.parse(output) as KindMinute)
-    })
-  })
+  return runJsonChild<KindMinute>(fileURLToPath(import.meta.url), load, `soak load process for ${load.scenario}`)
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
