@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-// A clean build, so that no compiled test of a deleted source runs.
+// A clean build, so that no compiled test of a deleted source runs. It goes to dist-test/, not
+// dist/: `npm start` runs from dist/, and a test run beside a running service must not delete it.
 // PRICING_BUILD_DIR lets parallel runs build into their own folders.
-const buildDir = process.env.PRICING_BUILD_DIR ?? 'dist'
+const buildDir = process.env.PRICING_BUILD_DIR ?? 'dist-test'
 rmSync(path.join(root, buildDir), { recursive: true, force: true })
 const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--outDir', buildDir], {
   stdio: 'inherit',
