@@ -49,6 +49,11 @@ export const SETTINGS = {
   publicUrl: setting(Type.String(), '', 'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT'),
   demo: setting(Type.Boolean(), true, 'provision the demo tenant on first start (an empty data directory)'),
   logLevel: setting(Type.Union(logLevels.map((level) => Type.Literal(level))), 'info', 'pino log level of the JSON lines on stdout'),
+  metricsTenantsMax: setting(
+    Type.Integer({ minimum: 0, maximum: 10_000 }),
+    100,
+    'tenants with their own label in pricing_tenant_requests_total (the first called since the start); the others count as tenant="_other", which bounds the series',
+  ),
   accessLog: setting(
     Type.Boolean(),
     false,

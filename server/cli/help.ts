@@ -28,6 +28,8 @@ Commands:
                                           a new key signs from now on (drop-previous: older
                                           keys and their tokens are refused at once)
   help                                    this text (also --help, -h)
+  version                                 the version, its git commit if known, and the
+                                          Node.js version (also --version)
 
 Options for tenant, key, backup, request and signing-key commands:
   --data-dir DIR        work on this data directory (default ./data or PRICING_DATA_DIR)
