@@ -21,6 +21,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
 import { assetNames, assetsDir } from '../server/web/assets.js'
+import { buildInfo } from '../server/version.js'
 
 const require = createRequire(import.meta.url)
 /** The repository (this file runs as dist/binary/build.js). */
@@ -88,7 +89,12 @@ async function bundle(entry: string, outfile: string, buildId: string, plugins: 
     format: 'cjs',
     target: `node${process.versions.node.split('.')[0]}`,
     // ESM modules read import.meta.url; in the bundle it is the executable's own URL.
-    define: { 'import.meta.url': '__importMetaUrl', PRICING_BUILD_ID: JSON.stringify(buildId) },
+    // The version and commit of this checkout, fixed into the executable (server/version.ts).
+    define: {
+      'import.meta.url': '__importMetaUrl',
+      PRICING_BUILD_ID: JSON.stringify(buildId),
+      PRICING_BUILD_INFO: JSON.stringify({ version: buildInfo().version, commit: buildInfo().commit }),
+    },
     banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     plugins,
     // piscina's optional process-priority addon, needed only with its niceIncrement option.

@@ -450,6 +450,7 @@ export class PricingApp {
   #observed(incoming: Incoming, series: RouteSeries, outgoing: Outgoing, error?: unknown): Outgoing {
     const durationMs = performance.now() - incoming.startedAt
     series.observe(outgoing.status, durationMs / 1000)
+    if (incoming.tenantSlug !== null) this.#deps.metrics.tenantRequest(incoming.tenantSlug, outgoing.status)
     // A refusal while storage is nearly full is an operating state, logged once when it begins
     // (server/storage-guard.ts): one line per refused write would fill a disk that shares the log.
     if (outgoing.status >= 500 && error !== undefined && !(error instanceof ApiError && error.code === 'storage_full')) this.#logFailure(incoming, series.route, outgoing.status, error)

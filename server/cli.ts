@@ -2,18 +2,25 @@
  * The `pricing-service` command line. `start` (the default) runs the server; `tenant`, `key`,
  * `backup`, `request` and `signing-key` commands manage tenants, API keys, backups, people's tenant
  * requests and the token-signing keys (server/cli/manage.ts); `help`, `--help` or `-h` prints every
- * command and every server option (server/cli/help.ts). Exit codes: 2 for a mistake in the command
- * line or the configuration, 1 for a command that failed.
+ * command and every server option (server/cli/help.ts); `version` or `--version` prints the
+ * version (server/version.ts). Exit codes: 2 for a mistake in the command line or the
+ * configuration, 1 for a command that failed.
  * @module
  */
 import { helpText, usage } from './cli/help.js'
 
 const helpWords = new Set(['help', '--help', '-h'])
+const versionWords = new Set(['version', '--version'])
 
 export async function run(argv: string[]): Promise<void> {
   const [command = 'start', ...args] = argv
   if (helpWords.has(command) || args.includes('--help') || args.includes('-h')) {
     process.stdout.write(helpText())
+    return
+  }
+  if (versionWords.has(command) || args.includes('--version')) {
+    const { versionLine } = await import('./version.js')
+    process.stdout.write(`${versionLine()}\n`)
     return
   }
   // The server and the storage are imported only when needed: `--help` answers without loading them.

@@ -6,8 +6,15 @@
  * the start with every problem listed, each naming the flag or variable, the value and what is
  * allowed. The table also renders `--help` and the README's configuration table. Validated once,
  * frozen.
+ *
+ * Secrets (the admin token, the keys at rest, URLs that carry a password) come from the
+ * environment or from a file (`--admin-token-file`, `PRICING_ADMIN_TOKEN_FILE`), never from the
+ * command line: every local user can read a process's arguments (`ps`, /proc/PID/cmdline) and
+ * they stay in the shell's history, so such a flag stops the start (exit 2) with a message
+ * pointing to the other two forms. No message ever shows a secret's value.
  * @module
  */
+import { readFileSync } from 'node:fs'
 import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { didYouMean, parseFlags } from './flags.js'
@@ -23,6 +30,11 @@ function setting<S extends TSchema>(schema: S, defaultValue: Static<S>, meaning:
   return { schema, default: defaultValue, meaning }
 }
 
+/** A setting naming the file a secret setting is read from, instead of its variable. */
+function secretFile(variable: string): Setting<ReturnType<typeof Type.String>> {
+  return setting(Type.String(), '', `file holding ${variable} (one final line break is dropped); instead of the variable, never both`)
+}
+
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** Every setting, in the order `--help` and the README list them. Units are part of the names. */
@@ -32,10 +44,16 @@ export const SETTINGS = {
   dataDir: setting(Type.String({ minLength: 1 }), './data', 'LMDB environments: system/ and tenants/{slug}/'),
   domain: setting(Type.String(), '', 'also address tenants as {slug}.{domain} (Host header); empty: only /t/{slug}'),
   region: setting(Type.String({ minLength: 1 }), 'local', 'regions this node serves, comma-separated'),
-  adminToken: setting(Type.String(), '', 'bearer token of the operator admin API; empty turns the admin API off (404)'),
+  adminToken: setting(Type.String(), '', 'bearer token of the operator admin API; empty turns the admin API off (404); a secret: the variable or the file, not the flag'),
+  adminTokenFile: secretFile('PRICING_ADMIN_TOKEN'),
   publicUrl: setting(Type.String(), '', 'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT'),
   demo: setting(Type.Boolean(), true, 'provision the demo tenant on first start (an empty data directory)'),
   logLevel: setting(Type.Union(logLevels.map((level) => Type.Literal(level))), 'info', 'pino log level of the JSON lines on stdout'),
+  metricsTenantsMax: setting(
+    Type.Integer({ minimum: 0, maximum: 10_000 }),
+    100,
+    'tenants with their own label in pricing_tenant_requests_total (the first called since the start); the others count as tenant="_other", which bounds the series',
+  ),
   accessLog: setting(
     Type.Boolean(),
     false,
@@ -85,10 +103,12 @@ export const SETTINGS = {
     1,
     'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
   ),
-  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged'),
+  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged; with a password in it, the variable or the file only'),
+  smtpUrlFile: secretFile('PRICING_SMTP_URL'),
   mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, "approve a person's tenant request at once, without an operator"),
-  redisUrl: setting(Type.String({ maxLength: 2000 }), '', 'Redis of a cluster of nodes (redis://host:port): they share tenants, keys and people, each region has one writing home node, and one node fetches the FX feed for all; empty: one node on its own, no Redis'),
+  redisUrl: setting(Type.String({ maxLength: 2000 }), '', 'Redis of a cluster of nodes (redis://host:port): they share tenants, keys and people, each region has one writing home node, and one node fetches the FX feed for all; empty: one node on its own, no Redis; with a password in it, the variable or the file only'),
+  redisUrlFile: secretFile('PRICING_REDIS_URL'),
   nodeId: setting(Type.String({ maxLength: 200 }), '', "this node's name in the cluster; empty: <host name>-<process id>"),
   nodeUrl: setting(Type.String({ maxLength: 2000 }), '', "this node's own address for the other nodes and for redirects to it (a region's writes go to its home node); empty derives http://HOST:PORT"),
   leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
@@ -99,13 +119,15 @@ export const SETTINGS = {
   secretKey: setting(
     Type.String(),
     '',
-    'key that encrypts token-signing keys and webhook secrets at rest (AES-256-GCM): 32 bytes as 64 hex digits or base64 (openssl rand -base64 32), the same on every node of a cluster; empty: stored unencrypted, with a warning at start (docs/security.md)',
+    'key that encrypts token-signing keys and webhook secrets at rest (AES-256-GCM): 32 bytes as 64 hex digits or base64 (openssl rand -base64 32), the same on every node of a cluster; empty: stored unencrypted, with a warning at start (docs/security.md); a secret: the variable or the file, not the flag',
   ),
+  secretKeyFile: secretFile('PRICING_SECRET_KEY'),
   secretKeyPrevious: setting(
     Type.String(),
     '',
-    'while changing PRICING_SECRET_KEY: the key before it; what it encrypted is encrypted again with the new key at start; empty otherwise',
+    'while changing PRICING_SECRET_KEY: the key before it; what it encrypted is encrypted again with the new key at start; empty otherwise; a secret: the variable or the file, not the flag',
   ),
+  secretKeyPreviousFile: secretFile('PRICING_SECRET_KEY_PREVIOUS'),
   signingKeyRotationS: setting(
     Type.Integer({ minimum: 0, maximum: 31_622_400 }),
     0,
@@ -129,6 +151,71 @@ export const SETTINGS = {
 
 export type SettingKey = keyof typeof SETTINGS
 type Key = SettingKey
+
+/**
+ * The settings that hold a secret: `always`, whatever the value; `password`, a URL when it carries
+ * a password (`redis://:pw@host`). Each has a `…File` setting it can be read from instead.
+ */
+export const SECRETS: Readonly<Partial<Record<Key, 'always' | 'password'>>> = {
+  adminToken: 'always',
+  secretKey: 'always',
+  secretKeyPrevious: 'always',
+  smtpUrl: 'password',
+  redisUrl: 'password',
+}
+
+/** A secret setting's file setting: `adminToken` → `adminTokenFile`. */
+export function fileSettingOf(key: Key): Key {
+  return `${key}File` as Key
+}
+
+/** Whether `text`, given for a secret setting, holds a secret (a URL without a password does not). */
+export function holdsSecret(key: Key, text: string): boolean {
+  if (SECRETS[key] === 'always') return text !== ''
+  if (SECRETS[key] !== 'password') return false
+  try {
+    return new URL(text).password !== ''
+  } catch {
+    // Not a URL at all: it may still be one with a typo; treated as a secret, never shown.
+    return text.includes('@')
+  }
+}
+
+/** The value as a message may show it: a secret setting's never. */
+function shown(key: Key, text: string): string {
+  return SECRETS[key] === undefined ? text : '[hidden]'
+}
+
+/** The refusal of a secret on the command line, pointing to the variable and the file. */
+export function commandLineSecretProblem(flag: string, variable: string, fileFlag: string): string {
+  return `${flag}: a secret on the command line is shown to every local user (ps, /proc/PID/cmdline) and kept in the shell's history; set ${variable} or ${fileFlag} FILE instead`
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * A secret's value from a file: its text less one final line break (what `echo` or an editor
+ * adds). Unreadable, empty or not UTF-8 text: a problem naming the file, never its content.
+ */
+export function readSecretFile(file: string, label: string, problems: string[]): string | undefined {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(file)
+  } catch (error) {
+    problems.push(`${label}=${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    return undefined
+  }
+  let value: string
+  try {
+    value = utf8.decode(bytes).replace(/\r?\n$/, '')
+  } catch {
+    problems.push(`${label}=${file}: not UTF-8 text`)
+    return undefined
+  }
+  if (value !== '') return value
+  problems.push(`${label}=${file}: the file is empty`)
+  return undefined
+}
 type Schemas = { [K in Key]: (typeof SETTINGS)[K]['schema'] }
 /** The settings' names, in the table's order. */
 export const settingKeys = Object.keys(SETTINGS) as readonly Key[]
@@ -232,12 +319,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
   }
   for (const key of keys) {
     const fromEnv = env[envName(key)]
-    if (fromEnv !== undefined) take(key, parseText(key, fromEnv), `${envName(key)}=${fromEnv}`)
+    if (fromEnv !== undefined) take(key, parseText(key, fromEnv), `${envName(key)}=${shown(key, fromEnv)}`)
     const fromFlag = flags.values.get(flagName(key))
-    if (fromFlag !== undefined) take(key, parseText(key, fromFlag), `--${flagName(key)}=${fromFlag}`)
-    if (options[key] !== undefined) take(key, options[key], `option ${key}=${String(options[key])}`)
+    if (fromFlag !== undefined && holdsSecret(key, fromFlag)) {
+      problems.push(commandLineSecretProblem(`--${flagName(key)}`, envName(key), `--${flagName(fileSettingOf(key))}`))
+    } else if (fromFlag !== undefined) take(key, parseText(key, fromFlag), `--${flagName(key)}=${shown(key, fromFlag)}`)
+    if (options[key] !== undefined) take(key, options[key], `option ${key}=${shown(key, String(options[key]))}`)
   }
   for (const key of Object.keys(options)) if (!(key in SETTINGS)) problems.push(`option ${key}: unknown setting`)
+  for (const key of Object.keys(SECRETS) as Key[]) {
+    const file = merged[fileSettingOf(key)] as string
+    if (file === '') continue
+    const fileVariable = envName(fileSettingOf(key))
+    if (merged[key] !== '') problems.push(`${envName(key)} and ${fileVariable}: set one of them, not both`)
+    else {
+      const value = readSecretFile(file, fileVariable, problems)
+      if (value !== undefined) take(key, value, `${fileVariable}=${file} (its content)`)
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems)
   if (!checkConfig.Check(merged)) {
     // Every setting passed its own check, so this is a bug here; values are left out (secrets).

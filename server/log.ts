@@ -39,6 +39,11 @@ export const redactedPaths: readonly string[] = [
   '*.secretKeyPrevious',
   'private_jwk',
   '*.private_jwk',
+  // URLs that may carry a password (server/config.ts SECRETS).
+  'smtpUrl',
+  '*.smtpUrl',
+  'redisUrl',
+  '*.redisUrl',
 ]
 
 /** A destination that takes whole JSON lines as bytes (./access-log.ts writes batches of them). */

@@ -24,6 +24,7 @@ import { announceSecretsAtRest } from './secrets/announce.js'
 import { SecretSealer } from './secrets/sealer.js'
 import { StorageGuard } from './storage-guard.js'
 import { TenantRegistry } from './tenants.js'
+import { buildInfo } from './version.js'
 import { WebhookEnvironment } from './webhooks.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
@@ -49,7 +50,7 @@ export async function start(config: Config): Promise<RunningServer> {
   const system = new SystemStore(path.join(dataDir, 'system'))
   setAnswerCacheItemsMax(config.answerCacheItems)
   const queryPool = new QueryPool(config.workers, config.answerCacheItems)
-  const metrics = new Metrics()
+  const metrics = new Metrics(config.metricsTenantsMax)
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
     metrics,
@@ -99,7 +100,9 @@ export async function start(config: Config): Promise<RunningServer> {
   })
   const publicUrl = publicRoot(config, port)
   Object.assign(deps, { publicUrl })
-  logger.info({ port, url: publicUrl, dataDir }, 'listening')
+  // The build first (server/version.ts); tests and tools find port, url and dataDir in this order.
+  const build = buildInfo()
+  logger.info({ version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir }, 'listening')
   // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.

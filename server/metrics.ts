@@ -4,6 +4,11 @@
  * object per (route, method, status), and turned into prom-client's export shape only when
  * scraped: prom-client's own `labels(...).observe()` hashes the label object on every call, which
  * cost about a microsecond per request. The text output is the same as prom-client's.
+ *
+ * Per tenant, requests are counted by status class (`pricing_tenant_requests_total{tenant,class}`)
+ * with a bounded number of series: the first `tenantsMax` tenants to be called since the start get
+ * their own label, every later one counts as `tenant="_other"` (no slug has an underscore), so a
+ * deployment of many tenants cannot blow up the scrape. `pricing_build_info` says which build runs.
  * @module
  */
 import { degradedReasons, type ClusterStatus } from './cluster-status.js'
@@ -12,6 +17,7 @@ import { restoreCounts } from './backups/restore.js'
 import { retentionCounts } from './retention/pass.js'
 import { backupCounts } from './backups/take.js'
 import { answerCacheCounts } from '../workers/execute.js'
+import { buildInfo } from './version.js'
 
 /** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
 const latencyBoundsS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
@@ -96,8 +102,21 @@ function exportedMetric(name: string, help: string, type: 'counter' | 'gauge' | 
   return metric as unknown as Metric
 }
 
+/** The `class` label of a status: 1xx to 5xx. */
+const statusClasses = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const
+/** The `tenant` label of the tenants past the labelled ones. */
+export const otherTenantsLabel = '_other'
+
+function statusClassIndex(status: number): number {
+  return Math.min(Math.max(Math.floor(status / 100), 1), 5) - 1
+}
+
 export class Metrics {
   readonly registry = new Registry()
+  /** Requests per tenant by status class (index 0 = 1xx); tenants past the labelled ones share one array. */
+  readonly #tenantCounts = new Map<string, Float64Array>()
+  readonly #otherTenants = new Float64Array(statusClasses.length)
+  #tenantsLabelled = 0
   readonly #series: Series[] = []
   readonly #routes = new Map<string, RouteSeries>()
   /** Webhook delivery attempts by outcome: delivered, retry (failed, retried later), dropped. */
@@ -106,7 +125,8 @@ export class Metrics {
   /** Main-thread time the webhook dispatcher takes from requests (noting commits, reading, rendering, signing). */
   readonly webhookDispatchSeconds: Counter
 
-  constructor() {
+  /** `tenantsMax`: how many tenants get their own label (PRICING_METRICS_TENANTS_MAX). */
+  constructor(readonly tenantsMax = 100) {
     this.webhookDeliveries = new Counter({
       name: 'pricing_webhook_deliveries_total',
       help: 'Webhook delivery attempts by outcome (delivered, retry, dropped)',
@@ -151,7 +171,37 @@ export class Metrics {
     this.registry.registerMetric(
       exportedMetric('pricing_retention_versions_removed_total', 'Price versions removed by history retention since start', 'counter', () => [{ labels: {}, value: retentionCounts.versionsRemoved }]),
     )
+    this.registry.registerMetric(
+      exportedMetric('pricing_tenant_requests_total', `Requests to a tenant's routes by status class; the first ${tenantsMax} tenants called have their own label, the rest tenant="${otherTenantsLabel}"`, 'counter', () => {
+        const values: ExportedValue[] = []
+        const add = (tenant: string, counts: Float64Array): void => {
+          // 1xx is never answered: classes 2xx to 5xx, each from the first request, so that rates start at 0.
+          for (let index = 1; index < statusClasses.length; index++) values.push({ labels: { tenant, class: statusClasses[index]! }, value: counts[index]! })
+        }
+        for (const [tenant, counts] of this.#tenantCounts) if (counts !== this.#otherTenants) add(tenant, counts)
+        if (this.#tenantsLabelled < this.#tenantCounts.size) add(otherTenantsLabel, this.#otherTenants)
+        return values
+      }),
+    )
+    const build = buildInfo()
+    this.registry.registerMetric(
+      exportedMetric('pricing_build_info', 'The build running: package.json version, git commit (unknown when not known) and Node.js version; always 1', 'gauge', () => [
+        { labels: { version: build.version, commit: build.commit ?? 'unknown', node: build.node }, value: 1 },
+      ]),
+    )
     collectDefaultMetrics({ register: this.registry })
+  }
+
+  /** One answer of a known tenant's route. */
+  tenantRequest(slug: string, status: number): void {
+    let counts = this.#tenantCounts.get(slug)
+    if (counts === undefined) {
+      const labelled = this.#tenantsLabelled < this.tenantsMax
+      counts = labelled ? new Float64Array(statusClasses.length) : this.#otherTenants
+      if (labelled) this.#tenantsLabelled += 1
+      this.#tenantCounts.set(slug, counts)
+    }
+    counts[statusClassIndex(status)]! += 1
   }
 
   /** Cluster mode: Redis, sharing and replica lag as gauges (docs/cluster.md). */

@@ -2,9 +2,10 @@
  * The command line: tenant and key commands on a data directory (then served by a server started
  * on it), and the same commands through a running server's admin API with --url; strict flags in
  * both forms; `start` refusing bad configuration with exit code 2; `--help` listing every setting.
+ * The admin token comes from PRICING_ADMIN_TOKEN or `--admin-token-file`, never from a flag.
  */
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
@@ -42,6 +43,9 @@ function json(result: CliResult): any {
 const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-cli-'))
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
 const onDir = ['--data-dir', dataDir]
+/** The admin token in a file, with the line break an editor adds, for `--admin-token-file`. */
+const adminTokenFile = path.join(dataDir, 'admin-token')
+writeFileSync(adminTokenFile, `${adminToken}\n`, { mode: 0o600 })
 let created: { client_id: string; client_secret: string }
 
 t.test('tenant create on a data directory prints the active tenant', async (t) => {
@@ -141,7 +145,7 @@ t.test('key revoke on the data directory stops new tokens', async (t) => {
 t.test('with --url the CLI works through a running server and its admin token', async (t) => {
   const server = await startServer()
   t.teardown(() => server.dispose())
-  const remote = ['--url', server.url, '--admin-token', adminToken]
+  const remote = ['--url', server.url, '--admin-token-file', adminTokenFile]
   const tenant = await cli(['tenant', 'create', 'web', '--tier', 'starter', '--region', 'us', ...remote])
   t.equal(tenant.code, 0, tenant.stderr)
   t.match(json(tenant), { slug: 'web', tier: 'starter', region: 'us', status: 'active' })
@@ -167,7 +171,7 @@ t.test('with --url the CLI works through a running server and its admin token', 
 t.test("people's tenant requests: listed, approved and rejected from the command line", async (t) => {
   const server = await startServer()
   t.teardown(() => server.dispose())
-  const remote = ['--url', server.url, '--admin-token', adminToken]
+  const remote = ['--url', server.url, '--admin-token-file', adminTokenFile]
   const cookie = `pricing_session=${await signIn(server, 'asker@example.com')}`
   for (const slug of ['wanted', 'unwanted']) {
     const asked = await server.request('POST', '/portal/tenant-requests', { headers: { cookie, origin: server.url }, body: { slug, tier: 'starter', region: 'local' } })
@@ -196,7 +200,7 @@ t.test("people's tenant requests: listed, approved and rejected from the command
 t.test('with --url a wrong admin token fails with exit code 1 and the status', async (t) => {
   const server = await startServer()
   t.teardown(() => server.dispose())
-  const result = await cli(['tenant', 'create', 'web', '--tier', 'starter', '--url', server.url, '--admin-token', 'wrong'])
+  const result = await cli(['tenant', 'create', 'web', '--tier', 'starter', '--url', server.url], { PRICING_ADMIN_TOKEN: 'wrong' })
   t.equal(result.code, 1)
   t.match(result.stderr, /401/)
   t.equal((await server.admin('GET', '/admin/tenants/web')).status, 404)
@@ -233,11 +237,11 @@ t.test('tenant and key arguments: both flag forms, strict names, every problem a
     status: 'suspended',
     limits: { query_burst: 3 },
   })
-  t.match(parseInvocation('key', ['revoke', 'a', 'c1', '--url=http://h:1', '--admin-token', 't'], {}), {
+  t.match(parseInvocation('key', ['revoke', 'a', 'c1', '--url=http://h:1', '--admin-token-file', adminTokenFile], {}), {
     slug: 'a',
     clientId: 'c1',
     url: 'http://h:1',
-    adminToken: 't',
+    adminToken,
   })
   t.equal(parseInvocation('key', ['list', 'a'], { PRICING_ADMIN_TOKEN: 'from-env' }).adminToken, 'from-env')
   t.same(usageProblems('tenant', ['create', 'a', '--teir', 'standard']), ['tenant create: --teir: unknown flag; did you mean --tier?'])
@@ -302,6 +306,20 @@ t.test('start --port=0 listens on a free port; a tooling variable is no error', 
   t.equal(await exited, 0, stderr)
 })
 
+t.test('the admin token is refused as a flag (ps shows it) and read from a file or the variable', async (t) => {
+  const refusal = '--admin-token: a secret on the command line is shown to every local user (ps, /proc/PID/cmdline) and kept in the shell\'s history; set PRICING_ADMIN_TOKEN or --admin-token-file FILE instead'
+  t.same(usageProblems('tenant', ['list', '--url', 'http://h:1', '--admin-token', 's3cret-token']), [refusal])
+  const run = await cli(['tenant', 'list', '--url', 'http://127.0.0.1:9', '--admin-token=s3cret-token'])
+  t.equal(run.code, 2, 'a usage mistake')
+  t.equal(run.stderr, `${refusal}\n`, 'the message, without the value')
+  t.equal(parseInvocation('tenant', ['list'], { PRICING_ADMIN_TOKEN_FILE: adminTokenFile }).adminToken, adminToken, 'PRICING_ADMIN_TOKEN_FILE')
+  t.same(usageProblems('tenant', ['list'], { PRICING_ADMIN_TOKEN_FILE: adminTokenFile, PRICING_ADMIN_TOKEN: 'x' }), [
+    'PRICING_ADMIN_TOKEN and PRICING_ADMIN_TOKEN_FILE: set one of them, not both',
+  ])
+  const missing = path.join(dataDir, 'no-such-file')
+  t.same(usageProblems('tenant', ['list', '--admin-token-file', missing]), [`--admin-token-file=${missing}: cannot read it (ENOENT)`])
+})
+
 t.test('--help lists every setting with its flag, variable and default', async (t) => {
   const short = await cli(['start', '-h'])
   t.equal(short.code, 0)
@@ -340,7 +358,7 @@ t.test('backup create and list on the data directory, and through a running serv
   const server = await startServer()
   t.teardown(() => server.dispose())
   await server.tenant('live')
-  const remote = ['--url', server.url, '--admin-token', adminToken]
+  const remote = ['--url', server.url, '--admin-token-file', adminTokenFile]
   const live = await cli(['backup', 'create', 'live', '--retain', 'true', ...remote])
   t.equal(live.code, 0, live.stderr)
   t.equal(json(live).retain, true)

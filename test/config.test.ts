@@ -2,9 +2,11 @@
  * Strict configuration: loadConfig reads every kind of setting from PRICING_* variables and from
  * flags in both forms, rejects unknown names with a suggestion, and reports every bad value at once
  * naming the flag or variable, the value and what is allowed. The README's configuration table is
- * the one rendered from the settings table.
+ * the one rendered from the settings table. Secrets are refused as flags (ps shows them), read from
+ * the variable or a file, and never shown in a message.
  */
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -140,4 +142,51 @@ t.test("the README's configuration table is the one the settings table renders",
   t.same(rows, readmeRows(), 'README.md rows, in order (paste the expected rows into the table)')
   t.equal(readmeRows().length, Object.keys(DEFAULTS).length)
   for (const row of readmeRows()) t.equal(row.split(' | ').length, 4, `no | inside a cell: ${row}`)
+})
+
+t.test('secrets are refused on the command line, with the variable and the file to use instead; never echoed', async (t) => {
+  const refusal = (flag: string, variable: string): string =>
+    `--${flag}: a secret on the command line is shown to every local user (ps, /proc/PID/cmdline) and kept in the shell's history; set ${variable} or --${flag}-file FILE instead`
+  const secret = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ='
+  t.same(problems({}, ['--admin-token', secret]), [refusal('admin-token', 'PRICING_ADMIN_TOKEN')])
+  t.same(problems({}, [`--secret-key=${secret}`]), [refusal('secret-key', 'PRICING_SECRET_KEY')])
+  t.same(problems({}, ['--secret-key-previous', secret]), [refusal('secret-key-previous', 'PRICING_SECRET_KEY_PREVIOUS')])
+  t.same(problems({}, ['--redis-url', 'redis://:hunter2@127.0.0.1:6379']), [refusal('redis-url', 'PRICING_REDIS_URL')], 'a URL with a password')
+  t.same(problems({}, ['--smtp-url', 'smtp://mailer:hunter2@mail.test:587']), [refusal('smtp-url', 'PRICING_SMTP_URL')])
+  t.equal(loadConfig({}, ['--redis-url', 'redis://127.0.0.1:6379']).redisUrl, 'redis://127.0.0.1:6379', 'a URL without a password is no secret')
+  t.equal(loadConfig({}, ['--smtp-url', 'smtp://127.0.0.1:2525']).smtpUrl, 'smtp://127.0.0.1:2525')
+  t.equal(loadConfig({ PRICING_ADMIN_TOKEN: secret }, []).adminToken, secret, 'the variable is the way')
+  const long = `redis://:hunter2@${'h'.repeat(2000)}:6379`
+  const tooLong = problems({ PRICING_REDIS_URL: long })
+  t.same(tooLong, ['PRICING_REDIS_URL=[hidden]: expected any text'], 'a bad secret value is not shown')
+  t.notMatch(tooLong.join('\n'), /hunter2/)
+})
+
+t.test('secrets from files: PRICING_*_FILE or --*-file, one final line break dropped, never both forms', async (t) => {
+  const folder = mkdtempSync(path.join(tmpdir(), 'pricing-secrets-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const file = (name: string, content: string | Buffer): string => {
+    const where = path.join(folder, name)
+    writeFileSync(where, content, { mode: 0o600 })
+    return where
+  }
+  const token = file('admin-token', 'from-a-file\n')
+  t.equal(loadConfig({ PRICING_ADMIN_TOKEN_FILE: token }, []).adminToken, 'from-a-file')
+  t.equal(loadConfig({}, ['--admin-token-file', token]).adminToken, 'from-a-file', 'the file flag: a path is no secret')
+  const key = '0'.repeat(64)
+  t.equal(loadConfig({ PRICING_SECRET_KEY_FILE: file('key', `${key}\r\n`) }, []).secretKey, key, 'CRLF too')
+  t.equal(loadConfig({ PRICING_SECRET_KEY_PREVIOUS_FILE: file('old-key', key) }, []).secretKeyPrevious, key, 'no line break')
+  t.equal(loadConfig({ PRICING_REDIS_URL_FILE: file('redis', 'redis://:pw@127.0.0.1:6379\n') }, []).redisUrl, 'redis://:pw@127.0.0.1:6379')
+  t.equal(loadConfig({ PRICING_SMTP_URL_FILE: file('smtp', 'smtp://u:pw@127.0.0.1:2525\n') }, []).smtpUrl, 'smtp://u:pw@127.0.0.1:2525')
+  t.equal(loadConfig({ PRICING_ADMIN_TOKEN_FILE: file('spaces', ' a b \n\n') }, []).adminToken, ' a b \n', 'only one line break is dropped')
+  t.same(problems({ PRICING_ADMIN_TOKEN_FILE: token, PRICING_ADMIN_TOKEN: 'x' }), ['PRICING_ADMIN_TOKEN and PRICING_ADMIN_TOKEN_FILE: set one of them, not both'])
+  const missing = path.join(folder, 'missing')
+  t.same(problems({ PRICING_ADMIN_TOKEN_FILE: missing }), [`PRICING_ADMIN_TOKEN_FILE=${missing}: cannot read it (ENOENT)`])
+  const empty = file('empty', '\n')
+  t.same(problems({}, ['--admin-token-file', empty]), [`PRICING_ADMIN_TOKEN_FILE=${empty}: the file is empty`])
+  const binary = file('binary', Buffer.from([0x73, 0xff, 0xfe, 0x0a]))
+  t.same(problems({ PRICING_SECRET_KEY_FILE: binary }), [`PRICING_SECRET_KEY_FILE=${binary}: not UTF-8 text`])
+  const tooLong = file('too-long', `redis://:hunter2@${'h'.repeat(2000)}`)
+  const found = problems({ PRICING_REDIS_URL_FILE: tooLong })
+  t.same(found, [`PRICING_REDIS_URL_FILE=${tooLong} (its content): expected any text`], 'checked like the variable, content not shown')
 })

@@ -54,6 +54,6 @@ for (const [name, path, auth] of [
     t.equal(headAnswer!.slice(0, 12), get.slice(0, 12), 'the same status as GET')
     t.equal(/content-length: (\d+)/i.exec(headAnswer!)?.[1], getLength, 'the Content-Length of the GET answer')
     t.ok(headAnswer!.endsWith('\r\n\r\n'), 'nothing after the head')
-    t.match(next, /^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\n\{"status":"ok"\}$/, 'the next answer follows at once, whole')
+    t.match(next, /^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\n\{"status":"ok","version":"[^"]+","commit":("[0-9a-f]{12}"|null)\}$/, 'the next answer follows at once, whole')
   })
 }

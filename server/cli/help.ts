@@ -28,11 +28,14 @@ Commands:
                                           a new key signs from now on (drop-previous: older
                                           keys and their tokens are refused at once)
   help                                    this text (also --help, -h)
+  version                                 the version, its git commit if known, and the
+                                          Node.js version (also --version)
 
 Options for tenant, key, backup, request and signing-key commands:
   --data-dir DIR        work on this data directory (default ./data or PRICING_DATA_DIR)
   --url URL             work through a running server's admin API instead
-  --admin-token TOKEN   the admin token for --url (default PRICING_ADMIN_TOKEN)
+  --admin-token-file F  the file holding the admin token for --url (default PRICING_ADMIN_TOKEN,
+                        or PRICING_ADMIN_TOKEN_FILE); never the token itself: ps shows arguments
   --tier T              starter, standard or enterprise (default starter on create)
   --region R            the tenant's region (default local)
 `
@@ -47,7 +50,8 @@ export function serverOptionsHelp(): string {
   const lines = [
     'Server options (start): each is a flag, --port 9000 or --port=9000, and an environment variable,',
     'PRICING_PORT=9000; a flag wins over the variable. Boolean flags also stand alone (--demo) or',
-    'negated (--no-demo). Unknown flags and unknown PRICING_* variables are errors.',
+    'negated (--no-demo). Unknown flags and unknown PRICING_* variables are errors. Secrets (the admin',
+    'token, the keys, a URL with a password) are refused as flags: give the variable or its file.',
     '',
   ]
   for (const key of keys) {

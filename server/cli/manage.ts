@@ -1,14 +1,15 @@
 /**
  * The `tenant`, `key`, `backup`, `request` and `signing-key` commands: parsed strictly (each command's own flags, `--x y` or `--x=y`,
  * every mistake reported at once as a UsageError), then run either directly on the data directory
- * or, with `--url` and `--admin-token`, through a running server's operator API.
+ * or, with `--url` and the admin token (PRICING_ADMIN_TOKEN or `--admin-token-file`), through a
+ * running server's operator API. The token itself is refused as a flag: `ps` would show it.
  * @module
  */
 import path from 'node:path'
 import { SystemStore, type LimitOverrides, type Tier } from '../../storage/system-store.js'
 import { TenantBackups } from '../../storage/backup/backups.js'
 import { TenantStore } from '../../storage/tenant-store.js'
-import { DEFAULTS, unknownVariables } from '../config.js'
+import { commandLineSecretProblem, DEFAULTS, readSecretFile, unknownVariables } from '../config.js'
 import { publicBackup } from '../routes/management.js'
 import { parseFlags } from '../flags.js'
 import { plans } from '../plans.js'
@@ -25,7 +26,7 @@ export class UsageError extends Error {
   }
 }
 
-const commonFlags = ['data-dir', 'url', 'admin-token']
+const commonFlags = ['data-dir', 'url', 'admin-token', 'admin-token-file']
 
 /** Each command: its positional arguments and its own flags (besides the common ones). */
 const commands: Readonly<Record<string, { readonly positionals: readonly string[]; readonly flags: readonly string[] }>> = {
@@ -83,6 +84,21 @@ function parseLimits(text: string | undefined, problems: string[]): LimitOverrid
   return undefined
 }
 
+/**
+ * The admin token for `--url`: from `--admin-token-file`, else PRICING_ADMIN_TOKEN_FILE or
+ * PRICING_ADMIN_TOKEN (not both), as the server reads it. `--admin-token` itself is a problem.
+ */
+function adminTokenOf(flag: (name: string) => string | undefined, env: NodeJS.ProcessEnv, problems: string[]): string {
+  if (flag('admin-token') !== undefined) problems.push(commandLineSecretProblem('--admin-token', 'PRICING_ADMIN_TOKEN', '--admin-token-file'))
+  const fileFlag = flag('admin-token-file')
+  if (fileFlag !== undefined) return readSecretFile(fileFlag, '--admin-token-file', problems) ?? ''
+  const fromEnv = env['PRICING_ADMIN_TOKEN'] ?? ''
+  const envFile = env['PRICING_ADMIN_TOKEN_FILE'] ?? ''
+  if (envFile === '') return fromEnv
+  if (fromEnv !== '') problems.push('PRICING_ADMIN_TOKEN and PRICING_ADMIN_TOKEN_FILE: set one of them, not both')
+  return readSecretFile(envFile, 'PRICING_ADMIN_TOKEN_FILE', problems) ?? ''
+}
+
 /** Parses `tenant …` / `key …` arguments; throws a UsageError listing every problem. */
 export function parseInvocation(group: string, args: readonly string[], env: NodeJS.ProcessEnv): Invocation {
   const verb = args[0] ?? ''
@@ -124,13 +140,14 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
   if (command === 'signing-key rotate' && url === undefined) {
     problems.push('signing-key rotate: the running server signs with the new key from then on (and shares it in a cluster): pass --url of the running server')
   }
+  const adminToken = adminTokenOf(flag, env, problems)
   if (problems.length > 0) throw new UsageError(problems)
   return {
     command,
     slug: positionals[0] ?? '',
     clientId: positionals[1] ?? '',
     url,
-    adminToken: flag('admin-token') ?? env['PRICING_ADMIN_TOKEN'] ?? '',
+    adminToken,
     dataDir: path.resolve(flag('data-dir') ?? env['PRICING_DATA_DIR'] ?? './data'),
     tier: tier as Tier | undefined,
     region: flag('region'),

@@ -12,6 +12,7 @@ import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
 import { TokenBucket } from '../rate-limits.js'
 import { recordKeyUse } from '../provision.js'
+import { buildInfo } from '../version.js'
 
 export interface RootContext {
   readonly app: PricingApp
@@ -53,7 +54,11 @@ export interface RootRoute extends RouteDocumentation {
 
 let openApiText: string | null = null
 
-const HealthAnswer = Type.Object({ status: Type.Literal('ok') })
+const HealthAnswer = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String({ description: "the build running: package.json's version (pricing-service --version)" }),
+  commit: Type.Union([Type.String(), Type.Null()], { description: 'the git commit it was built from, 12 hex digits; null when not known' }),
+})
 const ClusterDetails = Type.Object(
   {
     node_id: Type.String(),
@@ -131,7 +136,7 @@ export function rootRoutes(): RootRoute[] {
       summary: 'Process is alive',
       tag: 'system',
       response: HealthAnswer,
-      handler: () => ({ status: 200, body: { status: 'ok' } }),
+      handler: () => ({ status: 200, body: { status: 'ok', version: buildInfo().version, commit: buildInfo().commit } }),
     },
     {
       method: 'GET',

@@ -7,7 +7,8 @@
  *   pages and their assets; the native uWebSockets.js and lmdb addons are mapped into the process;
  * - SIGTERM ends it with exit code 0;
  * - the command line works on ./data with the server down (tenant, key, backup), and through the
- *   running server's admin API with --url.
+ *   running server's admin API with --url;
+ * - `--version` prints the version and git commit fixed into it at the build.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { buildBinary } from '../../binary/build.js'
+import { buildInfo } from '../../server/version.js'
 
 const folder = mkdtempSync(path.join(tmpdir(), 'pricing-binary-'))
 t.teardown(() => rmSync(folder, { recursive: true, force: true }))
@@ -148,12 +150,16 @@ t.test('the command line: tenants, keys and backups on ./data, and through --url
   t.equal(JSON.parse(cli(['backup', 'list', 'shop']).stdout).length, 1)
   t.equal(cli(['tenant', 'create', 'Bad_Slug']).code, 1, 'a refused command exits 1')
   t.equal(cli(['help']).code, 0)
+  // No git and no package.json beside it: the version and commit are the ones fixed at the build.
+  const built = buildInfo()
+  const version = cli(['--version'])
+  t.equal(version.stdout, `pricing-service ${built.version} (${built.commit === null ? '' : `commit ${built.commit}, `}Node.js ${process.version})\n`, 'the build\'s version and commit')
 
   const server = await start()
   t.teardown(() => server.child.kill('SIGKILL'))
   const bearer = { authorization: `Bearer ${await token(server.url, credentials.client_id, credentials.client_secret)}` }
   t.equal((await fetch(`${server.url}/t/shop/article`, { headers: bearer })).status, 200, 'the key made on ./data works on the next start')
-  const listed = cli(['tenant', 'list', '--url', server.url, '--admin-token', adminToken])
+  const listed = cli(['tenant', 'list', '--url', server.url])
   t.equal(listed.code, 0, listed.stderr)
   t.same((JSON.parse(listed.stdout) as { slug: string }[]).map((tenant) => tenant.slug).sort(), ['demo', 'shop'], 'through the running server')
   server.child.kill('SIGTERM')

@@ -3,15 +3,18 @@
  * verify`, with ExecStart pointed at an executable that exists here), its exposure score under
  * `systemd-analyze security` is "OK" (at most 2.0 of 10), and it has what the issue asks for: a
  * dynamic user, a read-only system but for the data directory, a file-descriptor limit, and a stop
- * that gives the graceful shutdown its time.
+ * that gives the graceful shutdown its time. A production unit starts without the demo tenant,
+ * whose API key would be live from the first start: the server is started with the unit's own
+ * settings to show it.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { DEFAULTS } from '../../server/config.js'
+import { DEFAULTS, loadConfig } from '../../server/config.js'
 import { repoRoot } from '../helpers/fixtures.js'
+import { TestServer } from '../helpers/server.js'
 
 const unitFile = path.join(repoRoot(), 'deploy', 'pricing-service.service')
 const unit = readFileSync(unitFile, 'utf8')
@@ -41,6 +44,44 @@ t.test('what the issue asks of the unit', async (t) => {
   t.equal(one('NoNewPrivileges'), 'yes')
   t.equal(one('PrivateTmp'), 'yes')
   t.notOk(unitSettings.has('MemoryDenyWriteExecute'), "V8's JIT needs writable executable memory")
+})
+
+/** The unit's `Environment=` settings as variables. */
+function unitEnvironment(): Record<string, string> {
+  const pairs = (settings(unit).get('Environment') ?? []).map((value) => value.split(/=(.*)/s).slice(0, 2) as [string, string])
+  return Object.fromEntries(pairs)
+}
+
+/** Waits up to `timeoutMs` for `file` to exist; answers whether it does. */
+async function appears(file: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (existsSync(file)) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return existsSync(file)
+}
+
+t.test('the unit turns the demo tenant off: a first start with its settings provisions none', async (t) => {
+  const environment = unitEnvironment()
+  t.equal(loadConfig(environment).demo, false, 'the unit\'s settings read as demo off')
+  // The unit's settings with only the data directory and the port made local to this test; where
+  // the unit says nothing of the demo, the service's own default applies (not the test helper's).
+  const started = async (demo: string): Promise<{ demoSeen: boolean; tenants: string[] }> => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-unit-data-'))
+    const server = new TestServer(dataDir, { ...environment, PRICING_DEMO: demo, PRICING_DATA_DIR: dataDir, PRICING_PORT: '0' })
+    t.teardown(() => server.dispose())
+    await server.start()
+    // The demo is seeded just after the service turns ready (server/main.ts): its file comes last.
+    const demoSeen = await appears(path.join(dataDir, 'demo-credentials.json'), 5_000)
+    const tenants = ((await server.admin('GET', '/admin/tenants')).body as { slug: string }[]).map((tenant) => tenant.slug)
+    await server.dispose()
+    return { demoSeen, tenants }
+  }
+  const defaults = await started(String(DEFAULTS.demo))
+  t.same(defaults, { demoSeen: true, tenants: ['demo'] }, 'without PRICING_DEMO=false a first start seeds the demo (npm start keeps it)')
+  const unitStart = await started(environment['PRICING_DEMO'] ?? String(DEFAULTS.demo))
+  t.same(unitStart, { demoSeen: false, tenants: [] }, 'with the unit\'s settings: no demo tenant, no credentials file')
 })
 
 const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' })

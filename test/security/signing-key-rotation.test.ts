@@ -80,7 +80,7 @@ t.test('through the operator API, on the real server', async (t) => {
     const refused = await cli(['signing-key', 'rotate', '--data-dir', server.dataDir])
     t.equal(refused.code, 2, 'rotate without --url is a usage mistake')
     t.match(refused.stderr, 'signing-key rotate: the running server signs with the new key from then on (and shares it in a cluster): pass --url of the running server')
-    const rotated = await cli(['signing-key', 'rotate', '--url', server.url, '--admin-token', adminToken])
+    const rotated = await cli(['signing-key', 'rotate', '--url', server.url], { PRICING_ADMIN_TOKEN: adminToken })
     t.equal(rotated.code, 0, rotated.stderr)
     const after = JSON.parse(rotated.stdout) as KeyAnswer[]
     t.equal(after.length, 3, 'a third key')
@@ -244,8 +244,8 @@ interface CliResult {
   stderr: string
 }
 
-function cli(args: string[]): Promise<CliResult> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_')))
+function cli(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_'))), ...extra }
   return new Promise((resolve) => {
     execFile(process.execPath, [entryPath, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr })
