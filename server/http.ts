@@ -150,7 +150,9 @@ function framingFault(req: Uws.HttpRequest): string {
   if (lengthCount === 0 && codingCount === 0) return ''
   if (codingCount > 0) {
     if (lengthCount > 0) return 'Transfer-Encoding and Content-Length in one request'
-    if (codingCount > 1 || !chunkedOnly.test(codingValue)) return 'Transfer-Encoding must be one header with the single coding chunked'
+    if (codingCount > 1 || !chunkedOnly.test(codingValue)) {
+      return 'Transfer-Encoding must be one header with the single coding chunked'
+    }
     return ''
   }
   if (lengthsDiffer) return 'Content-Length headers with different values'
@@ -208,11 +210,18 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
  * behind this one has made it close the connection already (see holdReads), so nothing after the
  * refused request runs; otherwise the 400 goes out and the connection is closed.
  */
-function refuse(res: Uws.HttpResponse, incoming: Incoming, message: string, options: HttpOptions, traffic: HttpTraffic): void {
+function refuse(
+  res: Uws.HttpResponse,
+  incoming: Incoming,
+  message: string,
+  options: HttpOptions,
+  traffic: HttpTraffic,
+): void {
   const state = pendingState(res, traffic, true)
   holdReads(res, state)
   setImmediate(() => {
-    if (!state.aborted) send(res, state, incoming.requestId, options.onMalformed(incoming, message), true, incoming.method === 'HEAD')
+    if (state.aborted) return
+    send(res, state, incoming.requestId, options.onMalformed(incoming, message), true, incoming.method === 'HEAD')
   })
 }
 
