@@ -140,6 +140,7 @@ export class PricingApp {
       onTooLarge: (incoming) =>
         this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
       onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(incoming, error), error),
+      onMalformed: (incoming, message) => this.#finish(incoming, 'framing', this.#error(incoming, new ApiError('malformed_request', message))),
     })
   }
 

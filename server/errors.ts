@@ -29,6 +29,7 @@ export const reasonPhrases: Readonly<Record<number, string>> = {
 export const errorCodes = {
   validation_failed: 400,
   malformed_json: 400,
+  malformed_request: 400,
   currency_unknown: 400,
   currency_inactive: 400,
   rule_invalid: 400,

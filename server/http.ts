@@ -4,6 +4,9 @@
  * request before anything asynchronous, reads bodies into a buffer bounded by the body limit,
  * and writes every response inside `cork` (an answer given before the uWS callback returns is
  * already corked by uWS, so it is written directly), each with the request's `x-request-id`.
+ * uWS's HTTP parser is lenient about message framing; what it passes through is refused here
+ * (`framingFault`), and answers go out in request order on a connection (`holdReads`).
+ * docs/security.md, "HTTP framing", lists what only the parser can fix.
  * @module
  */
 import type * as Uws from 'uWebSockets.js'
@@ -84,6 +87,8 @@ export interface HttpOptions {
   readonly bodyTimeoutMs: number
   readonly onTooLarge: (incoming: Incoming) => Outgoing
   readonly onError: (error: unknown, incoming: Incoming) => Outgoing
+  /** The 400 for a request whose framing RFC 9112 says to refuse; `message` says what is wrong. */
+  readonly onMalformed: (incoming: Incoming, message: string) => Outgoing
 }
 
 /**
@@ -100,6 +105,59 @@ export class HttpTraffic {
 interface RequestState {
   aborted: boolean
   readonly traffic: HttpTraffic
+  /** Reads on the connection are paused until this request is answered (`holdReads`). */
+  paused: boolean
+  /** Answer with `Connection: close`: the request had a chunked body (`framingFault`). */
+  readonly close: boolean
+}
+
+// The framing visitor's findings for the request being checked; module state, so that checking
+// allocates no closure per request. Read right after `req.forEach`, before anything else runs.
+let lengthCount = 0
+let lengthValue = ''
+let lengthsDiffer = false
+let codingCount = 0
+let codingValue = ''
+
+function visitFraming(name: string, value: string): void {
+  // uWS hands names lowercased; comparing lengths first keeps the other headers cheap.
+  if (name.length === 14 && name === 'content-length') {
+    if (lengthCount > 0 && value !== lengthValue) lengthsDiffer = true
+    lengthCount++
+    lengthValue = value
+  } else if (name.length === 17 && name === 'transfer-encoding') {
+    codingCount++
+    codingValue = value
+  }
+}
+
+const digitsOnly = /^[0-9]+$/
+const chunkedOnly = /^[ \t]*chunked[ \t]*$/i
+
+/**
+ * Why RFC 9112 (section 6.3) says to refuse this request's framing, or '' when it is sound. uWS
+ * takes the first of two Content-Length headers, reads an empty one as 0, and decodes any
+ * Transfer-Encoding that mentions chunked as chunked; a front end that reads the message
+ * differently would forward the rest of the body as the next request (request smuggling). Every
+ * header line is visible here, so the handler refuses before any of the body is read. Afterwards
+ * `codingCount > 0` says the body is chunked.
+ */
+function framingFault(req: Uws.HttpRequest): string {
+  lengthCount = 0
+  lengthsDiffer = false
+  codingCount = 0
+  req.forEach(visitFraming)
+  if (lengthCount === 0 && codingCount === 0) return ''
+  if (codingCount > 0) {
+    if (lengthCount > 0) return 'Transfer-Encoding and Content-Length in one request'
+    if (codingCount > 1 || !chunkedOnly.test(codingValue)) {
+      return 'Transfer-Encoding must be one header with the single coding chunked'
+    }
+    return ''
+  }
+  if (lengthsDiffer) return 'Content-Length headers with different values'
+  if (!digitsOnly.test(lengthValue)) return 'Content-Length must be decimal digits'
+  return ''
 }
 
 /** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
@@ -107,14 +165,23 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
   const traffic = new HttpTraffic()
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
-    if (!bodyMethods.has(method)) {
+    const fault = framingFault(req)
+    if (fault !== '') {
+      refuse(res, incomingOf(req, method), fault, options, traffic)
+      return
+    }
+    // A chunked body is decoded by uWS alone, and its decoder accepts malformed chunk lines
+    // (docs/security.md): after one, the connection is closed, so leftover bytes never run. The
+    // answer goes out after uWS has parsed what it read (below), whatever the method.
+    const chunked = codingCount > 0
+    const declared = lengthCount > 0 ? Number(lengthValue) : 0
+    if (!chunked && !bodyMethods.has(method)) {
       runWithoutBody(res, incomingOf(req, method), dispatch, options, traffic)
       return
     }
-    const state = pendingState(res, traffic)
+    const state = pendingState(res, traffic, chunked)
     let head = incomingOf(req, method)
     if (head.path.endsWith('/oauth2/token')) head = { ...head, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
-    const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
       send(res, state, head.requestId, options.onTooLarge(head), true)
       return
@@ -124,15 +191,57 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
         send(res, state, head.requestId, options.onTooLarge(head), true)
         return
       }
-      run(res, state, { ...head, body }, dispatch, options)
+      holdReads(res, state)
+      // Dispatched once uWS has parsed the rest of what it read with this body: a request
+      // pipelined behind it there makes uWS close the connection (see holdReads), and a write
+      // must not be done whose answer can no longer be sent.
+      setImmediate(() => {
+        if (!state.aborted) run(res, state, { ...head, body }, dispatch, options)
+      })
     })
   })
   return traffic
 }
 
+/**
+ * Answers a request whose framing is refused, and closes the connection. Not from inside the uWS
+ * callback: there uWS would go on parsing what follows (the rest of the body, as the next request)
+ * and forget the close. On the next turn, with reads paused, it has parsed what it read: a request
+ * behind this one has made it close the connection already (see holdReads), so nothing after the
+ * refused request runs; otherwise the 400 goes out and the connection is closed.
+ */
+function refuse(
+  res: Uws.HttpResponse,
+  incoming: Incoming,
+  message: string,
+  options: HttpOptions,
+  traffic: HttpTraffic,
+): void {
+  const state = pendingState(res, traffic, true)
+  holdReads(res, state)
+  setImmediate(() => {
+    if (state.aborted) return
+    send(res, state, incoming.requestId, options.onMalformed(incoming, message), true, incoming.method === 'HEAD')
+  })
+}
+
+/**
+ * Pipelining (RFC 9112 section 9.3.2) behind an answer that is not given at once. uWS allows one
+ * request in flight per connection: when it parses another while one is unanswered, it closes the
+ * connection (HttpContext.h: "denying async pipelining"), and the handler never sees that request.
+ * Pausing the socket's reads until the answer is written keeps later requests in the kernel's
+ * buffer, so they are parsed, and answered, one after the other, in order. Requests that arrived
+ * in the same read as this one are parsed before the pause can act: uWS closes the connection
+ * then, and a request with a body is not dispatched (above), so nothing is done unanswered.
+ */
+function holdReads(res: Uws.HttpResponse, state: RequestState): void {
+  res.pause()
+  state.paused = true
+}
+
 /** A request that is answered later: counted until `send` writes it or the client goes away. */
-function pendingState(res: Uws.HttpResponse, traffic: HttpTraffic): RequestState {
-  const state: RequestState = { aborted: false, traffic }
+function pendingState(res: Uws.HttpResponse, traffic: HttpTraffic, close: boolean): RequestState {
+  const state: RequestState = { aborted: false, traffic, paused: false, close }
   traffic.pending++
   res.onAborted(() => {
     if (!state.aborted) traffic.pending--
@@ -179,7 +288,8 @@ function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dis
     write(res, incoming.requestId, outgoing, traffic.closing, head)
     return
   }
-  const state = pendingState(res, traffic)
+  const state = pendingState(res, traffic, false)
+  holdReads(res, state)
   outgoing.then(
     (value) => send(res, state, incoming.requestId, value, false, head),
     (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false, head),
@@ -277,7 +387,11 @@ function send(res: Uws.HttpResponse, state: RequestState, requestId: string, out
   }
   state.aborted = true
   state.traffic.pending--
-  res.cork(() => write(res, requestId, outgoing, close || state.traffic.closing, head))
+  res.cork(() => {
+    // Before the answer: once it is written, uWS lets no call on `res` through.
+    if (state.paused) res.resume()
+    write(res, requestId, outgoing, close || state.close || state.traffic.closing, head)
+  })
 }
 
 /**
