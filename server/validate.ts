@@ -35,14 +35,18 @@ const detailsMax = 20
 export function detailsOf(schema: TSchema, value: unknown, prefix = ''): ErrorDetail[] {
   const details: ErrorDetail[] = []
   for (const error of checker(schema).Errors(value)) {
-    details.push({ path: prefix + error.path, message: describe(error.message, error.schema) })
+    details.push({ path: prefix + error.path, message: describe(error.message, error.schema, error.value) })
     if (details.length >= detailsMax) break
   }
   return details
 }
 
-function describe(message: string, schema: TSchema): string {
+function describe(message: string, schema: TSchema, value: unknown): string {
   if (schema.format === 'date-time') return 'Expected an RFC 3339 date-time with offset, or a date (yyyy-MM-dd)'
+  // A number literal no double holds arrives as its text (./json-body.ts): say why it is not a number here.
+  if ((schema.type === 'number' || schema.type === 'integer') && typeof value === 'string' && /^-?\d[\d.eE+-]{15,}$/.test(value)) {
+    return `${message}: a number of more than 15 significant digits is read exactly only where the API takes decimals`
+  }
   return message
 }
 
