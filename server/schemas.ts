@@ -43,6 +43,17 @@ export const Metadata = Type.Record(
   Type.Array(Type.String({ maxLength: metadataValueLengthMax }), { maxItems: metadataValuesMax }),
   { maxProperties: metadataKeysMax, additionalProperties: false, description: `key (1-${codeLengthMax} characters, not __proto__) to list of values` },
 )
+/**
+ * A quantity: a positive decimal number, or its text (a literal of more than 15 significant digits
+ * arrives as text: server/json-body.ts). Read exactly, half-up to 4 decimals, by `quantityValue`.
+ */
+export function Quantity(maximum = Number.POSITIVE_INFINITY) {
+  const bound = Number.isFinite(maximum) ? { maximum } : {}
+  return Type.Union([
+    Type.Number({ exclusiveMinimum: 0, ...bound }),
+    Type.String({ pattern: '^\\s*\\+?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?\\s*$', maxLength: 40 }),
+  ], { description: `positive decimal number${Number.isFinite(maximum) ? ` (at most ${maximum})` : ''}, or its text; read half-up to 4 decimals` })
+}
 export const VatMode = Type.Union([Type.Literal('NET'), Type.Literal('GROSS')])
 
 export const AsOfQuery = {
