@@ -14,6 +14,7 @@ import { route, type TenantRoute } from '../api.js'
 import { notFound, validationError } from '../errors.js'
 import { AsOfQuery, Code, Quantity, WhenQuery } from '../schemas.js'
 import { accepted, deleteInstant, quantityValue, readInstant } from './common.js'
+import { validate } from '../validate.js'
 
 const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })])
 export const BundleRuleWrite = Type.Object(
@@ -131,7 +132,7 @@ export function bundleRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const sku = context.params['bundleSku']!
+        const sku = validate<string>(Code, context.params['bundleSku']!, '/bundleSku')
         const code = context.params['pricelistCode']!
         if (context.tenant.catalog.get('pricelist', code, context.nowMs) === null) {
           throw validationError([{ path: '/pricelistCode', message: `pricelist ${code} does not exist` }], `Pricelist ${code} does not exist`)
