@@ -62,11 +62,27 @@ export function detailsOf(schema: TSchema, value: unknown, prefix = ''): ErrorDe
 function describe(message: string, schema: TSchema, value: unknown): string {
   if (schema.format === 'date-time') return 'Expected an RFC 3339 date-time with offset, or a date (yyyy-MM-dd)'
   if (schema.format === 'code') return 'Expected a code without control characters, format characters (Unicode Cc, Cf) or lone surrogates'
-  // A number literal no double holds arrives as its text (./json-body.ts): say why it is not a number here.
-  if ((schema.type === 'number' || schema.type === 'integer') && typeof value === 'string' && /^-?\d[\d.eE+-]{15,}$/.test(value)) {
-    return `${message}: a number of more than 15 significant digits is read exactly only where the API takes decimals`
+  // A number literal no double holds arrives as its text (./json-body.ts): say why it is refused here.
+  if (typeof value === 'string' && /^-?\d[\d.eE+-]{15,}$/.test(value)) {
+    if (schema.type === 'number' || schema.type === 'integer') {
+      return `${message}: a number of more than 15 significant digits is read exactly only where the API takes decimals`
+    }
+    const lengthMax = textLengthMax(schema)
+    if (lengthMax !== null && value.length > lengthMax) {
+      return `Expected a decimal of at most ${lengthMax} characters (a number literal is read from its text)`
+    }
   }
   return message
+}
+
+/** The maxLength of a string branch of a (nested) union, or null. */
+function textLengthMax(schema: TSchema): number | null {
+  if (schema.type === 'string') return typeof schema.maxLength === 'number' ? schema.maxLength : null
+  for (const branch of (schema.anyOf as TSchema[] | undefined) ?? []) {
+    const found = textLengthMax(branch)
+    if (found !== null) return found
+  }
+  return null
 }
 
 /** Answers the value when it matches the schema, else throws a 400 with details. */

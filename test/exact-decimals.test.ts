@@ -111,3 +111,12 @@ t.test('a long literal in a field that takes no decimal text is refused with a m
   t.match(answer.body.details[0].message, /more than 15 significant digits/)
   t.equal(answer.body.details[0].path, '/vat_precision')
 })
+
+t.test('a decimal literal longer than the field takes is refused with its length in the message', async (t) => {
+  const literal = `0.1${'0'.repeat(45)}1`
+  const answer = await raw(acme, 'PUT', '/price/TOO-LONG/BASE', `{"price":${literal}}`)
+  t.equal(answer.status, 400)
+  t.equal(answer.body.details[0].path, '/price')
+  t.match(answer.body.details[0].message, /at most 40 characters/)
+  t.equal((await acme.get('/price/TOO-LONG/BASE')).status, 404)
+})
