@@ -177,7 +177,7 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
 }
 
 const TaxedQuery = Type.Object(
-  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Quantity()) },
+  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Quantity(1e9)) },
   { additionalProperties: false },
 )
 const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) }, { additionalProperties: false })
@@ -212,7 +212,7 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const pricelist = params['pricelist']!
   const taxArea = params['tax_area']!
   const at = readInstant(context)
-  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity'), homogeneousCurrency: true }
+  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity', 1e9), homogeneousCurrency: true }
   const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
   const respond = ({ outcome, engine }: Dispatched) => {
     if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')
