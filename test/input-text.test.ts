@@ -102,6 +102,8 @@ t.test('codes refuse Unicode control and format characters and lone surrogates',
   for (const [what, code] of bad.filter(([, code]) => !code.includes('\udfff'))) {
     refused(t, await acme.call('PUT', `/article/${encodeURIComponent(code)}`, { name: 'x' }), '/sku', `article path: ${what}`)
     refused(t, await acme.call('PUT', `/bundle/${encodeURIComponent(code)}/BASE`, { method: 'FIXED', fixed_price: 1 }), '/bundleSku', `bundle path: ${what}`)
+    refused(t, await acme.call('PUT', `/pricelist/${encodeURIComponent(code)}`, { currency_code: 'EUR' }), '/code', `pricelist path: ${what}`)
+    refused(t, await acme.call('PUT', `/tax-area/${encodeURIComponent(code)}`, { name: 'x' }), '/code', `tax area path: ${what}`)
   }
   const stored = (await acme.get('/article')).body.map((article: { sku: string }) => article.sku)
   t.same(stored, ['EMOJI'], 'no article with such a code was stored')
