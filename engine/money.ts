@@ -48,6 +48,23 @@ export function parseAmount(input: unknown): number | null {
   return scaled === 0 ? 0 : scaled
 }
 
+let lastQuantity = Number.NaN
+let lastQuantityScaled = 0
+
+/**
+ * A quantity (in units) to scaled units, half-up to 4 decimals from its decimal text as
+ * parseAmount reads it: `Math.round(q * 10^4)` would round a tie such as 1.49995 by its binary
+ * neighbour (14999.499999999998) instead. Beyond ±amountAbsMax a positive quantity is above every
+ * break. The last answer is kept: a price query asks this for each item with one quantity.
+ */
+export function scaleQuantity(quantity: number): number {
+  if (quantity === lastQuantity) return lastQuantityScaled
+  const scaled = parseAmount(quantity) ?? (quantity > 0 ? Number.MAX_SAFE_INTEGER : 0)
+  lastQuantity = quantity
+  lastQuantityScaled = scaled
+  return scaled
+}
+
 /** Scaled units to a JSON number: n / 10^4 prints as the exact decimal (at most 15 digits). */
 export function toNumber(scaled: number): number {
   return scaled / amountUnit

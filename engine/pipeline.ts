@@ -12,7 +12,7 @@ import { assert } from './assert.js'
 import { compositeKey, type Article, type BundleRule, type Catalog, type Pricelist, type VatMode } from './catalog.js'
 import { convertAmount, resolveFx, type FxResolved } from './fx.js'
 import { amountAbsMax, bundleNestingMax, pricelistDepthMax } from './limits.js'
-import { amountUnit, fromRuleResult, mulDivRound, parseAmount, type Fraction } from './money.js'
+import { amountUnit, fromRuleResult, mulDivRound, parseAmount, scaleQuantity, type Fraction } from './money.js'
 import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
@@ -365,7 +365,7 @@ function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, 
       for (const component of rule.components) {
         const part = resolveBase(context, info.code, component.sku)
         if (typeof part === 'number') return Status.bundleComponentMissing
-        sum += mulDivRound(part.sales, Math.round(component.quantity * amountUnit), amountUnit)
+        sum += mulDivRound(part.sales, scaleQuantity(component.quantity), amountUnit)
         if (outOfRange(sum)) return Status.ruleError
       }
     } finally {
@@ -536,8 +536,9 @@ export function priceItem(
   let selected = pricedAmounts(0, sales, mode, vat.rate, precision, options.rounding)
   let breaks = noPricedBreaks
   if (resolved.breaks !== null) {
-    // Scaled like break quantities; rounding removes binary noise (0.57 x 10^4 = 5699.999...).
-    const quantity = Math.round(options.quantity * amountUnit)
+    // Scaled like break quantities, half-up from the quantity's decimal (0.57 x 10^4 is 5699.999...
+    // in doubles, and a tie like 1.49995 must go up, whatever its binary neighbour).
+    const quantity = scaleQuantity(options.quantity)
     const priced: PricedAmounts[] = []
     let selectedQuantity = -1
     for (const entry of resolved.breaks) {

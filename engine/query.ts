@@ -18,7 +18,7 @@ import {
   outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfGross, vatOfNet, vatStatus,
   type AnswerOptions, type PricedAmounts, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
 } from './pipeline.js'
-import { amountUnit } from './money.js'
+import { scaleQuantity } from './money.js'
 import { applyRounding } from './rounding.js'
 import { pricelistDepthMax } from './limits.js'
 import type { PriceReader } from './price-replica.js'
@@ -223,8 +223,8 @@ function bestOf(
   const at = context.at
   if (validity !== null) trackValidity(context, sku, skuId, selected, validity)
   const rounding = options.rounding
-  // Scaled like break quantities; rounding removes binary noise (as priceItem does).
-  const quantity = Math.round(options.quantity * amountUnit)
+  // Scaled like break quantities, exactly from the quantity's decimal (as priceItem does).
+  const quantity = scaleQuantity(options.quantity)
   let status: Status = Status.noPrice
   let bestGross = Number.POSITIVE_INFINITY
   let bestIndex = -1

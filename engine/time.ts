@@ -29,8 +29,11 @@ export function parseInstant(text: string): number {
   if (check.getUTCDate() !== day) return Number.NaN
   if (zone !== undefined && zone !== 'Z' && zone !== 'z') {
     const sign = zone[0] === '-' ? -1 : 1
-    const offsetMinutes = Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6))
-    ms -= sign * offsetMinutes * 60_000
+    const offsetHours = Number(zone.slice(1, 3))
+    const offsetMinutesPart = Number(zone.slice(4, 6))
+    // RFC 3339's time-numoffset: hours 00-23, minutes 00-59; "+24:00" is not an offset.
+    if (offsetHours > 23 || offsetMinutesPart > 59) return Number.NaN
+    ms -= sign * (offsetHours * 60 + offsetMinutesPart) * 60_000
   }
   return ms
 }

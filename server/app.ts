@@ -18,7 +18,7 @@ import { ApiError, errorBody, validationError } from './errors.js'
 import { serve, type HttpTraffic, type Incoming, type Outgoing } from './http.js'
 import { loadNativeUws } from './uws/load.js'
 import { batchItemsMax, jsonDepthMax, requestBodyBytesMax } from '../engine/limits.js'
-import { jsonNestsDeeperThan } from './json-depth.js'
+import { JsonBodyProblem, readJsonBody } from './json-body.js'
 import type { Metrics, RouteSeries } from './metrics.js'
 import { Router } from './router.js'
 import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
@@ -527,12 +527,11 @@ export function parseJsonBody(incoming: Incoming): unknown {
   if (type !== '' && !type.includes('json')) {
     throw new ApiError('unsupported_media_type', `Content type ${incoming.contentType} is not supported; send application/json`)
   }
-  if (jsonNestsDeeperThan(body, jsonDepthMax)) {
-    throw validationError([{ path: '', message: `JSON nests deeper than ${jsonDepthMax} levels of arrays and objects` }])
-  }
   try {
-    return JSON.parse(body.toString('utf8'))
+    return readJsonBody(body, jsonDepthMax)
   } catch (error) {
-    throw new ApiError('malformed_json', `Malformed JSON body: ${(error as Error).message}`)
+    if (!(error instanceof JsonBodyProblem)) throw error
+    if (error.kind === 'syntax' || error.kind === 'encoding') throw new ApiError('malformed_json', `Malformed JSON body: ${error.message}`)
+    throw validationError([{ path: error.path, message: error.message }])
   }
 }

@@ -13,12 +13,18 @@ import {
   textLengthMax,
 } from '../engine/limits.js'
 
-/** Business codes: 1-64 characters, no control characters. */
+/**
+ * Business codes: 1-64 characters, no control or format characters. The pattern refuses C0 and DEL
+ * (any JSON Schema validator can check it); the `code` format (./validate.ts) refuses every Unicode
+ * control (Cc: C1 too), format character (Cf: U+200B, U+202E, U+FEFF, ...) and lone surrogate.
+ * Codes are opaque: compared code point by code point, never normalised (docs/api.md).
+ */
 export const Code = Type.String({
   minLength: 1,
   maxLength: codeLengthMax,
   pattern: '^[^\\u0000-\\u001f\\u007f]+$',
-  description: 'business code, 1-64 characters',
+  format: 'code',
+  description: 'business code, 1-64 characters; no control characters (Unicode Cc), format characters (Cf) or lone surrogates',
 })
 export const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' })
 export const Text = Type.String({ maxLength: textLengthMax })
@@ -43,6 +49,17 @@ export const Metadata = Type.Record(
   Type.Array(Type.String({ maxLength: metadataValueLengthMax }), { maxItems: metadataValuesMax }),
   { maxProperties: metadataKeysMax, additionalProperties: false, description: `key (1-${codeLengthMax} characters, not __proto__) to list of values` },
 )
+/**
+ * A quantity: a positive decimal number, or its text (a literal of more than 15 significant digits
+ * arrives as text: server/json-body.ts). Read exactly, half-up to 4 decimals, by `quantityValue`.
+ */
+export function Quantity(maximum = Number.POSITIVE_INFINITY) {
+  const bound = Number.isFinite(maximum) ? { maximum } : {}
+  return Type.Union([
+    Type.Number({ exclusiveMinimum: 0, ...bound }),
+    Type.String({ pattern: '^\\s*\\+?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?\\s*$', maxLength: 40 }),
+  ], { description: `positive decimal number${Number.isFinite(maximum) ? ` (at most ${maximum})` : ''}, or its text; read half-up to 4 decimals` })
+}
 export const VatMode = Type.Union([Type.Literal('NET'), Type.Literal('GROSS')])
 
 export const AsOfQuery = {

@@ -14,6 +14,24 @@ FormatRegistry.Set('date-time', (value) => {
 })
 FormatRegistry.Set('date', (value) => /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(parseInstant(value)))
 
+/** Code points a code may not hold: controls (Cc), format characters (Cf) and lone surrogates (Cs). */
+const codeRefused = /[\p{Cc}\p{Cf}\p{Cs}]/u
+
+/**
+ * The `code` format (schemas.ts Code). Printable ASCII, nearly every code, passes a plain loop;
+ * only a code with other characters pays for the Unicode property test. Unassigned code points
+ * (Cn) are allowed: which are unassigned depends on the Unicode version of the Node that runs,
+ * and two nodes of a cluster must answer one request alike.
+ */
+export function isCode(value: string): boolean {
+  for (let index = 0; index < value.length; index++) {
+    const unit = value.charCodeAt(index)
+    if (unit < 0x20 || unit > 0x7e) return !codeRefused.test(value)
+  }
+  return true
+}
+FormatRegistry.Set('code', isCode)
+
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>()
 
 function checker(schema: TSchema): TypeCheck<TSchema> {
@@ -35,15 +53,36 @@ const detailsMax = 20
 export function detailsOf(schema: TSchema, value: unknown, prefix = ''): ErrorDetail[] {
   const details: ErrorDetail[] = []
   for (const error of checker(schema).Errors(value)) {
-    details.push({ path: prefix + error.path, message: describe(error.message, error.schema) })
+    details.push({ path: prefix + error.path, message: describe(error.message, error.schema, error.value) })
     if (details.length >= detailsMax) break
   }
   return details
 }
 
-function describe(message: string, schema: TSchema): string {
+function describe(message: string, schema: TSchema, value: unknown): string {
   if (schema.format === 'date-time') return 'Expected an RFC 3339 date-time with offset, or a date (yyyy-MM-dd)'
+  if (schema.format === 'code') return 'Expected a code without control characters, format characters (Unicode Cc, Cf) or lone surrogates'
+  // A number literal no double holds arrives as its text (./json-body.ts): say why it is refused here.
+  if (typeof value === 'string' && /^-?\d[\d.eE+-]{15,}$/.test(value)) {
+    if (schema.type === 'number' || schema.type === 'integer') {
+      return `${message}: a number of more than 15 significant digits is read exactly only where the API takes decimals`
+    }
+    const lengthMax = textLengthMax(schema)
+    if (lengthMax !== null && value.length > lengthMax) {
+      return `Expected a decimal of at most ${lengthMax} characters (a number literal is read from its text)`
+    }
+  }
   return message
+}
+
+/** The maxLength of a string branch of a (nested) union, or null. */
+function textLengthMax(schema: TSchema): number | null {
+  if (schema.type === 'string') return typeof schema.maxLength === 'number' ? schema.maxLength : null
+  for (const branch of (schema.anyOf as TSchema[] | undefined) ?? []) {
+    const found = textLengthMax(branch)
+    if (found !== null) return found
+  }
+  return null
 }
 
 /** Answers the value when it matches the schema, else throws a 400 with details. */

@@ -12,8 +12,9 @@ import { parseAmount, toDecimalString } from '../../engine/money.js'
 import { formatInstant } from '../../engine/time.js'
 import { route, type TenantRoute } from '../api.js'
 import { notFound, validationError } from '../errors.js'
-import { AsOfQuery, Code, WhenQuery } from '../schemas.js'
-import { accepted, deleteInstant, readInstant } from './common.js'
+import { AsOfQuery, Code, Quantity, WhenQuery } from '../schemas.js'
+import { accepted, deleteInstant, quantityValue, readInstant } from './common.js'
+import { validate } from '../validate.js'
 
 const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })])
 export const BundleRuleWrite = Type.Object(
@@ -22,7 +23,7 @@ export const BundleRuleWrite = Type.Object(
     discount_type: Type.Optional(Type.Union([Type.Literal('PERCENTAGE'), Type.Literal('ABSOLUTE'), Type.Null()])),
     discount_value: Type.Optional(Type.Union([Amount, Type.Null()])),
     fixed_price: Type.Optional(Type.Union([Amount, Type.Null()])),
-    components: Type.Optional(Type.Array(Type.Object({ sku: Code, quantity: Type.Number({ exclusiveMinimum: 0, maximum: 1e6 }) }, { additionalProperties: false }), { maxItems: 100 })),
+    components: Type.Optional(Type.Array(Type.Object({ sku: Code, quantity: Quantity(1e6) }, { additionalProperties: false }), { maxItems: 100 })),
     updated_at: Type.Optional(Type.Unknown()),
     updated_by: Type.Optional(Type.Unknown()),
     bundle_sku: Type.Optional(Type.Unknown()),
@@ -56,7 +57,11 @@ function canonical(input: unknown, path: string): string {
 
 /** Validates a rule body into the stored form. */
 function toRule(bundleSku: string, body: BundleRuleBody): BundleRule {
-  const components = body.components ?? []
+  // Quantities are stored as numbers of at most 4 decimals, rounded half-up from what was written.
+  const components = (body.components ?? []).map((component, index) => ({
+    sku: component.sku,
+    quantity: quantityValue(component.quantity, `/components/${index}/quantity`, 1e6),
+  }))
   if (body.method === 'FIXED') {
     if (body.fixed_price === undefined || body.fixed_price === null) throw validationError([{ path: '/fixed_price', message: 'is required for FIXED' }])
     return { method: 'FIXED', discount_type: null, discount_value: null, fixed_price: canonical(body.fixed_price, '/fixed_price'), components }
@@ -127,7 +132,7 @@ export function bundleRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const sku = context.params['bundleSku']!
+        const sku = validate<string>(Code, context.params['bundleSku']!, '/bundleSku')
         const code = context.params['pricelistCode']!
         if (context.tenant.catalog.get('pricelist', code, context.nowMs) === null) {
           throw validationError([{ path: '/pricelistCode', message: `pricelist ${code} does not exist` }], `Pricelist ${code} does not exist`)

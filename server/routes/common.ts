@@ -5,16 +5,32 @@
  */
 import type { CatalogType, Change } from '../../engine/catalog.js'
 import { pageSizeDefault } from '../../engine/limits.js'
+import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
 import type { Reply, TenantContext } from '../api.js'
-import { ApiError, notFound, type ErrorDetail } from '../errors.js'
+import { ApiError, notFound, validationError, type ErrorDetail } from '../errors.js'
 import type { Limits } from '../plans.js'
 import type { TenantRuntime } from '../tenants.js'
 import { detailsOf } from '../validate.js'
 import type { TSchema } from '@sinclair/typebox'
 
 export const accepted: Reply = { status: 202 }
+
+/**
+ * A Quantity (../schemas.ts) as a number the engine scales exactly (engine/money.ts scaleQuantity):
+ * a number as it is (its shortest text is what the client wrote), a text rounded half-up to
+ * 4 decimals first. 400 naming `path` when the text is not above 0 or is above `maximum`.
+ */
+export function quantityValue(input: number | string, path: string, maximum = Number.POSITIVE_INFINITY): number {
+  if (typeof input === 'number') return input
+  const scaled = parseAmount(input)
+  if (scaled === null || !(Number(input) > 0) || scaled > maximum * amountUnit) {
+    const bound = Number.isFinite(maximum) ? ` up to ${maximum}` : ''
+    throw validationError([{ path, message: `must be a decimal number above 0${bound}` }])
+  }
+  return toNumber(scaled)
+}
 
 /** The read instant: `asOf` (or `as_of`) from the query, else now. */
 export function readInstant(context: TenantContext<unknown, { asOf?: string; as_of?: string }>): number {

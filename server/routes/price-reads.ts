@@ -15,9 +15,9 @@ import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
 import { route, type TenantContext, type TenantRoute } from '../api.js'
 import { ApiError, notFound, validationError } from '../errors.js'
-import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, VatMode } from '../schemas.js'
+import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, Quantity, VatMode } from '../schemas.js'
 import type { TenantRuntime } from '../tenants.js'
-import { page, readInstant } from './common.js'
+import { page, quantityValue, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
 import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
@@ -36,7 +36,7 @@ export const PriceQueryBody = Type.Object(
     as_of: Type.Optional(DateTime),
     rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })),
     sort_order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')])),
-    quantity: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1e9 })),
+    quantity: Type.Optional(Quantity(1e9)),
   },
   { additionalProperties: false },
 )
@@ -170,14 +170,14 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
     currency: body.currency_code,
     rounding: body.rounding_profile ?? null,
     sortOrder: body.sort_order ?? null,
-    quantity: body.quantity ?? 1,
+    quantity: body.quantity === undefined ? 1 : quantityValue(body.quantity, '/quantity', 1e9),
   }
   if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus) return dispatchLargeQuery(tenant, input)
   return dispatchSmallQuery(tenant, input)
 }
 
 const TaxedQuery = Type.Object(
-  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Type.Number({ exclusiveMinimum: 0 })) },
+  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Quantity(1e9)) },
   { additionalProperties: false },
 )
 const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) }, { additionalProperties: false })
@@ -212,7 +212,7 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const pricelist = params['pricelist']!
   const taxArea = params['tax_area']!
   const at = readInstant(context)
-  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity ?? 1, homogeneousCurrency: true }
+  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity', 1e9), homogeneousCurrency: true }
   const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
   const respond = ({ outcome, engine }: Dispatched) => {
     if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')

@@ -8,7 +8,7 @@ import { Decimal } from 'decimal.js'
 import fc from 'fast-check'
 import t from 'tap'
 import { amountAbsMax } from '../../engine/limits.js'
-import { amountScale, amountUnit, mulDivRound, parseAmount, roundTo, toDecimalString, toNumber } from '../../engine/money.js'
+import { amountScale, amountUnit, mulDivRound, parseAmount, roundTo, scaleQuantity, toDecimalString, toNumber } from '../../engine/money.js'
 
 const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP })
@@ -212,4 +212,19 @@ t.test('toDecimalString and toNumber print scaled units as the exact decimal', a
     return toDecimalString(units) === exact && String(toNumber(units)) === exact
   }, 20_000)
   t.pass('printers agree')
+})
+
+t.test('scaleQuantity rounds a quantity half-up to 4 decimals from its decimal, not its binary product', async (t) => {
+  // 1.49995 x 10^4 is 14999.499999999998 in doubles: Math.round gave 14999, the decimal is 15000.
+  t.equal(Math.round(1.49995 * amountUnit), 14_999, 'the double product (the bug)')
+  t.equal(scaleQuantity(1.49995), 15_000)
+  t.equal(scaleQuantity(1.49994), 14_999)
+  t.equal(scaleQuantity(0.57), 5_700)
+  t.equal(scaleQuantity(1e300), Number.MAX_SAFE_INTEGER, 'beyond every break')
+  // Quantities as a client writes them: up to 9 integer digits and up to 6 decimals (15 digits at most).
+  const quantityText = fc.record({ whole: fc.integer({ min: 0, max: 999_999_999 }), fraction: digits(1, 6) })
+    .map(({ whole, fraction }) => `${whole}.${fraction}`)
+    .filter((text) => text.replace(/^0+|\./g, '').length <= 15 && Number(text) > 0)
+  assertProperty(quantityText, (text) => scaleQuantity(Number(text)) === modelParse(text), 20_000)
+  t.pass('agrees with decimal.js')
 })
