@@ -4,6 +4,7 @@
  * @module
  */
 import { assert } from '../engine/assert.js'
+import { validationError } from './errors.js'
 
 interface Node<T> {
   readonly statics: Map<string, Node<T>>
@@ -74,11 +75,15 @@ export class Router<T> {
   }
 }
 
+/**
+ * A parameter that is not valid percent-encoded UTF-8 (`%ED%BF%BF`, a lone surrogate; `%E2%82`, a
+ * cut sequence; `%zz`) is refused: kept as literal text it became a code nobody meant.
+ */
 function decodeSegment(segment: string): string {
   if (segment.indexOf('%') < 0) return segment
   try {
     return decodeURIComponent(segment)
   } catch {
-    return segment
+    throw validationError([{ path: 'url', message: `cannot decode '${segment.slice(0, 64)}' as percent-encoded UTF-8` }])
   }
 }

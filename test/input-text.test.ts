@@ -124,3 +124,16 @@ t.test('codes are opaque: an NFC and an NFD spelling are two codes', async (t) =
   const skus = (await acme.get('/article')).body.map((article: { sku: string }) => article.sku)
   t.ok(skus.includes(composed) && skus.includes(decomposed), 'both are listed, each as written')
 })
+
+t.test('a path parameter that is not valid percent-encoded UTF-8 is refused, not kept as literal text', async (t) => {
+  for (const segment of ['%ED%BF%BF', '%E2%82', '%zz', 'A%FFB']) {
+    const written = await acme.call('PUT', `/article/${segment}`, { name: 'x' })
+    refused(t, written, 'url', `PUT /article/${segment}`)
+    const read = await acme.get(`/article/${segment}`)
+    t.equal(read.status, 400, `GET /article/${segment}: 400`)
+  }
+  t.equal((await acme.get('/article/%25ED%25BF%25BF')).status, 404, 'nothing was stored under the literal text')
+  // A valid encoding still decodes: %C3%A9 is é.
+  t.equal((await acme.call('PUT', '/article/CAF%C3%89', { name: 'x' })).status, 202)
+  t.equal((await acme.get('/article/CAF\u00c9')).status, 200)
+})
