@@ -12,6 +12,8 @@
  * 3. Replica lag under ingest: price batches of 1,000 at 10 a second (10,000 versions/s) to the
  *    home for 10 s; each replica reports the publish-to-apply time of the commits it applied
  *    (`pricing_replica_apply_lag_seconds`): median, p99, maximum.
+ * 4. Failover: the home killed with SIGKILL; the time until one of the replicas acknowledges a
+ *    write (it took the lease and read the stream to its end), against the lease TTL (2 s here).
  * @module
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -21,7 +23,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { cpuTicks } from './proc.js'
 import { loadResult, scenarioDefinitions, type LoadParameters, type LoadResult } from './scenarios.js'
-import { exited, PricingServer, provisionTenant, request } from './server-process.js'
+import { exited, PricingServer, provisionTenant, request, TenantClient } from './server-process.js'
 import { generate, type IngestResult } from './generate.js'
 import { pricelists, skuCode, type WorkloadShape } from './workload.js'
 import autocannon, { type Request } from 'autocannon'
@@ -43,12 +45,15 @@ export interface ClusterBenchResult {
     readonly lagP99Ms: number
     readonly lagMaxMs: number
   } | null
+  /** The home killed: milliseconds until a replica acknowledged a write; absent in earlier results. */
+  readonly failover?: { readonly leaseTtlMs: number; readonly takeoverMs: number } | null
 }
 
 const region = 'local'
 const ingestRatePerS = 10_000
 const ingestBatch = 1_000
 const ingestSeconds = 10
+const leaseTtlMs = 2_000
 
 function redisServer(): string | null {
   for (const candidate of [process.env['PRICING_REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server']) {
@@ -133,7 +138,7 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       entry: options.entry,
       dataDir: path.join(workDir, id),
       adminToken: 'bench-admin',
-      env: { PRICING_REDIS_URL: redis.url, PRICING_NODE_ID: id, PRICING_REGION: region, PRICING_PUBLIC_URL: 'http://pricing.bench', PRICING_LEASE_TTL_MS: '2000', PRICING_BACKUP_INTERVAL_S: '0' },
+      env: { PRICING_REDIS_URL: redis.url, PRICING_NODE_ID: id, PRICING_REGION: region, PRICING_PUBLIC_URL: 'http://pricing.bench', PRICING_LEASE_TTL_MS: String(leaseTtlMs), PRICING_BACKUP_INTERVAL_S: '0' },
     })
   const nodes: PricingServer[] = []
   try {
@@ -168,15 +173,20 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     const started = performance.now()
     let written = 0
     const inFlight: Promise<void>[] = []
+    const failures: Error[] = []
     for (let batch = 0; batch < (ingestRatePerS / ingestBatch) * ingestSeconds; batch++) {
       const due = started + (batch * ingestBatch * 1000) / ingestRatePerS
       const wait = due - performance.now()
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
       const items = Array.from({ length: ingestBatch }, (_, index) => ({ sku: skuCode((batch * ingestBatch + index) % shape.skuCount), pricelist, price: `${10 + batch}.${String(index).padStart(4, '0')}` }))
-      inFlight.push(client.expect(202, 'POST', '/price/batch', items).then(() => void (written += ingestBatch)))
+      // A refused batch is thrown after the loop: a rejection left waiting in the queue would end
+      // the process before `finally` stops the nodes and Redis.
+      inFlight.push(client.expect(202, 'POST', '/price/batch', items).then(() => void (written += ingestBatch), (error: Error) => void failures.push(error)))
       if (inFlight.length >= 8) await inFlight.shift()
+      if (failures.length > 0) break
     }
     await Promise.all(inFlight)
+    if (failures.length > 0) throw failures[0]!
     const elapsedS = (performance.now() - started) / 1000
     const sequence = Number((await client.call('GET', '/pricelist')).headers.get('x-sequence'))
     const lags = { p50: 0, p99: 0, max: 0, commits: 0 }
@@ -208,6 +218,16 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     // Nothing left behind: a home that could not publish a commit is degraded (a bench run found one).
     const homeCluster = JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster as { degraded: boolean; reasons: string[] }
     if (homeCluster.degraded) throw new Error(`cluster bench: the home is degraded after the ingest: ${homeCluster.reasons.join('; ')}\n${home.problems.join('\n')}`)
+    options.progress('cluster: the home killed (SIGKILL); time until a replica acknowledges a write')
+    const killed = performance.now()
+    await home.kill()
+    const write = [{ sku: skuCode(0), pricelist, price: '1.2345' }]
+    const replicaClients = nodes.slice(1).map((replica) => Object.assign(new TenantClient(replica, client.slug, client.clientId, client.clientSecret), { token: client.token }))
+    await until('a replica acknowledging writes after the home was killed', async () => {
+      for (const replicaClient of replicaClients) if ((await replicaClient.call('POST', '/price/batch', write)).status === 202) return true
+      return false
+    }, leaseTtlMs * 10)
+    const takeoverMs = performance.now() - killed
     return {
       skipped: null,
       skuCount: shape.skuCount,
@@ -216,6 +236,7 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       threeNodes,
       readRatio: threeNodes.requestsPerSecond / oneNode.requestsPerSecond,
       ingest: { versionsPerSecond: written / elapsedS, commits: lags.commits, lagP50Ms: lags.p50, lagP99Ms: lags.p99, lagMaxMs: lags.max },
+      failover: { leaseTtlMs, takeoverMs },
     }
   } finally {
     for (const server of nodes) await server.stop().catch(() => undefined)

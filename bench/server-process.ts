@@ -136,6 +136,15 @@ export class PricingServer {
     throw new Error('server never became ready')
   }
 
+  /** Hard kill (SIGKILL), as a crash: no shutdown code runs. */
+  async kill(): Promise<void> {
+    const child = this.#child
+    if (child === null) return
+    child.kill('SIGKILL')
+    await exited(child)
+    this.#child = null
+  }
+
   /** Graceful stop (SIGTERM) and wait for the exit. */
   async stop(): Promise<void> {
     const child = this.#child

@@ -48,6 +48,8 @@ export class ClusterNode {
   placement: ClusterPlacement | null = null
   replication: Replication | null = null
   #redisUp = false
+  /** Set by `stop`: the connection it closes itself is no outage to warn about. */
+  #stopping = false
 
   constructor(
     readonly config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>,
@@ -57,6 +59,7 @@ export class ClusterNode {
     const nodeId = this.nodeId
     this.redis = connectRedis(config.redisUrl, (up) => {
       this.#redisUp = up
+      if (this.#stopping) return
       if (up) {
         logger.info({ nodeId }, 'cluster: Redis reachable')
         void this.replication?.flushQueued().catch(() => undefined)
@@ -183,6 +186,7 @@ export class ClusterNode {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true
     await this.#fetcher.stop(true)
     await this.placement?.stop()
     await this.replication?.stop()

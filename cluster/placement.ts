@@ -12,6 +12,14 @@
  *   returns, only the last holder takes the lease again, unless its registration stays absent for a
  *   whole TTL (it died): then a standby does. With no last holder recorded (a new cluster, or a
  *   Redis that lost its keys), a node takes a home only after Redis has answered it for a TTL.
+ * - **A dead home is told from one cut off from Redis by asking it.** Once the last holder's
+ *   registration is gone, a standby asks its address (`GET /readyz`): a refused connection, or
+ *   another node answering there, means its process is gone, and the standby takes the lease at
+ *   its next try instead of waiting that further TTL. A home that answers (alive, cut off from
+ *   Redis only) or does not answer at all (its machine down, or cut off from the standby too) is
+ *   waited for as before. So a SIGKILLed home is replaced within TTL + TTL/3 (its lease runs out
+ *   at most a TTL after its last renewal; the standby tries every TTL/3), and a home cut off from
+ *   Redis keeps its region for the same time as before.
  * - The view of nodes and homes is read from Redis every TTL/3; while Redis is away the last view
  *   stands.
  * @module
@@ -27,6 +35,9 @@ export interface NodeInfo {
   readonly url: string
   readonly regions: readonly string[]
 }
+
+/** How long a standby waits for the last home's answer to the liveness question (at most). */
+const probeTimeoutMs = 1_000
 
 /** How a replica of a tenant stands (cluster/replication.ts); absent: no replica here. */
 export interface ReplicaView {
@@ -56,6 +67,8 @@ export class ClusterPlacement implements TenantPlacement {
   readonly promoting = new Set<string>()
   /** region -> when (own clock) its last holder was first seen unregistered while Redis answered. */
   readonly #lastHolderAbsentSince = new Map<string, number>()
+  /** node id -> its registration as last read, and when (own clock): the address to ask once it is gone. */
+  readonly #lastSeen = new Map<string, { info: NodeInfo; seenMs: number }>()
   #timer: NodeJS.Timeout | null = null
   #stopped = false
   redisUp = false
@@ -179,12 +192,32 @@ export class ClusterPlacement implements TenantPlacement {
       this.#lastHolderAbsentSince.delete(region)
       return false
     }
+    // Gone from Redis: a process that is gone too needs no further wait.
+    if (await this.#processGone(last)) return true
     const since = this.#lastHolderAbsentSince.get(region)
     if (since === undefined) {
       this.#lastHolderAbsentSince.set(region, this.now())
       return false
     }
     return this.now() - since >= this.ttlMs
+  }
+
+  /**
+   * Whether node `id`'s process is certainly gone: its address refuses connections, or another node
+   * answers there. Anything else (an answer from it, a time-out, an address never seen) is not
+   * certain, and the caller waits.
+   */
+  async #processGone(id: string): Promise<boolean> {
+    const seen = this.#lastSeen.get(id)
+    if (seen === undefined) return false
+    try {
+      const answer = await fetch(new URL('/readyz', seen.info.url), { signal: AbortSignal.timeout(Math.min(probeTimeoutMs, Math.floor(this.ttlMs / 3))) })
+      const body = (await answer.json().catch(() => null)) as { cluster?: { node_id?: unknown } } | null
+      const nodeId = body?.cluster?.node_id
+      return typeof nodeId === 'string' && nodeId !== id
+    } catch (error) {
+      return (error as { cause?: { code?: unknown } }).cause?.code === 'ECONNREFUSED'
+    }
   }
 
   /** Registers this node, then reads the nodes and the homes of their regions. */
@@ -200,11 +233,18 @@ export class ClusterPlacement implements TenantPlacement {
       const texts = ids.length === 0 ? [] : await this.redis.mget(...ids.map((id) => `pricing:node:${id}`))
       this.#nodes.clear()
       const gone: string[] = []
+      const seenMs = this.now()
       ids.forEach((id, index) => {
         const text = texts[index]
         if (text === null || text === undefined) gone.push(id)
-        else this.#nodes.set(id, JSON.parse(text) as NodeInfo)
+        else {
+          const info = JSON.parse(text) as NodeInfo
+          this.#nodes.set(id, info)
+          this.#lastSeen.set(id, { info, seenMs })
+        }
       })
+      // Addresses of nodes gone for long are of no more use (ids change with each start by default).
+      for (const [id, seen] of this.#lastSeen) if (seenMs - seen.seenMs > this.ttlMs * 10) this.#lastSeen.delete(id)
       if (gone.length > 0) await this.redis.srem('pricing:nodes', ...gone)
       const regions = [...new Set([...this.self.regions, ...[...this.#nodes.values()].flatMap((node) => node.regions)])]
       const holders = await this.redis.mget(...regions.map((region) => `pricing:lease:home:${region}`))

@@ -4,7 +4,10 @@
  * about `fxFetchDelayMs` after start, then every `fxFetchIntervalMs`, not at a time of day) and
  * applies the result to every tenant whose `fx.rate.auto.update` is on then. The latest fetched
  * feed is kept in the system store, so a tenant created later starts with it, also after a restart.
- * A failed fetch is logged and tried again at the next interval; it never stores anything.
+ * A failed fetch is logged and tried again at the next interval; it never stores anything. A
+ * cluster's fetcher, which looks every few seconds, backs off instead: after each failure it waits
+ * twice as long as after the one before (from its look period up to the interval), and logs each
+ * failure once with that wait, so an unreachable feed costs a few lines, not one every look.
  * Non-goals: the CSV and zip variants of the feed, and electing one fetching node among several.
  * @module
  */
@@ -321,6 +324,9 @@ export class FxFeedService {
   #stopped = false
   /** A round waits for storage to have room (logged once per wait). */
   #postponed = false
+  /** A cluster fetcher's failed fetches in a row, and when (own clock) it may try again. */
+  #failures = 0
+  #retryAtMs = 0
 
   constructor(deps: FxFeedDeps) {
     this.#deps = deps
@@ -372,7 +378,9 @@ export class FxFeedService {
       return // Redis unreachable: the next round looks again.
     }
     if (cluster.isFetcher()) {
-      if (shared === null || this.#deps.now() - shared.fetched_at >= this.#deps.config.fxFetchIntervalMs) await this.runOnce()
+      const now = this.#deps.now()
+      const due = shared === null || now - shared.fetched_at >= this.#deps.config.fxFetchIntervalMs
+      if (due && now >= this.#retryAtMs) await this.#round(cluster.checkEveryMs)
       return
     }
     if (shared === null || shared.fetched_at <= this.#appliedFetchedAt || shared.days.length === 0) return
@@ -397,18 +405,32 @@ export class FxFeedService {
   }
 
   /** One automatic round: fetch, then apply to each loaded tenant whose setting is on now. */
-  async runOnce(): Promise<void> {
+  runOnce(): Promise<void> {
+    return this.#round(null)
+  }
+
+  /** A round; `backoffBaseMs` (a cluster's fetcher): a failure delays the next try, doubling up to the interval. */
+  async #round(backoffBaseMs: number | null): Promise<void> {
     const logger = this.#deps.logger
     let days: FeedDay[]
     try {
       days = await this.fetchLatest()
     } catch (error) {
+      if (this.#stopped) return
       // One line without a stack: an unreachable feed is an operating condition, not a bug.
-      if (!this.#stopped) {
-        logger.warn({ url: this.#deps.config.fxFeedUrl, error: (error as Error).message, code: failureCode(error) }, 'FX feed fetch failed; retrying at the next interval')
+      const failure = { url: this.#deps.config.fxFeedUrl, error: (error as Error).message, code: failureCode(error) }
+      if (backoffBaseMs === null) {
+        logger.warn(failure, 'FX feed fetch failed; retrying at the next interval')
+        return
       }
+      this.#failures++
+      const retryInMs = Math.min(backoffBaseMs * 2 ** Math.min(this.#failures - 1, 40), this.#deps.config.fxFetchIntervalMs)
+      this.#retryAtMs = this.#deps.now() + retryInMs
+      logger.warn({ ...failure, failures: this.#failures, retryInMs }, 'FX feed fetch failed; retrying after a backoff')
       return
     }
+    this.#failures = 0
+    this.#retryAtMs = 0
     logger.info({ days: days.length, newest: days[days.length - 1]!.date }, 'FX feed fetched')
     await this.#applyToTenants(days)
   }

@@ -208,6 +208,29 @@ t.test('with --url a wrong admin token fails with exit code 1 and the status', a
   t.equal(fromEnv.code, 0, 'the admin token defaults to PRICING_ADMIN_TOKEN')
 })
 
+t.test('with --url on a server without an admin token the CLI says the admin API is off and what to do', async (t) => {
+  // The quick start's server: `npm start` sets no PRICING_ADMIN_TOKEN.
+  const server = await startServer({ env: { PRICING_ADMIN_TOKEN: '' } })
+  t.teardown(() => server.dispose())
+  for (const args of [['backup', 'list', 'acme'], ['backup', 'create', 'acme'], ['tenant', 'list']]) {
+    const result = await cli([...args, '--url', server.url], { PRICING_ADMIN_TOKEN: 'a-token-the-server-does-not-have' })
+    t.equal(result.code, 1, `${args.join(' ')} fails`)
+    t.match(result.stderr, `the server at ${server.url} has its admin API off: it was started without PRICING_ADMIN_TOKEN`, 'naming the cause')
+    t.match(result.stderr, 'start it again with PRICING_ADMIN_TOKEN set in its environment', 'and the remedy')
+  }
+  // A tenant that does not exist on a server with the admin API on is still a plain 404.
+  const on = await startServer()
+  t.teardown(() => on.dispose())
+  const missing = await cli(['backup', 'list', 'nobody', '--url', on.url], { PRICING_ADMIN_TOKEN: adminToken })
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^404: /)
+  t.notMatch(missing.stderr, 'admin API off')
+  // No token given to a server that wants one: the 401 says where the token goes.
+  const tokenless = await cli(['tenant', 'list', '--url', on.url])
+  t.equal(tokenless.code, 1)
+  t.match(tokenless.stderr, 'set PRICING_ADMIN_TOKEN in this command\'s environment')
+})
+
 t.test('an unknown command prints the usage and exits 2', async (t) => {
   const result = await cli(['frobnicate'])
   t.equal(result.code, 2)

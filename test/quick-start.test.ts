@@ -52,7 +52,7 @@ t.test('without a build, the command says how to make one', async (t) => {
   t.match(run.stderr, /dist\/ is not built yet; run `npm run build`/)
 })
 
-t.test('every request of the quick start answers 200 on a first start', async (t) => {
+t.test('every request of the quick start answers as the README says on a first start', async (t) => {
   const server = await startServer({ env: { PRICING_DEMO: 'true' } })
   t.teardown(() => server.dispose())
   const credentials = await readCredentials(server)
@@ -71,23 +71,26 @@ t.test('every request of the quick start answers 200 on a first start', async (t
   const block = blocks[1] ?? ''
   t.ok(block.includes(`cat data/${demoCredentialsFileName}`), 'the README names the credentials file')
   const curls = shellCommands(block).filter((command) => command.text.startsWith('curl '))
-  t.equal(curls.length, 3, 'a token, a price read and a price query')
+  t.equal(curls.length, 5, 'a token, a price read, a price query, a price write and a changelog read')
   const values: Record<string, string> = { CLIENT_ID: credentials['client_id']!, CLIENT_SECRET: credentials['client_secret']! }
   const answers: any[] = []
   for (const command of curls) {
     const request = curlRequest(shellWords(fillPlaceholders(command.text, values)))
     t.ok(request.url.startsWith(`${readmeRoot}/`), `${request.url} is under the default root`)
     const response = await fetch(server.url + request.url.slice(readmeRoot.length), request)
-    const body = (await response.json()) as any
-    t.equal(response.status, 200, `${request.method} ${request.url} answers 200`, { body })
+    const text = await response.text()
+    const body = (text === '' ? null : JSON.parse(text)) as any
+    // A write says in its comment that it answers 202; everything else answers 200.
+    const status = command.comments.join(' ').includes('answers 202') ? 202 : 200
+    t.equal(response.status, status, `${request.method} ${request.url} answers ${status}`, { body })
     // What the comment above the command quotes is what the answer says.
     for (const [name, value] of Object.entries(quotedFields(command.comments.join(' ')))) {
       t.same(body[name], value, `${name} is ${JSON.stringify(value)} as the README says`)
     }
-    if (typeof body.access_token === 'string') values['TOKEN'] = body.access_token
+    if (typeof body?.access_token === 'string') values['TOKEN'] = body.access_token
     answers.push(body)
   }
-  const [token, price, query] = answers
+  const [token, price, query, written, changes] = answers
   t.equal(token?.token_type, 'Bearer')
   t.equal(token?.expires_in, 900, 'valid 15 minutes, as the README says')
   t.match(price, { sku: 'ESP-HOUSE-500', pricelist: 'retail-se', tax_area: 'SE', currency_code: 'SEK', vat_mode: 'GROSS', gross: 169, net: 150.89, vat: 18.11, vat_rate: 12, vat_class: 'reduced' })
@@ -101,6 +104,12 @@ t.test('every request of the quick start answers 200 on a first start', async (t
       ['MUG-350', 'wholesale-eu', 6.5, 1.24, 7.74, 19],
     ],
   )
+  t.equal(written, null, 'the write answers 202 without a body, as the README says')
+  t.equal(changes?.items.length, 33, "the demo's 32 prices and the write")
+  t.ok(changes?.items.every((entry: any) => entry.entity_type === 'price'), 'only prices')
+  t.match(changes?.items.at(-1), { entity_type: 'price', change_type: 'updated', entity_code: 'MUG-350', composite_key: 'wholesale-eu' }, 'the write comes last')
+  const after = await server.request('GET', '/t/demo/price/MUG-350/wholesale-eu/DE', { token: values['TOKEN'] })
+  t.equal(after.body.net, 6.9, 'and the price reads back as written')
 })
 
 t.test('the demo catalogue: two tax areas, two pricelists and a campaign, every article priced on both', async (t) => {

@@ -33,7 +33,7 @@ t.test('a stalled stdout reader: lines beyond 16 MiB are dropped and counted, ne
   await new Promise((resolve) => setTimeout(resolve, 1_500))
   child.stdin!.write('\n')
   // A child that never exits is killed after a minute, so the failure shows its stderr instead of
-  // a tap timeout with nothing to go on (one such hang was seen on Node 24 in CI, not reproduced).
+  // a tap timeout with nothing to go on (the child's exit once hung so on Node 24: its module says why).
   const deadline = setTimeout(() => child.kill('SIGKILL'), 60_000)
   const code = await exited
   clearTimeout(deadline)

@@ -170,8 +170,21 @@ async function viaApi(url: string, token: string, method: string, route: string,
   })
   const text = await response.text()
   const json = text === '' ? null : (JSON.parse(text) as unknown)
-  if (!response.ok) throw new Error(`${response.status}: ${(json as { message?: string })?.message ?? text}`)
+  const answer = json as { message?: string; code?: string } | null
+  // Every route this command calls exists: a server that knows none of them has its admin API off.
+  if (response.status === 404 && answer?.code === 'route_not_found') throw new Error(adminApiOff(url))
+  if (response.status === 401 && token === '') throw new Error(`401: ${url} wants its admin token: set PRICING_ADMIN_TOKEN in this command's environment (or pass --admin-token)`)
+  if (!response.ok) throw new Error(`${response.status}: ${answer?.message ?? text}`)
   return json
+}
+
+/** What to do when the server at `url` runs without an admin token (the quick start's `npm start`). */
+function adminApiOff(url: string): string {
+  return [
+    `404: the server at ${url} has its admin API off: it was started without PRICING_ADMIN_TOKEN.`,
+    'Stop it, start it again with PRICING_ADMIN_TOKEN set in its environment (a long random token), and give this',
+    'command the same token in its environment (PRICING_ADMIN_TOKEN; --admin-token also works, but shows it in ps).',
+  ].join('\n')
 }
 
 function throughApi(url: string, the: Invocation): Promise<unknown> {

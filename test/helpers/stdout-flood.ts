@@ -2,7 +2,15 @@
  * A child process for test/stdout-backpressure.test.ts: the root logger on stdout and the access
  * log at sample 1, then `lineCount` answers recorded as fast as the event loop allows, while the
  * parent does not read stdout. When done it says so on stderr (`recorded N`), waits for the
- * parent's newline on stdin, and exits through the normal close path (flush, then `closed`).
+ * parent's newline on stdin, and closes (flush, then `closed`).
+ *
+ * It then lets the event loop run out instead of calling process.exit(). process.exit() shuts
+ * V8's worker threads down before the heap: a concurrent (Maglev) compile job that is waiting for
+ * a main-thread GC at that moment waits forever, and the exit with it (nodejs/node#54918). This
+ * child's heap is large (16 MiB queued, 150,000 records made), so such a job is likely at exit; on
+ * Node 24 under tap (whose --import hook runs code at exit) 3 of 40 runs hung so, stack in
+ * NodePlatform::Shutdown / CollectionBarrier::AwaitCollectionBackground. A natural exit disposes
+ * the isolate first, which releases such a job.
  * @module
  */
 import { AccessLog } from '../../server/access-log.js'
@@ -24,10 +32,11 @@ function burst(): void {
   else {
     process.stderr.write(`recorded ${recorded}\n`)
     process.stdin.once('data', () => {
+      // Nothing keeps the loop alive once stdin is let go and stdout's queue is written.
+      process.stdin.destroy()
       accessLog.flush()
       logger.info('closed')
       logger.flush()
-      setTimeout(() => process.exit(0), 2_000)
     })
   }
 }
