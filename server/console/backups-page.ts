@@ -1,8 +1,10 @@
 /**
- * A tenant's backups in the console (issue 9): the list (newest first), the form that takes one
- * (optionally kept from thinning), a restore link per backup (behind a confirmation page) and the
- * restore status, which console.js keeps live by polling `GET /t/{slug}/management/restore/status`
- * while a restore runs.
+ * A tenant's backups in the console (issue 9): the list (newest first) with what happens to each
+ * (thinning deletes only automatic backups that are not kept, storage/backup/thinning.ts, so a
+ * backup taken here is labelled as kept and its form has no "keep it" box that would do nothing),
+ * the form that takes one, a restore link per backup (behind a confirmation page that offers a
+ * backup of the current state first) and the restore status, which console.js keeps live by polling
+ * `GET /t/{slug}/management/restore/status` while a restore runs.
  * @module
  */
 import { publicRestoreStatus, type RestoreStatus } from '../backups/restore.js'
@@ -37,9 +39,18 @@ function restoreStatus(visit: ConsoleVisit): Html {
 </section>`
 }
 
+/** What thinning does to a backup: it deletes automatic backups by age unless they are kept. */
+export function retentionText(backup: BackupRecord): string {
+  if (backup.type === 'manual') return 'kept (taken by hand: never thinned)'
+  return backup.retain ? 'kept' : 'thinned by age'
+}
+
+/** The restore confirmation's field: take a manual backup of the current state before restoring. */
+export const backupFirstField = 'backup_first'
+
 function row(visit: ConsoleVisit, backup: BackupRecord) {
   const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
-  return html`<tr><td class="mono">${backup.id}</td><td>${backup.created.slice(0, 19).replace('T', ' ')} UTC</td><td>${backup.type}</td><td>${backup.retain ? 'kept' : 'thinned by age'}</td><td>${restore}</td></tr>`
+  return html`<tr><td class="mono">${backup.id}</td><td>${backup.created.slice(0, 19).replace('T', ' ')} UTC</td><td>${backup.type}</td><td>${retentionText(backup)}</td><td>${restore}</td></tr>`
 }
 
 export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {
@@ -53,7 +64,7 @@ ${backups.map((backup) => row(visit, backup))}
     ? html`<h2>Take a backup</h2>
 <form method="post" action="/console/${visit.slug}/backups">
 <input type="hidden" name="${csrfField}" value="${visit.csrf}">
-<div class="check"><input id="retain" name="retain" type="checkbox" value="true"><label for="retain">Keep it (never thinned by age)</label></div>
+<p class="hint">A backup taken here is never thinned: thinning by age removes only automatic backups.</p>
 <button type="submit">Take a backup now</button>
 </form>`
     : html`<p class="hint">Your role (${visit.role}) does not take backups.</p>`

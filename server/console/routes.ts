@@ -11,6 +11,7 @@
 import type { Reply } from '../api.js'
 import { startRestore } from '../backups/restore.js'
 import { takeBackup } from '../backups/take.js'
+import { tokenLifetimeS } from '../auth.js'
 import { ApiError, notFound, validationError } from '../errors.js'
 import { changeMemberRole, existingMember, inviteMember, removeMember, type MembershipChange } from '../people/memberships.js'
 import type { Permission } from '../people/roles.js'
@@ -24,7 +25,7 @@ import { backTo, formFields } from '../web/form.js'
 import { pageHeaders } from '../web/security-headers.js'
 import type { Role } from '../../storage/system-store.js'
 import { formVisit, pageVisit, signedInPerson, type ConsoleVisit } from './access.js'
-import { backupsPage, restorePath } from './backups-page.js'
+import { backupFirstField, backupsPage, restorePath } from './backups-page.js'
 import { confirmPage } from './confirm-page.js'
 import { keysPage } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
@@ -146,7 +147,7 @@ export function consoleRoutes(): RootRoute[] {
       return confirmPage(visit, {
         tab: 'keys',
         title: `Revoke the key "${key.name}"?`,
-        explanation: html`<p>The key <span class="mono">${key.client_id}</span> will get no new tokens. Tokens it already has keep working until they expire (at most an hour).</p>`,
+        explanation: html`<p>The key <span class="mono">${key.client_id}</span> will get no new tokens. Tokens it already has keep working until they expire (at most ${tokenLifetimeS / 60} minutes after they were issued).</p>`,
         action: `/console/${visit.slug}/keys/${key.client_id}/revoke`,
         button: 'Revoke the key',
         back: keysBack(visit),
@@ -162,6 +163,8 @@ export function consoleRoutes(): RootRoute[] {
         title: `Restore ${backup.id}?`,
         explanation: html`<p>The tenant ${visit.slug} goes back to its state of ${backup.created.slice(0, 19).replace('T', ' ')} UTC. Every change since then is undone (the changelog records each difference, and webhooks receive them). Reads go on during the restore; writes answer 503 until it ends.</p>`,
         action: restorePath(visit, backup.id),
+        fields: html`<div class="check"><input id="${backupFirstField}" name="${backupFirstField}" type="checkbox" value="true" checked><label for="${backupFirstField}">Take a backup of the current state first</label></div>
+<p class="hint">Checked, the state before the restore stays as a backup of its own, so the restore can be undone.</p>`,
         button: 'Restore this backup',
         back: backupsBack(visit),
       })
@@ -188,14 +191,18 @@ export function consoleRoutes(): RootRoute[] {
       const record = await revokeKey(context.deps.system, visit.slug, context.params['clientId']!, context.nowMs)
       return `Revoked the key "${record.name}": it gets no new tokens.`
     }),
-    actionRoute('/console/:slug/backups', 'consoleTakeBackup', 'Take a backup (form)', 'backups.create', backupsBack, async (context, visit, form) => {
-      const record = await takeBackup(visit.tenant, 'manual', form.get('retain') === 'true', context.nowMs)
-      return `Took the backup ${record.id}${record.retain ? ' (kept)' : ''}.`
+    actionRoute('/console/:slug/backups', 'consoleTakeBackup', 'Take a backup (form): a manual backup, which thinning never deletes', 'backups.create', backupsBack, async (context, visit) => {
+      const record = await takeBackup(visit.tenant, 'manual', false, context.nowMs)
+      return `Took the backup ${record.id}.`
     }),
-    actionRoute('/console/:slug/backups/:id/restore', 'consoleRestore', 'Restore a backup (form)', 'restore', backupsBack, async (context, visit) => {
+    actionRoute('/console/:slug/backups/:id/restore', 'consoleRestore', 'Restore a backup (form), optionally after a backup of the current state', 'restore', backupsBack, async (context, visit, form) => {
       const id = pathValue(context, 'id')
+      // Checked before the backup of the current state, so that a restore that cannot start takes none.
+      if (visit.tenant.restoring !== null) throw new ApiError('conflict', `A restore of backup ${visit.tenant.restoring} is in progress`)
+      if (visit.tenant.backups.get(id) === null) throw notFound(`Backup ${id}`)
+      const before = form.get(backupFirstField) === 'true' ? await takeBackup(visit.tenant, 'manual', false, context.nowMs) : null
       await startRestore(context.deps.system, visit.tenant, id, visit.email, context.deps.now)
-      return `Restoring ${id}: this page shows when it is done.`
+      return `${before === null ? '' : `Took the backup ${before.id} of the state before. `}Restoring ${id}: this page shows when it is done.`
     }),
   ]
 }

@@ -140,7 +140,7 @@ t.test('CSRF: without the form token, with another session\'s, or from another o
 t.test('each action per role, as the table of docs/api.md says', async (t) => {
   const backup = await post('owner@alpha.example', '/console/alpha/backups', { retain: 'true' })
   t.equal(backup.status, 303)
-  const backupId = /Took the backup (alpha-\S+) \(kept\)/.exec(message(backup).notice ?? '')![1]!
+  const backupId = /Took the backup (alpha-\S+)\./.exec(message(backup).notice ?? '')![1]!
   // [action, path, fields, roles allowed]
   const actions: [string, string, Record<string, string>, string[]][] = [
     ['create a key', '/console/alpha/keys', { name: 'k' }, ['owner', 'admin', 'editor', 'viewer']],
