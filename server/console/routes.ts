@@ -21,7 +21,7 @@ import type { RootContext, RootRoute } from '../routes/system.js'
 import { errorPage } from '../web/error-page.js'
 import { flashOf } from '../web/flash.js'
 import { html } from '../web/html.js'
-import { backTo, formFields } from '../web/form.js'
+import { backTo, backToSession, formFields } from '../web/form.js'
 import { pageHeaders } from '../web/security-headers.js'
 import type { Role } from '../../storage/system-store.js'
 import { formVisit, pageVisit, signedInPerson, type ConsoleVisit } from './access.js'
@@ -31,7 +31,7 @@ import { keysPage } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
 import { userPath, usersPage } from './users-page.js'
 
-const signInFirst = (): Reply => backTo('/portal', { error: 'Sign in to see the console' })
+const signInFirst = (): Reply => backTo('/portal', { error: 'sign-in-first' })
 
 const htmlReply = (body: string, status = 200): Reply => ({ status, headers: pageHeaders, body })
 
@@ -96,9 +96,9 @@ function actionRoute(
       }
       try {
         const outcome = await run(context, visit, form)
-        return typeof outcome === 'string' ? backTo(back(visit), { notice: outcome }) : outcome
+        return typeof outcome === 'string' ? backToSession(back(visit), visit.session, { notice: outcome }) : outcome
       } catch (error) {
-        if (error instanceof ApiError && error.status !== 403) return backTo(back(visit), { error: error.message })
+        if (error instanceof ApiError && error.status !== 403) return backToSession(back(visit), visit.session, { error: error.message })
         return errorPage(error, person.email)
       }
     },
@@ -127,8 +127,8 @@ const backupsBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/bac
 export function consoleRoutes(): RootRoute[] {
   return [
     pageRoute('/console/:slug', 'consoleOverview', "A tenant's console: counts, plan limits, rate limits, the last hour", 'overview.read', (context, visit) =>
-      overviewPage(visit, context.nowMs, flashOf(context.query))),
-    pageRoute('/console/:slug/users', 'consoleUsers', "A tenant's users: roles, invitations", 'users.read', (context, visit) => usersPage(visit, flashOf(context.query))),
+      overviewPage(visit, context.nowMs, flashOf(context.query, visit.session))),
+    pageRoute('/console/:slug/users', 'consoleUsers', "A tenant's users: roles, invitations", 'users.read', (context, visit) => usersPage(visit, flashOf(context.query, visit.session))),
     pageRoute('/console/:slug/users/:email/remove', 'consoleConfirmRemoveUser', 'Confirm removing a user', 'users.manage', (context, visit) => {
       const member = existingMember(context.deps.system, visit.slug, pathValue(context, 'email'))
       return confirmPage(visit, {
@@ -140,7 +140,7 @@ export function consoleRoutes(): RootRoute[] {
         back: usersBack(visit),
       })
     }),
-    pageRoute('/console/:slug/keys', 'consoleKeys', "A tenant's API keys", 'keys.manage', (context, visit) => keysPage(visit, context.app.keyUsage, flashOf(context.query), null)),
+    pageRoute('/console/:slug/keys', 'consoleKeys', "A tenant's API keys", 'keys.manage', (context, visit) => keysPage(visit, context.app.keyUsage, flashOf(context.query, visit.session), null)),
     pageRoute('/console/:slug/keys/:clientId/revoke', 'consoleConfirmRevokeKey', 'Confirm revoking a key', 'keys.manage', (context, visit) => {
       const key = context.deps.system.keys.get(context.params['clientId']!)
       if (key === undefined || key.tenant !== visit.slug) throw notFound(`Key ${context.params['clientId']}`)
@@ -153,7 +153,7 @@ export function consoleRoutes(): RootRoute[] {
         back: keysBack(visit),
       })
     }),
-    pageRoute('/console/:slug/backups', 'consoleBackups', "A tenant's backups and restore status", 'backups.read', (context, visit) => backupsPage(visit, flashOf(context.query))),
+    pageRoute('/console/:slug/backups', 'consoleBackups', "A tenant's backups and restore status", 'backups.read', (context, visit) => backupsPage(visit, flashOf(context.query, visit.session))),
     pageRoute('/console/:slug/backups/:id/restore', 'consoleConfirmRestore', 'Confirm restoring a backup', 'restore', (context, visit) => {
       const id = pathValue(context, 'id')
       const backup = visit.tenant.backups.list().find((candidate) => candidate.id === id)
