@@ -1,8 +1,9 @@
 /**
  * A tenant's API keys in the console (issue 9): the list with last-used times, the form that creates
- * one, and, right after creating, the only showing of its secret: client id and secret with copy
- * buttons (console.js makes them work; without script the values are selectable text) and the curl
- * line that gets a token with them. Revoking goes through a confirmation page.
+ * one, and on the page the creation redirects to, the only showing of its secret (a reload shows the
+ * key and says the secret was shown once): client id and secret with copy buttons (console.js makes
+ * them work; without script the values are selectable text) and the curl line that gets a token
+ * with them. Revoking goes through a confirmation page.
  * @module
  */
 import { withRecentUse } from '../provision.js'
@@ -15,7 +16,8 @@ import { consolePage } from './frame.js'
 
 export interface NewKey {
   readonly record: ApiKeyRecord
-  readonly clientSecret: string
+  /** Null once it has been shown (a reload of the page). */
+  readonly clientSecret: string | null
   /** The service's public base URL, for the curl line. */
   readonly baseUrl: string
 }
@@ -31,6 +33,13 @@ function copyable(id: string, label: string, value: string): Html {
 }
 
 function newKeyPanel(key: NewKey): Html {
+  if (key.clientSecret === null) {
+    return html`<section class="new-key" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Your new key "${key.record.name}"</h2>
+<p role="status">Its secret was shown once, when the key was created, and is not kept (only its hash is). If you did not copy it, revoke this key and create another.</p>
+${copyable('new-client-id', 'Client id', key.record.client_id)}
+</section>`
+  }
   const curl = `curl -s -X POST ${key.baseUrl}/oauth2/token -d grant_type=client_credentials -d client_id=${key.record.client_id} -d client_secret=${key.clientSecret}`
   return html`<section class="new-key" aria-labelledby="new-key-title">
 <h2 id="new-key-title">Your new key "${key.record.name}"</h2>

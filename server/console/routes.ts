@@ -3,9 +3,9 @@
  * for people signed in to the portal who are users of the tenant (server/console/access.ts). Pages
  * answer 200 with HTML; a form post does what it says through the same functions as the JSON
  * endpoints (server/people/memberships.ts, server/provision.ts, server/backups/) and answers a 303
- * back to its page with a message, except a new key, whose secret is shown once in the answer
- * itself. These are pages, not API: they are listed in docs/api.md ("Web pages"), not in the
- * OpenAPI document.
+ * back to its page with a message; a new key's goes to the keys page, which shows its secret once
+ * (server/console/new-key-secrets.ts), so that a reload creates no second key. These are pages, not
+ * API: they are listed in docs/api.md ("Web pages"), not in the OpenAPI document.
  * @module
  */
 import type { Reply } from '../api.js'
@@ -27,7 +27,7 @@ import type { Role } from '../../storage/system-store.js'
 import { formVisit, pageVisit, signedInPerson, type ConsoleVisit } from './access.js'
 import { backupFirstField, backupsPage, restorePath } from './backups-page.js'
 import { confirmPage } from './confirm-page.js'
-import { keysPage } from './keys-page.js'
+import { keysPage, type NewKey } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
 import { userPath, usersPage } from './users-page.js'
 
@@ -120,6 +120,18 @@ function baseUrl(context: RootContext): string {
   return context.deps.publicUrl !== '' ? context.deps.publicUrl.replace(/\/+$/, '') : `http://${context.incoming.host}`
 }
 
+/** The keys page's query field naming the key just created. */
+const createdField = 'created'
+
+/** The key the keys page was sent to after creating it, with its secret the first time only. */
+function newKey(context: RootContext, visit: ConsoleVisit): NewKey | null {
+  const clientId = context.query.get(createdField)
+  if (clientId === null) return null
+  const record = context.deps.system.keys.get(clientId)
+  if (record === undefined || record.tenant !== visit.slug) return null
+  return { record, clientSecret: context.app.newKeySecrets.take(visit.session, clientId, context.nowMs), baseUrl: baseUrl(context) }
+}
+
 const usersBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/users`
 const keysBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/keys`
 const backupsBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/backups`
@@ -140,7 +152,8 @@ export function consoleRoutes(): RootRoute[] {
         back: usersBack(visit),
       })
     }),
-    pageRoute('/console/:slug/keys', 'consoleKeys', "A tenant's API keys", 'keys.manage', (context, visit) => keysPage(visit, context.app.keyUsage, flashOf(context.query, visit.session), null)),
+    pageRoute('/console/:slug/keys', 'consoleKeys', "A tenant's API keys; after creating one, its secret once", 'keys.manage', (context, visit) =>
+      keysPage(visit, context.app.keyUsage, flashOf(context.query, visit.session), newKey(context, visit))),
     pageRoute('/console/:slug/keys/:clientId/revoke', 'consoleConfirmRevokeKey', 'Confirm revoking a key', 'keys.manage', (context, visit) => {
       const key = context.deps.system.keys.get(context.params['clientId']!)
       if (key === undefined || key.tenant !== visit.slug) throw notFound(`Key ${context.params['clientId']}`)
@@ -181,11 +194,13 @@ export function consoleRoutes(): RootRoute[] {
       const record = await removeMember(membershipChange(context, visit), pathValue(context, 'email'))
       return `Removed ${record.email}.`
     }),
-    actionRoute('/console/:slug/keys', 'consoleCreateKey', 'Create an API key (form): the answer shows its secret once', 'keys.manage', keysBack, async (context, visit, form) => {
+    actionRoute('/console/:slug/keys', 'consoleCreateKey', 'Create an API key (form): the page it redirects to shows its secret once', 'keys.manage', keysBack, async (context, visit, form) => {
       const name = (form.get('name') ?? '').trim()
       if (name.length === 0 || name.length > 100) throw validationError([{ path: '/name', message: 'must be 1 to 100 characters' }], 'The name must be 1 to 100 characters')
       const { record, clientSecret } = await createKey(context.deps.system, visit.slug, name, context.nowMs)
-      return htmlReply(keysPage(visit, context.app.keyUsage, { text: `Created the key "${record.name}".`, error: false }, { record, clientSecret, baseUrl: baseUrl(context) }), 201)
+      // POST-redirect-GET: a reload of the page shows the key again and creates no second one.
+      context.app.newKeySecrets.put(visit.session, record.client_id, clientSecret, context.nowMs)
+      return { status: 303, headers: { location: `${keysBack(visit)}?${createdField}=${encodeURIComponent(record.client_id)}`, 'cache-control': 'no-store' } }
     }),
     actionRoute('/console/:slug/keys/:clientId/revoke', 'consoleRevokeKey', 'Revoke an API key (form)', 'keys.manage', keysBack, async (context, visit) => {
       const record = await revokeKey(context.deps.system, visit.slug, context.params['clientId']!, context.nowMs)
