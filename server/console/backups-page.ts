@@ -11,6 +11,7 @@ import { publicRestoreStatus, type RestoreStatus } from '../backups/restore.js'
 import { can } from '../people/roles.js'
 import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { BackupRecord } from '../../storage/backup/backups.js'
 import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../web/flash.js'
@@ -48,18 +49,18 @@ export function retentionText(backup: BackupRecord): string {
 /** The restore confirmation's field: take a manual backup of the current state before restoring. */
 export const backupFirstField = 'backup_first'
 
-function row(visit: ConsoleVisit, backup: BackupRecord) {
+const columns: readonly Column[] = [{ title: 'Backup' }, { title: 'Taken' }, { title: 'Type' }, { title: 'Retention' }, { title: 'Actions', hiddenTitle: true }]
+
+function row(visit: ConsoleVisit, backup: BackupRecord): Cell[] {
   const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
-  return html`<tr><td class="mono">${backup.id}</td><td>${backup.created.slice(0, 19).replace('T', ' ')} UTC</td><td>${backup.type}</td><td>${retentionText(backup)}</td><td>${restore}</td></tr>`
+  return [{ content: backup.id, className: 'mono' }, `${backup.created.slice(0, 19).replace('T', ' ')} UTC`, backup.type, retentionText(backup), restore]
 }
 
 export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {
   const backups = visit.tenant.backups.list()
   const list = backups.length === 0
     ? html`<p>No backups yet.</p>`
-    : html`<div class="table-scroll" role="region" aria-label="Backups" tabindex="0"><table class="data"><thead><tr><th scope="col">Backup</th><th scope="col">Taken</th><th scope="col">Type</th><th scope="col">Retention</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
-${backups.map((backup) => row(visit, backup))}
-</tbody></table></div>`
+    : dataTable('Backups', columns, backups.map((backup) => row(visit, backup)))
   const create = can(visit.role, 'backups.create')
     ? html`<h2>Take a backup</h2>
 <form method="post" action="/console/${visit.slug}/backups">

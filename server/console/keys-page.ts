@@ -9,6 +9,7 @@
 import { withRecentUse } from '../provision.js'
 import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { ApiKeyRecord } from '../../storage/system-store.js'
 import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../web/flash.js'
@@ -50,20 +51,23 @@ ${copyable('new-curl', 'Get a token (curl)', curl)}
 </section>`
 }
 
-function row(visit: ConsoleVisit, key: ApiKeyRecord) {
+const columns: readonly Column[] = [
+  { title: 'Name' }, { title: 'Client id' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions', hiddenTitle: true },
+]
+
+function row(visit: ConsoleVisit, key: ApiKeyRecord): Cell[] {
   const revoke = key.revoked_at === null
     ? html`<a href="/console/${visit.slug}/keys/${key.client_id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
     : null
-  return html`<tr><td>${key.name}</td><td class="mono">${key.client_id}</td><td>${when(key.created_at)}</td><td>${when(key.last_used_at)}</td><td>${key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`}</td><td>${revoke}</td></tr>`
+  const status = key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`
+  return [key.name, { content: key.client_id, className: 'mono' }, when(key.created_at), when(key.last_used_at), status, revoke]
 }
 
 export function keysPage(visit: ConsoleVisit, usage: ReadonlyMap<string, number>, flash: Flash | null, created: NewKey | null): string {
   const keys = visit.tenant.system.listKeys(visit.slug).map((key) => withRecentUse(key, usage))
   const list = keys.length === 0
     ? html`<p>No API keys yet.</p>`
-    : html`<div class="table-scroll" role="region" aria-label="API keys" tabindex="0"><table class="data"><thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
-${keys.map((key) => row(visit, key))}
-</tbody></table></div>`
+    : dataTable('API keys', columns, keys.map((key) => row(visit, key)))
   const body = html`${created === null ? null : newKeyPanel(created)}
 ${list}
 <p class="hint">A revoked key gets no new tokens; tokens it already has work until they expire.</p>

@@ -9,7 +9,9 @@
  * takes a backup and restores it (the status updates itself), revokes the key, and signs out.
  *
  * Every page is photographed at 1280x800 and 390x844 (test/screenshots/) and checked with axe-core:
- * 0 serious or critical violations. No page may log a console error (a CSP violation would).
+ * 0 serious or critical violations; at both sizes every link, button and field must be in sight (not
+ * past the viewport's edge, not cut off by a table's scroll box) and a chart's labels at least 11 px
+ * (test/helpers/browser.ts). No page may log a console error (a CSP violation would).
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'

@@ -47,7 +47,7 @@ async function restoreEnded(): Promise<void> {
 
 /** The backups table's row of `id`, as text without tags. */
 function rowOf(text: string, id: string): string {
-  const row = new RegExp(`<tr><td class="mono">${id}</td>.*?</tr>`).exec(text)
+  const row = new RegExp(`<tr><td data-label="Backup" class="mono">${id}</td>.*?</tr>`).exec(text)
   return row === null ? '' : row[0].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ')
 }
 

@@ -195,7 +195,7 @@ t.test('the last owner can be neither demoted nor removed', async (t) => {
   const remove = await post('owner@alpha.example', '/console/alpha/users/owner%40alpha.example/remove')
   t.equal(message(remove).error, 'The last owner cannot be removed')
   const users = await page('owner@alpha.example', '/console/alpha/users')
-  t.match(users.text, /owner@alpha\.example <span class="hint">\(you\)<\/span><\/td><td>[^]*?<option value="owner" selected>/, 'still an owner')
+  t.match(users.text, /owner@alpha\.example <span class="hint">\(you\)<\/span><\/td><td data-label="Role">[^]*?<option value="owner" selected>/, 'still an owner')
   // Removing someone goes through a confirmation page.
   const confirm = await page('owner@alpha.example', '/console/alpha/users/editor%40alpha.example/remove')
   t.equal(confirm.status, 200)
