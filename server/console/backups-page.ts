@@ -49,11 +49,18 @@ export function retentionText(backup: BackupRecord): string {
 /** The restore confirmation's field: take a manual backup of the current state before restoring. */
 export const backupFirstField = 'backup_first'
 
-const columns: readonly Column[] = [{ title: 'Backup' }, { title: 'Taken' }, { title: 'Type' }, { title: 'Retention' }, { title: 'Actions', hiddenTitle: true }]
+const columns: readonly Column[] = [
+  { title: 'Backup' },
+  { title: 'Taken' },
+  { title: 'Type' },
+  { title: 'Retention' },
+  { title: 'Actions', hiddenTitle: true },
+]
 
 function row(visit: ConsoleVisit, backup: BackupRecord): Cell[] {
   const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
-  return [{ content: backup.id, className: 'mono' }, `${backup.created.slice(0, 19).replace('T', ' ')} UTC`, backup.type, retentionText(backup), restore]
+  const taken = `${backup.created.slice(0, 19).replace('T', ' ')} UTC`
+  return [{ content: backup.id, className: 'mono' }, taken, backup.type, retentionText(backup), restore]
 }
 
 export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {

@@ -41,7 +41,9 @@ export function barChart(id: string, series: Series): Html {
 <line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"></line>
 ${bars}
 </svg>
-<p class="chart-scale" aria-hidden="true"><span class="chart-label">60 min ago</span><span class="chart-label">now</span></p>
+<p class="chart-scale" aria-hidden="true">
+<span class="chart-label">60 min ago</span><span class="chart-label">now</span>
+</p>
 <figcaption>${label}</figcaption>
 </figure>`
 }

@@ -37,7 +37,8 @@ function newKeyPanel(key: NewKey): Html {
   if (key.clientSecret === null) {
     return html`<section class="new-key" aria-labelledby="new-key-title">
 <h2 id="new-key-title">Your new key "${key.record.name}"</h2>
-<p role="status">Its secret was shown once, when the key was created, and is not kept (only its hash is). If you did not copy it, revoke this key and create another.</p>
+<p role="status">Its secret was shown once, when the key was created, and is not kept (only its hash is).
+If you did not copy it, revoke this key and create another.</p>
 ${copyable('new-client-id', 'Client id', key.record.client_id)}
 </section>`
   }
@@ -52,7 +53,12 @@ ${copyable('new-curl', 'Get a token (curl)', curl)}
 }
 
 const columns: readonly Column[] = [
-  { title: 'Name' }, { title: 'Client id' }, { title: 'Created' }, { title: 'Last used' }, { title: 'Status' }, { title: 'Actions', hiddenTitle: true },
+  { title: 'Name' },
+  { title: 'Client id' },
+  { title: 'Created' },
+  { title: 'Last used' },
+  { title: 'Status' },
+  { title: 'Actions', hiddenTitle: true },
 ]
 
 function row(visit: ConsoleVisit, key: ApiKeyRecord): Cell[] {
@@ -60,7 +66,8 @@ function row(visit: ConsoleVisit, key: ApiKeyRecord): Cell[] {
     ? html`<a href="/console/${visit.slug}/keys/${key.client_id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
     : null
   const status = key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`
-  return [key.name, { content: key.client_id, className: 'mono' }, when(key.created_at), when(key.last_used_at), status, revoke]
+  const clientId = { content: key.client_id, className: 'mono' }
+  return [key.name, clientId, when(key.created_at), when(key.last_used_at), status, revoke]
 }
 
 export function keysPage(visit: ConsoleVisit, usage: ReadonlyMap<string, number>, flash: Flash | null, created: NewKey | null): string {

@@ -15,15 +15,30 @@ import { consolePage } from './frame.js'
 
 const number = new Intl.NumberFormat('en-US')
 
-const usageColumns: readonly Column[] = [{ title: 'What', rowHeader: true }, { title: 'Now', number: true }, { title: 'Limit', number: true }, { title: 'Used' }]
-const rateColumns: readonly Column[] = [{ title: 'Bucket', rowHeader: true }, { title: 'Rate', number: true }, { title: 'Burst', number: true }, { title: 'Available now', number: true }]
+const usageColumns: readonly Column[] = [
+  { title: 'What', rowHeader: true },
+  { title: 'Now', number: true },
+  { title: 'Limit', number: true },
+  { title: 'Used' },
+]
+const rateColumns: readonly Column[] = [
+  { title: 'Bucket', rowHeader: true },
+  { title: 'Rate', number: true },
+  { title: 'Burst', number: true },
+  { title: 'Available now', number: true },
+]
 const minuteColumns: readonly Column[] = [
-  { title: 'Minute (UTC)' }, { title: 'Queries', number: true }, { title: 'Ingest requests', number: true }, { title: 'Ingested items', number: true },
+  { title: 'Minute (UTC)' },
+  { title: 'Queries', number: true },
+  { title: 'Ingest requests', number: true },
+  { title: 'Ingested items', number: true },
 ]
 
 function usageRow(label: string, used: number, limit: number | null): Cell[] {
   const share = limit === null || limit === 0 ? null : Math.min(100, Math.round((used / limit) * 100))
-  const meter = share === null ? '' : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`
+  const meter = share === null
+    ? ''
+    : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`
   return [label, number.format(used), limit === null ? 'unlimited' : number.format(limit), meter]
 }
 
@@ -55,14 +70,18 @@ ${dataTable('Usage and plan limits', usageColumns, [
   ])}
 <p class="hint">The changelog's latest sequence is ${number.format(tenant.store.sequence)}; beyond its capacity the oldest entries are dropped.</p>
 <h2>Rate limits</h2>
-${dataTable('Rate limits', rateColumns, [rateRow('Queries', tenant, 'query', nowMs), rateRow('Ingest (items)', tenant, 'ingest', nowMs)])}
+${dataTable('Rate limits', rateColumns, [
+    rateRow('Queries', tenant, 'query', nowMs),
+    rateRow('Ingest (items)', tenant, 'ingest', nowMs),
+  ])}
 <h2>The last hour</h2>
 ${barChart('chart-requests', { title: 'Requests', unit: 'requests', values: minutes.map((minute) => minute.queries + minute.ingestRequests) })}
 ${barChart('chart-ingest', { title: 'Ingested items', unit: 'items', values: minutes.map((minute) => minute.ingestItems) })}
 <details><summary>The figures per minute</summary>
 ${dataTable('Figures per minute', minuteColumns, minutes
     .filter((minute) => minute.queries + minute.ingestRequests > 0)
-    .map((minute) => [new Date(minute.at).toISOString().slice(11, 16), minute.queries, minute.ingestRequests, minute.ingestItems]), 'No requests in the last hour.')}
+    .map((minute) => [new Date(minute.at).toISOString().slice(11, 16), minute.queries, minute.ingestRequests, minute.ingestItems]),
+    'No requests in the last hour.')}
 </details>`
   return consolePage(visit, 'overview', `${visit.slug}: overview`, body, flash)
 }

@@ -23,7 +23,12 @@ function mayManage(visit: ConsoleVisit, member: MemberRecord): boolean {
   return can(visit.role, member.role === 'owner' ? 'owners.manage' : 'users.manage')
 }
 
-const columns: readonly Column[] = [{ title: 'User' }, { title: 'Role' }, { title: 'Added' }, { title: 'Actions', hiddenTitle: true }]
+const columns: readonly Column[] = [
+  { title: 'User' },
+  { title: 'Role' },
+  { title: 'Added' },
+  { title: 'Actions', hiddenTitle: true },
+]
 
 function row(visit: ConsoleVisit, member: MemberRecord, index: number): Cell[] {
   const manage = mayManage(visit, member)

@@ -23,10 +23,21 @@ export interface OperatorView {
 const when = (ms: number): string => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
 
 const pendingColumns: readonly Column[] = [
-  { title: 'Slug' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Requested by' }, { title: 'When' }, { title: 'Decision', hiddenTitle: true },
+  { title: 'Slug' },
+  { title: 'Tier' },
+  { title: 'Region' },
+  { title: 'Requested by' },
+  { title: 'When' },
+  { title: 'Decision', hiddenTitle: true },
 ]
 const decidedColumns: readonly Column[] = [{ title: 'Slug' }, { title: 'Requested by' }, { title: 'Status' }, { title: 'Decided' }]
-const tenantColumns: readonly Column[] = [{ title: 'Slug' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Status' }, { title: 'Owner' }]
+const tenantColumns: readonly Column[] = [
+  { title: 'Slug' },
+  { title: 'Tier' },
+  { title: 'Region' },
+  { title: 'Status' },
+  { title: 'Owner' },
+]
 
 function pending(view: OperatorView, request: TenantRequestRecord, index: number): Cell[] {
   const token = html`<input type="hidden" name="${csrfField}" value="${view.csrf}">`

@@ -62,7 +62,9 @@ export function flashOf(query: URLSearchParams, sessionSecret: string | null): F
   if (kind === null) return null
   const value = query.get(kind)!
   const signature = query.get(flashSignatureField)
-  if (signature !== null) return signedBy(sessionSecret, kind, value, signature) ? { text: value, error: kind === 'error' } : null
+  if (signature !== null) {
+    return signedBy(sessionSecret, kind, value, signature) ? { text: value, error: kind === 'error' } : null
+  }
   const text = fixedText(kind === 'error' ? errorTexts : noticeTexts, value)
   return text === null ? null : { text, error: kind === 'error' }
 }

@@ -21,11 +21,16 @@ type Redirect = { status: number; headers: Record<string, string> }
 
 function redirect(page: string, query: URLSearchParams, headers: Record<string, string>): Redirect {
   const search = query.toString()
-  return { status: 303, headers: { ...headers, location: search === '' ? page : `${page}?${search}`, 'cache-control': 'no-store' } }
+  const location = search === '' ? page : `${page}?${search}`
+  return { status: 303, headers: { ...headers, location, 'cache-control': 'no-store' } }
 }
 
 /** A 303 back to `page` with one of the fixed messages (server/web/flash.ts), for anyone. */
-export function backTo(page: string, message: { notice?: NoticeCode; error?: ErrorCode }, headers: Record<string, string> = {}): Redirect {
+export function backTo(
+  page: string,
+  message: { notice?: NoticeCode; error?: ErrorCode },
+  headers: Record<string, string> = {},
+): Redirect {
   const query = new URLSearchParams()
   if (message.notice !== undefined) query.set('notice', message.notice)
   if (message.error !== undefined) query.set('error', message.error)
@@ -36,7 +41,11 @@ export function backTo(page: string, message: { notice?: NoticeCode; error?: Err
  * A 303 back to `page` with a notice or an error for the signed-in person whose session's secret is
  * `sessionSecret` (at most 300 characters): signed, so that only that session's pages show it.
  */
-export function backToSession(page: string, sessionSecret: string, message: { notice: string } | { error: string }): Redirect {
+export function backToSession(
+  page: string,
+  sessionSecret: string,
+  message: { notice: string } | { error: string },
+): Redirect {
   const kind = 'error' in message ? 'error' : 'notice'
   // Cut by code points: half a surrogate pair would not survive the URL, and the signature with it.
   const text = [...('error' in message ? message.error : message.notice)].slice(0, messageLengthMax).join('')

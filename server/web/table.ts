@@ -18,14 +18,15 @@ export interface Column {
 }
 
 /** A cell: content, or content with a class (a status colour). */
-export type Cell = Html | string | number | null | { readonly content: Html | string | number | null; readonly className: string }
+type Content = Html | string | number | null
+export type Cell = Content | { readonly content: Content; readonly className: string }
 
 function headerCell(column: Column): Html {
   const title = column.hiddenTitle === true ? html`<span class="visually-hidden">${column.title}</span>` : column.title
   return html`<th scope="col"${column.number === true ? html` class="number"` : null}>${title}</th>`
 }
 
-function parts(cell: Cell): { readonly content: Html | string | number | null; readonly className: string } {
+function parts(cell: Cell): { readonly content: Content; readonly className: string } {
   return cell === null || typeof cell !== 'object' || cell instanceof Html ? { content: cell, className: '' } : cell
 }
 
@@ -43,9 +44,16 @@ function bodyCell(column: Column, cell: Cell): Html {
  * A table in a focusable region named `label` (it scrolls sideways only where it must), or the
  * sentence `empty` when there are no rows (a phone hides the header row of an empty table).
  */
-export function dataTable(label: string, columns: readonly Column[], rows: readonly (readonly Cell[])[], empty = 'None yet.'): Html {
+export function dataTable(
+  label: string,
+  columns: readonly Column[],
+  rows: readonly (readonly Cell[])[],
+  empty = 'None yet.',
+): Html {
   if (rows.length === 0) return html`<p>${empty}</p>`
-  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0"><table class="data"><thead><tr>${columns.map(headerCell)}</tr></thead><tbody>
-${rows.map((cells) => html`<tr>${columns.map((column, index) => bodyCell(column, cells[index] ?? null))}</tr>
-`)}</tbody></table></div>`
+  const head = html`<thead><tr>${columns.map(headerCell)}</tr></thead>`
+  const body = rows.map((cells) => html`<tr>${columns.map((column, index) => bodyCell(column, cells[index] ?? null))}</tr>
+`)
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0"><table class="data">${head}<tbody>
+${body}</tbody></table></div>`
 }
