@@ -35,6 +35,7 @@ import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from './log.js'
 import { plentyOfRoom, refusedWhenNearlyFull, storageFullError, type StorageGuard, type StorageState } from './storage-guard.js'
 import { bearerToken, type TokenClaims } from './auth.js'
+import { NewKeySecrets } from './console/new-key-secrets.js'
 import { consoleRoutes } from './console/routes.js'
 import { operatorRoutes } from './operator/routes.js'
 import { consoleSubject } from './people/console-auth.js'
@@ -100,6 +101,8 @@ export class PricingApp {
   readonly rootRoutes: readonly RootRoute[]
   /** client_id -> last time a token of that key was used; flushed to the system store. */
   readonly keyUsage = new Map<string, number>()
+  /** New API keys' secrets waiting for the console page that shows them once. */
+  readonly newKeySecrets = new NewKeySecrets()
   /** The access log, on or off (configuration, or PUT /admin/access-log); main.ts flushes it at close. */
   readonly accessLog: AccessLog
   /**

@@ -20,6 +20,8 @@ export interface ConsoleVisit {
   readonly role: Role
   /** The session's form token, for the page's forms. */
   readonly csrf: string
+  /** The session's secret: signs the messages of the page's redirects (server/web/flash.ts). */
+  readonly session: string
   readonly tenant: TenantRuntime
   readonly slug: string
 }
@@ -43,7 +45,7 @@ function visibleTenant(context: RootContext, email: string): { tenant: TenantRun
 export function pageVisit(context: RootContext, person: { email: string; secret: string }, permission: Permission): ConsoleVisit {
   const { tenant, role } = visibleTenant(context, person.email)
   requirePermission(context.deps.system, tenant.record.slug, person.email, permission)
-  return { email: person.email, role, csrf: csrfToken(person.secret), tenant, slug: tenant.record.slug }
+  return { email: person.email, role, csrf: csrfToken(person.secret), session: person.secret, tenant, slug: tenant.record.slug }
 }
 
 /**

@@ -1,14 +1,17 @@
 /**
- * A tenant's backups in the console (issue 9): the list (newest first), the form that takes one
- * (optionally kept from thinning), a restore link per backup (behind a confirmation page) and the
- * restore status, which console.js keeps live by polling `GET /t/{slug}/management/restore/status`
- * while a restore runs.
+ * A tenant's backups in the console (issue 9): the list (newest first) with what happens to each
+ * (thinning deletes only automatic backups that are not kept, storage/backup/thinning.ts, so a
+ * backup taken here is labelled as kept and its form has no "keep it" box that would do nothing),
+ * the form that takes one, a restore link per backup (behind a confirmation page that offers a
+ * backup of the current state first) and the restore status, which console.js keeps live by polling
+ * `GET /t/{slug}/management/restore/status` while a restore runs.
  * @module
  */
 import { publicRestoreStatus, type RestoreStatus } from '../backups/restore.js'
 import { can } from '../people/roles.js'
 import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { BackupRecord } from '../../storage/backup/backups.js'
 import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../web/flash.js'
@@ -37,23 +40,39 @@ function restoreStatus(visit: ConsoleVisit): Html {
 </section>`
 }
 
-function row(visit: ConsoleVisit, backup: BackupRecord) {
+/** What thinning does to a backup: it deletes automatic backups by age unless they are kept. */
+export function retentionText(backup: BackupRecord): string {
+  if (backup.type === 'manual') return 'kept (taken by hand: never thinned)'
+  return backup.retain ? 'kept' : 'thinned by age'
+}
+
+/** The restore confirmation's field: take a manual backup of the current state before restoring. */
+export const backupFirstField = 'backup_first'
+
+const columns: readonly Column[] = [
+  { title: 'Backup' },
+  { title: 'Taken' },
+  { title: 'Type' },
+  { title: 'Retention' },
+  { title: 'Actions', hiddenTitle: true },
+]
+
+function row(visit: ConsoleVisit, backup: BackupRecord): Cell[] {
   const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
-  return html`<tr><td class="mono">${backup.id}</td><td>${backup.created.slice(0, 19).replace('T', ' ')} UTC</td><td>${backup.type}</td><td>${backup.retain ? 'kept' : 'thinned by age'}</td><td>${restore}</td></tr>`
+  const taken = `${backup.created.slice(0, 19).replace('T', ' ')} UTC`
+  return [{ content: backup.id, className: 'mono' }, taken, backup.type, retentionText(backup), restore]
 }
 
 export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {
   const backups = visit.tenant.backups.list()
   const list = backups.length === 0
     ? html`<p>No backups yet.</p>`
-    : html`<div class="table-scroll" role="region" aria-label="Backups" tabindex="0"><table class="data"><thead><tr><th scope="col">Backup</th><th scope="col">Taken</th><th scope="col">Type</th><th scope="col">Retention</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
-${backups.map((backup) => row(visit, backup))}
-</tbody></table></div>`
+    : dataTable('Backups', columns, backups.map((backup) => row(visit, backup)))
   const create = can(visit.role, 'backups.create')
     ? html`<h2>Take a backup</h2>
 <form method="post" action="/console/${visit.slug}/backups">
 <input type="hidden" name="${csrfField}" value="${visit.csrf}">
-<div class="check"><input id="retain" name="retain" type="checkbox" value="true"><label for="retain">Keep it (never thinned by age)</label></div>
+<p class="hint">A backup taken here is never thinned: thinning by age removes only automatic backups.</p>
 <button type="submit">Take a backup now</button>
 </form>`
     : html`<p class="hint">Your role (${visit.role}) does not take backups.</p>`

@@ -1,15 +1,18 @@
 /**
  * The overview's chart (issue 9): a per-minute series of the last hour as an SVG bar chart drawn on
  * the server (no script, no inline style: SVG attributes only, so the page's CSP holds), with its
- * figures in a table for screen readers and for anyone who wants the numbers.
+ * figures in a table for screen readers and for anyone who wants the numbers. The scale's labels are
+ * HTML around the SVG, not SVG text: the SVG scales with the page's width, and its text would shrink
+ * with it (to about 6 px on a phone), while HTML text keeps the stylesheet's size.
  * @module
  */
 import { html, type Html } from '../web/html.js'
 
 const width = 600
-const height = 120
-const top = 16
-const bottom = 18
+const height = 100
+/** Room above the tallest bar and below the axis, in the SVG's units. */
+const top = 4
+const bottom = 2
 
 export interface Series {
   readonly title: string
@@ -30,15 +33,17 @@ export function barChart(id: string, series: Series): Html {
     return html`<rect x="${(index * slot + 1).toFixed(1)}" y="${top + plot - barHeight}" width="${Math.max(1, slot - 2).toFixed(1)}" height="${barHeight}" class="bar"><title>${value} ${series.unit}</title></rect>`
   })
   const label = `${series.title}: ${total} ${series.unit} in the last hour, at most ${max} in a minute`
+  // The scale's labels repeat what the title and the caption say: hidden from screen readers.
   return html`<figure class="chart">
-<svg id="${id}" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="${id}-title">
+<p class="chart-scale" aria-hidden="true"><span class="chart-label">${max} / min</span></p>
+<svg id="${id}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-title">
 <title id="${id}-title">${label}</title>
 <line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"></line>
 ${bars}
-<text x="0" y="11" class="axis-label">${max} / min</text>
-<text x="0" y="${height - 4}" class="axis-label">60 min ago</text>
-<text x="${width}" y="${height - 4}" text-anchor="end" class="axis-label">now</text>
 </svg>
+<p class="chart-scale" aria-hidden="true">
+<span class="chart-label">60 min ago</span><span class="chart-label">now</span>
+</p>
 <figcaption>${label}</figcaption>
 </figure>`
 }

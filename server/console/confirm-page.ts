@@ -16,6 +16,8 @@ export interface Confirmation {
   /** Where the form posts. */
   readonly action: string
   readonly button: string
+  /** Choices that go with the action (the restore's "take a backup of the current state first"). */
+  readonly fields?: Html
   /** Where "Cancel" goes. */
   readonly back: string
 }
@@ -24,6 +26,7 @@ export function confirmPage(visit: ConsoleVisit, confirmation: Confirmation): st
   const body = html`${confirmation.explanation}
 <form method="post" action="${confirmation.action}">
 <input type="hidden" name="${csrfField}" value="${visit.csrf}">
+${confirmation.fields}
 <button type="submit" class="danger">${confirmation.button}</button>
 </form>
 <p><a href="${confirmation.back}">Cancel</a></p>`

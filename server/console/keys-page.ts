@@ -1,13 +1,15 @@
 /**
  * A tenant's API keys in the console (issue 9): the list with last-used times, the form that creates
- * one, and, right after creating, the only showing of its secret: client id and secret with copy
- * buttons (console.js makes them work; without script the values are selectable text) and the curl
- * line that gets a token with them. Revoking goes through a confirmation page.
+ * one, and on the page the creation redirects to, the only showing of its secret (a reload shows the
+ * key and says the secret was shown once): client id and secret with copy buttons (console.js makes
+ * them work; without script the values are selectable text) and the curl line that gets a token
+ * with them. Revoking goes through a confirmation page.
  * @module
  */
 import { withRecentUse } from '../provision.js'
 import { csrfField } from '../web/csrf.js'
 import { html, type Html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { ApiKeyRecord } from '../../storage/system-store.js'
 import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../web/flash.js'
@@ -15,7 +17,8 @@ import { consolePage } from './frame.js'
 
 export interface NewKey {
   readonly record: ApiKeyRecord
-  readonly clientSecret: string
+  /** Null once it has been shown (a reload of the page). */
+  readonly clientSecret: string | null
   /** The service's public base URL, for the curl line. */
   readonly baseUrl: string
 }
@@ -31,6 +34,14 @@ function copyable(id: string, label: string, value: string): Html {
 }
 
 function newKeyPanel(key: NewKey): Html {
+  if (key.clientSecret === null) {
+    return html`<section class="new-key" aria-labelledby="new-key-title">
+<h2 id="new-key-title">Your new key "${key.record.name}"</h2>
+<p role="status">Its secret was shown once, when the key was created, and is not kept (only its hash is).
+If you did not copy it, revoke this key and create another.</p>
+${copyable('new-client-id', 'Client id', key.record.client_id)}
+</section>`
+  }
   const curl = `curl -s -X POST ${key.baseUrl}/oauth2/token -d grant_type=client_credentials -d client_id=${key.record.client_id} -d client_secret=${key.clientSecret}`
   return html`<section class="new-key" aria-labelledby="new-key-title">
 <h2 id="new-key-title">Your new key "${key.record.name}"</h2>
@@ -41,20 +52,29 @@ ${copyable('new-curl', 'Get a token (curl)', curl)}
 </section>`
 }
 
-function row(visit: ConsoleVisit, key: ApiKeyRecord) {
+const columns: readonly Column[] = [
+  { title: 'Name' },
+  { title: 'Client id' },
+  { title: 'Created' },
+  { title: 'Last used' },
+  { title: 'Status' },
+  { title: 'Actions', hiddenTitle: true },
+]
+
+function row(visit: ConsoleVisit, key: ApiKeyRecord): Cell[] {
   const revoke = key.revoked_at === null
     ? html`<a href="/console/${visit.slug}/keys/${key.client_id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
     : null
-  return html`<tr><td>${key.name}</td><td class="mono">${key.client_id}</td><td>${when(key.created_at)}</td><td>${when(key.last_used_at)}</td><td>${key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`}</td><td>${revoke}</td></tr>`
+  const status = key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`
+  const clientId = { content: key.client_id, className: 'mono' }
+  return [key.name, clientId, when(key.created_at), when(key.last_used_at), status, revoke]
 }
 
 export function keysPage(visit: ConsoleVisit, usage: ReadonlyMap<string, number>, flash: Flash | null, created: NewKey | null): string {
   const keys = visit.tenant.system.listKeys(visit.slug).map((key) => withRecentUse(key, usage))
   const list = keys.length === 0
     ? html`<p>No API keys yet.</p>`
-    : html`<div class="table-scroll" role="region" aria-label="API keys" tabindex="0"><table class="data"><thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
-${keys.map((key) => row(visit, key))}
-</tbody></table></div>`
+    : dataTable('API keys', columns, keys.map((key) => row(visit, key)))
   const body = html`${created === null ? null : newKeyPanel(created)}
 ${list}
 <p class="hint">A revoked key gets no new tokens; tokens it already has work until they expire.</p>

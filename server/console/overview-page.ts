@@ -6,6 +6,7 @@
  * @module
  */
 import { html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { TenantRuntime } from '../tenants.js'
 import type { ConsoleVisit } from './access.js'
 import { barChart } from './chart.js'
@@ -14,16 +15,38 @@ import { consolePage } from './frame.js'
 
 const number = new Intl.NumberFormat('en-US')
 
-function usageRow(label: string, used: number, limit: number | null) {
+const usageColumns: readonly Column[] = [
+  { title: 'What', rowHeader: true },
+  { title: 'Now', number: true },
+  { title: 'Limit', number: true },
+  { title: 'Used' },
+]
+const rateColumns: readonly Column[] = [
+  { title: 'Bucket', rowHeader: true },
+  { title: 'Rate', number: true },
+  { title: 'Burst', number: true },
+  { title: 'Available now', number: true },
+]
+const minuteColumns: readonly Column[] = [
+  { title: 'Minute (UTC)' },
+  { title: 'Queries', number: true },
+  { title: 'Ingest requests', number: true },
+  { title: 'Ingested items', number: true },
+]
+
+function usageRow(label: string, used: number, limit: number | null): Cell[] {
   const share = limit === null || limit === 0 ? null : Math.min(100, Math.round((used / limit) * 100))
-  return html`<tr><th scope="row">${label}</th><td class="number">${number.format(used)}</td><td class="number">${limit === null ? 'unlimited' : number.format(limit)}</td><td>${share === null ? '' : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`}</td></tr>`
+  const meter = share === null
+    ? ''
+    : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`
+  return [label, number.format(used), limit === null ? 'unlimited' : number.format(limit), meter]
 }
 
-function rateRow(label: string, tenant: TenantRuntime, dimension: 'query' | 'ingest', nowMs: number) {
+function rateRow(label: string, tenant: TenantRuntime, dimension: 'query' | 'ingest', nowMs: number): Cell[] {
   const bucket = tenant.buckets[dimension]
-  if (bucket.rate === null || bucket.burst === null) return html`<tr><th scope="row">${label}</th><td colspan="3">unlimited</td></tr>`
+  if (bucket.rate === null || bucket.burst === null) return [label, 'unlimited', 'unlimited', 'unlimited']
   const remaining = bucket.headers(nowMs)['x-ratelimit-remaining'] ?? String(bucket.burst)
-  return html`<tr><th scope="row">${label}</th><td class="number">${number.format(bucket.rate)}/s</td><td class="number">${number.format(bucket.burst)}</td><td class="number">${number.format(Number(remaining))}</td></tr>`
+  return [label, `${number.format(bucket.rate)}/s`, number.format(bucket.burst), number.format(Number(remaining))]
 }
 
 export function overviewPage(visit: ConsoleVisit, nowMs: number, flash: Flash | null): string {
@@ -39,25 +62,26 @@ export function overviewPage(visit: ConsoleVisit, nowMs: number, flash: Flash | 
 <div><dt>API base URL</dt><dd><code>/t/${visit.slug}</code></dd></div>
 </dl>
 <h2>Usage and plan limits</h2>
-<div class="table-scroll" role="region" aria-label="Usage and plan limits" tabindex="0"><table class="data"><thead><tr><th scope="col">What</th><th scope="col" class="number">Now</th><th scope="col" class="number">Limit</th><th scope="col">Used</th></tr></thead><tbody>
-${usageRow('Articles', tenant.catalog.liveCount('article'), limits.articles)}
-${usageRow('Pricelists', tenant.catalog.liveCount('pricelist'), limits.pricelists)}
-${usageRow('Prices (article and pricelist pairs)', tenant.prices.livePairCount, limits.prices)}
-${usageRow('Changelog entries', Math.max(0, changelogEntries), limits.changelog_capacity)}
-</tbody></table></div>
+${dataTable('Usage and plan limits', usageColumns, [
+    usageRow('Articles', tenant.catalog.liveCount('article'), limits.articles),
+    usageRow('Pricelists', tenant.catalog.liveCount('pricelist'), limits.pricelists),
+    usageRow('Prices (article and pricelist pairs)', tenant.prices.livePairCount, limits.prices),
+    usageRow('Changelog entries', Math.max(0, changelogEntries), limits.changelog_capacity),
+  ])}
 <p class="hint">The changelog's latest sequence is ${number.format(tenant.store.sequence)}; beyond its capacity the oldest entries are dropped.</p>
 <h2>Rate limits</h2>
-<div class="table-scroll" role="region" aria-label="Rate limits" tabindex="0"><table class="data"><thead><tr><th scope="col">Bucket</th><th scope="col" class="number">Rate</th><th scope="col" class="number">Burst</th><th scope="col" class="number">Available now</th></tr></thead><tbody>
-${rateRow('Queries', tenant, 'query', nowMs)}
-${rateRow('Ingest (items)', tenant, 'ingest', nowMs)}
-</tbody></table></div>
+${dataTable('Rate limits', rateColumns, [
+    rateRow('Queries', tenant, 'query', nowMs),
+    rateRow('Ingest (items)', tenant, 'ingest', nowMs),
+  ])}
 <h2>The last hour</h2>
 ${barChart('chart-requests', { title: 'Requests', unit: 'requests', values: minutes.map((minute) => minute.queries + minute.ingestRequests) })}
 ${barChart('chart-ingest', { title: 'Ingested items', unit: 'items', values: minutes.map((minute) => minute.ingestItems) })}
 <details><summary>The figures per minute</summary>
-<div class="table-scroll" role="region" aria-label="Figures per minute" tabindex="0"><table class="data"><thead><tr><th scope="col">Minute (UTC)</th><th scope="col" class="number">Queries</th><th scope="col" class="number">Ingest requests</th><th scope="col" class="number">Ingested items</th></tr></thead><tbody>
-${minutes.filter((minute) => minute.queries + minute.ingestRequests > 0).map((minute) => html`<tr><td>${new Date(minute.at).toISOString().slice(11, 16)}</td><td class="number">${minute.queries}</td><td class="number">${minute.ingestRequests}</td><td class="number">${minute.ingestItems}</td></tr>`)}
-</tbody></table></div>
+${dataTable('Figures per minute', minuteColumns, minutes
+    .filter((minute) => minute.queries + minute.ingestRequests > 0)
+    .map((minute) => [new Date(minute.at).toISOString().slice(11, 16), minute.queries, minute.ingestRequests, minute.ingestItems]),
+    'No requests in the last hour.')}
 </details>`
   return consolePage(visit, 'overview', `${visit.slug}: overview`, body, flash)
 }

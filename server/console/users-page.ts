@@ -7,6 +7,7 @@
 import { can, roles } from '../people/roles.js'
 import { csrfField } from '../web/csrf.js'
 import { html } from '../web/html.js'
+import { dataTable, type Cell, type Column } from '../web/table.js'
 import type { MemberRecord } from '../../storage/system-store.js'
 import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../web/flash.js'
@@ -22,7 +23,14 @@ function mayManage(visit: ConsoleVisit, member: MemberRecord): boolean {
   return can(visit.role, member.role === 'owner' ? 'owners.manage' : 'users.manage')
 }
 
-function row(visit: ConsoleVisit, member: MemberRecord, index: number) {
+const columns: readonly Column[] = [
+  { title: 'User' },
+  { title: 'Role' },
+  { title: 'Added' },
+  { title: 'Actions', hiddenTitle: true },
+]
+
+function row(visit: ConsoleVisit, member: MemberRecord, index: number): Cell[] {
   const manage = mayManage(visit, member)
   const role = manage
     ? html`<form class="inline" method="post" action="${userPath(visit, member.email)}/role">
@@ -33,7 +41,8 @@ function row(visit: ConsoleVisit, member: MemberRecord, index: number) {
 </form>`
     : member.role
   const remove = manage && member.email !== visit.email ? html`<a href="${userPath(visit, member.email)}/remove">Remove<span class="visually-hidden"> ${member.email}</span></a>` : null
-  return html`<tr><td>${member.email}${member.email === visit.email ? html` <span class="hint">(you)</span>` : null}</td><td>${role}</td><td>${new Date(member.created_at).toISOString().slice(0, 10)}</td><td>${remove}</td></tr>`
+  const who = html`${member.email}${member.email === visit.email ? html` <span class="hint">(you)</span>` : null}`
+  return [who, role, new Date(member.created_at).toISOString().slice(0, 10), remove]
 }
 
 export function usersPage(visit: ConsoleVisit, flash: Flash | null): string {
@@ -50,9 +59,7 @@ export function usersPage(visit: ConsoleVisit, flash: Flash | null): string {
 <button type="submit">Send the invitation</button>
 </form>`
     : html`<p class="hint">Your role (${visit.role}) does not invite or change users.</p>`
-  const body = html`<div class="table-scroll" role="region" aria-label="Users" tabindex="0"><table class="data"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
-${members.map((member, index) => row(visit, member, index))}
-</tbody></table></div>
+  const body = html`${dataTable('Users', columns, members.map((member, index) => row(visit, member, index)))}
 <p class="hint">Owners manage everything; admins manage users other than owners, keys and backups and restore; editors take backups; every role manages API keys (docs/api.md, Roles).</p>
 ${invite}`
   return consolePage(visit, 'users', `${visit.slug}: users`, body, flash)

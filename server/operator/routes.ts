@@ -15,7 +15,7 @@ import type { RootContext, RootRoute } from '../routes/system.js'
 import { csrfToken, requireFormToken } from '../web/csrf.js'
 import { errorPage } from '../web/error-page.js'
 import { flashOf } from '../web/flash.js'
-import { backTo, formFields } from '../web/form.js'
+import { backTo, backToSession, formFields } from '../web/form.js'
 import { pageHeaders } from '../web/security-headers.js'
 import { operatorPage } from './page.js'
 
@@ -44,14 +44,14 @@ function decision(path: string, operationId: string, summary: string, decide: (c
       let person: { email: string; secret: string } | null = null
       try {
         person = operator(context)
-        if (person === null) return backTo('/portal', { error: 'Sign in first' })
+        if (person === null) return backTo('/portal', { error: 'sign-in-first' })
         if (!sameOrigin(context.incoming, context.deps.publicUrl)) throw new ApiError('forbidden', 'Cross-site request refused')
         const form = formFields(context.incoming) ?? new URLSearchParams()
         requireFormToken(person.secret, form)
         try {
-          return backTo('/operator', { notice: await decide(context, context.params['id']!, form) })
+          return backToSession('/operator', person.secret, { notice: await decide(context, context.params['id']!, form) })
         } catch (error) {
-          if (error instanceof ApiError && error.status !== 403) return backTo('/operator', { error: error.message })
+          if (error instanceof ApiError && error.status !== 403) return backToSession('/operator', person.secret, { error: error.message })
           throw error
         }
       } catch (error) {
@@ -73,8 +73,8 @@ export function operatorRoutes(): RootRoute[] {
       handler: (context) => {
         try {
           const person = operator(context)
-          if (person === null) return backTo('/portal', { error: 'Sign in first' })
-          const body = operatorPage({ person: person.email, csrf: csrfToken(person.secret), flash: flashOf(context.query), system: context.deps.system })
+          if (person === null) return backTo('/portal', { error: 'sign-in-first' })
+          const body = operatorPage({ person: person.email, csrf: csrfToken(person.secret), flash: flashOf(context.query, person.secret), system: context.deps.system })
           return { status: 200, headers: pageHeaders, body }
         } catch (error) {
           return errorPage(error, sessionPerson(context.deps, context.incoming, context.nowMs)?.email ?? null)

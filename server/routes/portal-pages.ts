@@ -33,7 +33,7 @@ export function portalPageRoutes(): RootRoute[] {
         const body = portalPage({
           person,
           csrf: person === null ? '' : csrfToken(secret),
-          flash: flashOf(context.query),
+          flash: flashOf(context.query, person === null ? null : secret),
           regions: servedRegions(context.deps.config),
           system: context.deps.system,
           requests: person === null ? [] : listTenantRequests(context.deps.system, person),

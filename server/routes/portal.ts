@@ -47,9 +47,9 @@ export function portalRoutes(): RootRoute[] {
         if (form !== null) {
           // The portal page's form: back to the page with a message.
           const address = normalEmail(form.get('email') ?? '')
-          if (address === null) return backTo('/portal', { error: 'That is not an e-mail address.' })
+          if (address === null) return backTo('/portal', { error: 'not-an-email' })
           await context.deps.signIn.request(address, context.nowMs)
-          return backTo('/portal', { notice: `We mailed a sign-in link to ${address}. It works once, within 15 minutes.` })
+          return backTo('/portal', { notice: 'sign-in-link-sent' })
         }
         const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
         const email = normalEmail(body.email)
@@ -92,7 +92,7 @@ export function portalRoutes(): RootRoute[] {
         if (form !== null) requireFormToken(secret, form)
         await context.deps.signIn.signOut(secret)
         const clear = { 'set-cookie': sessionClearCookie(secure(context)) }
-        if (form !== null) return backTo('/portal', { notice: 'You are signed out.' }, clear)
+        if (form !== null) return backTo('/portal', { notice: 'signed-out' }, clear)
         return { status: 204, headers: { ...clear, 'cache-control': 'no-store' } }
       },
     },

@@ -12,7 +12,7 @@ import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTe
 import { ApiError, validationError } from '../errors.js'
 import { validate } from '../validate.js'
 import { requireFormToken } from '../web/csrf.js'
-import { backTo, formFields } from '../web/form.js'
+import { backToSession, formFields } from '../web/form.js'
 import type { Tier as TierName } from '../../storage/system-store.js'
 import { adminOnly, Tier } from './admin.js'
 import type { RootRoute } from './system.js'
@@ -61,9 +61,9 @@ export function tenantRequestRoutes(): RootRoute[] {
           try {
             const fields = validate<typeof RequestBody.static>(RequestBody, { slug: form.get('slug') ?? '', tier: form.get('tier') ?? '', region: form.get('region') ?? '' })
             const made = await requestTenant(context.deps, email, { ...fields, tier: fields.tier as TierName }, context.nowMs)
-            return backTo('/portal', { notice: made.status === 'active' ? `Your tenant ${made.slug} is ready.` : `Your request for ${made.slug} is waiting for approval.` })
+            return backToSession('/portal', secret, { notice: made.status === 'active' ? `Your tenant ${made.slug} is ready.` : `Your request for ${made.slug} is waiting for approval.` })
           } catch (error) {
-            if (error instanceof ApiError) return backTo('/portal', { error: error.message })
+            if (error instanceof ApiError) return backToSession('/portal', secret, { error: error.message })
             throw error
           }
         }

@@ -12,6 +12,7 @@ import { csrfField } from './csrf.js'
 import type { Flash } from './flash.js'
 import { html, type Html } from './html.js'
 import { page } from './layout.js'
+import { dataTable, type Column } from './table.js'
 
 /** The slug rule for the field's `pattern`, which browsers compile with the `v` flag (a literal hyphen in a class escaped). */
 const slugInputPattern = slugPattern.source.slice(1, -1).replaceAll('9-]', '9\\-]')
@@ -47,16 +48,26 @@ function signInForm(): Html {
 function tenantsTable(view: PortalView): Html {
   const rows = view.system.listTenants().filter((tenant) => view.system.member(tenant.slug, view.person!) !== undefined)
   if (rows.length === 0) return html`<p>You are not a user of any tenant yet.</p>`
-  return html`<div class="table-scroll" role="region" aria-label="Your tenants" tabindex="0"><table class="data"><thead><tr><th scope="col">Tenant</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Your role</th></tr></thead><tbody>${rows.map(
-    (tenant) => html`<tr><td><a href="/console/${tenant.slug}">${tenant.slug}</a></td><td>${tenant.tier}</td><td>${tenant.region}</td><td class="status-${tenant.status}">${tenant.status}</td><td>${view.system.member(tenant.slug, view.person!)!.role}</td></tr>`,
-  )}</tbody></table></div>`
+  const columns: readonly Column[] = [{ title: 'Tenant' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Status' }, { title: 'Your role' }]
+  return dataTable('Your tenants', columns, rows.map((tenant) => [
+    html`<a href="/console/${tenant.slug}">${tenant.slug}</a>`,
+    tenant.tier,
+    tenant.region,
+    { content: tenant.status, className: `status-${tenant.status}` },
+    view.system.member(tenant.slug, view.person!)!.role,
+  ]))
 }
 
 function requestsTable(requests: readonly TenantRequestRecord[]): Html {
   if (requests.length === 0) return html`<p>No requests yet.</p>`
-  return html`<div class="table-scroll" role="region" aria-label="Your requests" tabindex="0"><table class="data"><thead><tr><th scope="col">Slug</th><th scope="col">Tier</th><th scope="col">Region</th><th scope="col">Status</th><th scope="col">Requested</th></tr></thead><tbody>${requests.map(
-    (request) => html`<tr><td>${request.slug}</td><td>${request.tier}</td><td>${request.region}</td><td class="status-${request.status}">${request.status}${request.reason === null ? null : html`: ${request.reason}`}</td><td>${new Date(request.created_at).toISOString().slice(0, 16).replace('T', ' ')} UTC</td></tr>`,
-  )}</tbody></table></div>`
+  const columns: readonly Column[] = [{ title: 'Slug' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Status' }, { title: 'Requested' }]
+  return dataTable('Your requests', columns, requests.map((request) => [
+    request.slug,
+    request.tier,
+    request.region,
+    { content: html`${request.status}${request.reason === null ? null : html`: ${request.reason}`}`, className: `status-${request.status}` },
+    `${new Date(request.created_at).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  ]))
 }
 
 function requestForm(view: PortalView): Html {

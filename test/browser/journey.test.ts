@@ -9,7 +9,9 @@
  * takes a backup and restores it (the status updates itself), revokes the key, and signs out.
  *
  * Every page is photographed at 1280x800 and 390x844 (test/screenshots/) and checked with axe-core:
- * 0 serious or critical violations. No page may log a console error (a CSP violation would).
+ * 0 serious or critical violations; at both sizes every link, button and field must be in sight (not
+ * past the viewport's edge, not cut off by a table's scroll box) and a chart's labels at least 11 px
+ * (test/helpers/browser.ts). No page may log a console error (a CSP violation would).
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'
@@ -54,7 +56,7 @@ async function journey(executablePath: string): Promise<void> {
     await target.goto(`${server.url}/portal`)
     await target.getByLabel('E-mail address').fill(address)
     await target.getByRole('button', { name: 'Mail me a sign-in link' }).click()
-    await target.getByText(`We mailed a sign-in link to ${address}`).waitFor()
+    await target.getByText('We mailed you a sign-in link').waitFor()
     await waitUntil(() => smtp.to(address).length > before, `a sign-in mail to ${address}`)
     await target.goto(await smtp.link(address))
   }
@@ -72,7 +74,7 @@ async function journey(executablePath: string): Promise<void> {
     t.not(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'none', 'the focused field shows its focus')
     await page.keyboard.type(email)
     await page.keyboard.press('Enter')
-    await page.getByText(`We mailed a sign-in link to ${email}`).waitFor()
+    await page.getByText('We mailed you a sign-in link').waitFor()
     await page.goto(await smtp.link(email))
     t.equal(new URL(page.url()).pathname, '/portal', 'the link lands on the portal')
     t.ok(await page.getByText(`Signed in as ${email}`).isVisible(), 'the header names the person')
@@ -194,9 +196,8 @@ async function journey(executablePath: string): Promise<void> {
   await t.test('take a backup and restore it, the status updating itself', async (t) => {
     await page.getByRole('link', { name: 'Backups' }).click()
     t.ok(await page.getByText('No restore has run.').isVisible())
-    await page.getByLabel('Keep it (never thinned by age)').check()
     await page.getByRole('button', { name: 'Take a backup now' }).click()
-    await page.getByText(/Took the backup acme-shop-.* \(kept\)/).waitFor()
+    await page.getByText(/Took the backup acme-shop-\S+\./).waitFor()
     const backupId = (await page.locator('tbody tr td.mono').first().innerText()).trim()
     t.match(backupId, /^acme-shop-\d{4}-\d\d-\d\dT/)
     await audit(page, 'console-backups')

@@ -83,7 +83,7 @@ const formFieldsByPath: Readonly<Record<string, readonly string[]>> = {
   '/console/:slug/users': ['email', 'role'],
   '/console/:slug/users/:email/role': ['role'],
   '/console/:slug/keys': ['name'],
-  '/console/:slug/backups': ['retain'],
+  '/console/:slug/backups/:id/restore': ['backup_first'],
   '/operator/tenant-requests/:id/reject': ['reason'],
 }
 
