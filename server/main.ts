@@ -86,7 +86,8 @@ function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
   try {
     const fixed = secureDataDir(dataDir)
     if (fixed.count > 0) {
-      logger.warn({ dataDir, count: fixed.count, paths: fixed.paths }, 'data directory was accessible to other users: narrowed to its owner')
+      const message = 'data directory was accessible to other users: narrowed to its owner'
+      logger.warn({ dataDir, count: fixed.count, paths: fixed.paths }, message)
     }
   } catch (error) {
     lock.release()
@@ -145,8 +146,11 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   const port = await new Promise<number>((resolve, reject) => {
     const uws = app.uws as unknown as ExclusiveListen
     uws.listen(config.host, config.port, listenExclusivePort, (socket) => {
-      if (socket === false) void listenFailure(config.host, config.port).then((reason) => reject(new Error(`Cannot listen on ${config.host}:${config.port}: ${reason}`)))
-      else {
+      if (socket === false) {
+        void listenFailure(config.host, config.port).then((reason) => {
+          reject(new Error(`Cannot listen on ${config.host}:${config.port}: ${reason}`))
+        })
+      } else {
         listenSocket = socket
         resolve(app.native.us_socket_local_port(socket))
       }
@@ -234,7 +238,12 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
 
 /** uWS's listen with options, which its typings declare only without a host. */
 interface ExclusiveListen {
-  listen(host: string, port: number, options: number, cb: (socket: import('uWebSockets.js').us_listen_socket | false) => void): unknown
+  listen(
+    host: string,
+    port: number,
+    options: number,
+    cb: (socket: import('uWebSockets.js').us_listen_socket | false) => void,
+  ): unknown
 }
 
 /**
@@ -252,7 +261,9 @@ function listenFailure(host: string, port: number): Promise<string> {
       }
       resolve(reasons[error.code ?? ''] ?? error.message)
     })
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('uWebSockets.js refused it (the port is free now)')))
+    probe.listen({ host, port, exclusive: true }, () => {
+      probe.close(() => resolve('uWebSockets.js refused it (the port is free now)'))
+    })
   })
 }
 

@@ -322,9 +322,13 @@ export class TenantRegistry {
   open(record: TenantRecord, nowMs: number): TenantRuntime {
     let runtime: TenantRuntime
     try {
-      runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory)
+      runtime = new TenantRuntime(
+        record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus,
+        this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory,
+      )
     } catch (error) {
-      throw error instanceof StorageError && error.code === 'corrupt_log' ? damagedLogError(record.slug, this.dataDir, error) : error
+      if (error instanceof StorageError && error.code === 'corrupt_log') throw damagedLogError(record.slug, this.dataDir, error)
+      throw error
     }
     runtime.storage = this.storage
     runtime.store.onDurable = this.onDurable

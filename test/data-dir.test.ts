@@ -7,12 +7,13 @@
  * start with a warning. A tenant whose log is damaged stops the start with its name and the way out.
  */
 import { execFile } from 'node:child_process'
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { open } from 'lmdb'
 import t, { type Test } from 'tap'
 import { adminToken, entryPath, startServer, TestServer, type TenantClient } from './helpers/server.js'
+import { until } from './helpers/until.js'
 
 interface CliResult {
   code: number
@@ -147,6 +148,9 @@ for (const umask of [0o000, 0o022]) {
     await writeArticles(client, 'a', 3)
     t.equal((await server.admin('POST', '/admin/tenants/shop/backups', {})).status, 201)
     t.equal((await server.request('POST', '/portal/sign-in', { body: { email: 'someone@example.com' } })).status, 202)
+    // The mail may be written just after the answer.
+    const outbox = path.join(server.dataDir, 'outbox')
+    await until(() => existsSync(outbox) && readdirSync(outbox).length > 0, 10_000, 'the sign-in mail in the outbox')
     const names = readdirSync(server.dataDir)
     for (const name of ['system', 'tenants', 'backups', 'outbox', 'demo-credentials.json', 'server.lock']) t.ok(names.includes(name), `${name} exists`)
     t.ok(readdirSync(path.join(server.dataDir, 'outbox')).length > 0, 'the sign-in mail is in the outbox')

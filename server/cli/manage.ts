@@ -228,7 +228,9 @@ function lockForWriting(the: Invocation): DataDirLock {
   } catch (error) {
     if (!(error instanceof DataDirLockedError)) throw error
     const holder = error.holder
-    if (!holder.command.endsWith(' start')) throw new Error(`${error.message}: wait for it to finish, then run the command again`)
+    if (!holder.command.endsWith(' start')) {
+      throw new Error(`${error.message}: wait for it to finish, then run the command again`)
+    }
     const url = holder.url ?? 'http://<host>:<port>'
     throw new Error(
       `${error.message}. A running server does not see changes made beside it: run the command through it instead, ` +

@@ -14,7 +14,9 @@
  * removed by hand, which the message says.
  * @module
  */
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import {
+  closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync,
+} from 'node:fs'
 import path from 'node:path'
 
 export const lockFileName = 'server.lock'
@@ -110,7 +112,7 @@ export class DataDirLock {
     if (this.#released) return
     this.#released = true
     const found = readHolder(this.file)
-    if (typeof found === 'object' && found.pid === this.holder.pid && found.start_ticks === this.holder.start_ticks) rmSync(this.file, { force: true })
+    if (typeof found === 'object' && sameHolder(found, this.holder)) rmSync(this.file, { force: true })
   }
 }
 
@@ -158,7 +160,9 @@ export function staleReason(holder: LockHolder): string | null {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return `process ${holder.pid} no longer runs`
   }
   const ticks = startTicks(holder.pid)
-  if (holder.start_ticks !== null && ticks !== null && ticks !== holder.start_ticks) return `process ${holder.pid} is another process now`
+  if (holder.start_ticks !== null && ticks !== null && ticks !== holder.start_ticks) {
+    return `process ${holder.pid} is another process now`
+  }
   return null
 }
 
@@ -175,7 +179,7 @@ function takeOver(file: string, holder: LockHolder | null, reason: string, onSta
     throw error
   }
   const moved = readHolder(aside)
-  const same = holder === null ? moved === 'unreadable' : typeof moved === 'object' && moved.pid === holder.pid && moved.start_ticks === holder.start_ticks
+  const same = holder === null ? moved === 'unreadable' : typeof moved === 'object' && sameHolder(moved, holder)
   if (!same) {
     try {
       linkSync(aside, file)
@@ -186,6 +190,10 @@ function takeOver(file: string, holder: LockHolder | null, reason: string, onSta
     onStale({ holder, reason })
   }
   rmSync(aside, { force: true })
+}
+
+function sameHolder(left: LockHolder, right: LockHolder): boolean {
+  return left.pid === right.pid && left.start_ticks === right.start_ticks
 }
 
 /** A process's start time in clock ticks since boot, from /proc (null where there is none). */

@@ -46,17 +46,20 @@ export function secureDataDir(dataDir: string): PermissionFix {
       try {
         chmodSync(absolute, stat.mode & 0o7700)
       } catch (error) {
+        const mode = (stat.mode & 0o777).toString(8)
+        const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message
         throw new Error(
-          `${absolute} is accessible to other users (mode ${(stat.mode & 0o777).toString(8)}) and could not be narrowed ` +
-            `(${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): run the service as the owner of its data directory, ` +
-            `or chmod -R go-rwx ${dataDir}`,
+          `${absolute} is accessible to other users (mode ${mode}) and could not be narrowed (${cause}): ` +
+            `run the service as the owner of its data directory, or chmod -R go-rwx ${dataDir}`,
         )
       }
       count++
       if (paths.length < pathsNamedMax) paths.push(relative)
     }
     if (stat.isDirectory()) {
-      for (const name of readdirSync(absolute)) visit(path.join(absolute, name), relative === '.' ? name : `${relative}/${name}`)
+      for (const name of readdirSync(absolute)) {
+        visit(path.join(absolute, name), relative === '.' ? name : `${relative}/${name}`)
+      }
     }
   }
   visit(dataDir, '.')
