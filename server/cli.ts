@@ -34,6 +34,9 @@ export async function run(argv: string[]): Promise<void> {
     process.exit(2)
   }
   const { manage, parseInvocation, UsageError } = await import('./cli/manage.js')
+  // What the commands create in the data directory is the owner's alone, as the server's is.
+  const { restrictNewFiles } = await import('./data-dir/permissions.js')
+  restrictNewFiles()
   try {
     const result = await manage(parseInvocation(command, args, process.env))
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)

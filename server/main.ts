@@ -4,7 +4,8 @@
  * @module
  */
 import path from 'node:path'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { SystemStore } from '../storage/system-store.js'
 import { PricingApp, type AppDeps } from './app.js'
 import { settleInterruptedRestores } from './backups/restore.js'
@@ -16,6 +17,9 @@ import { TokenService } from './auth.js'
 import { loadConfig, type Config } from './config.js'
 import { provisionDemoTenant } from './demo/first-start.js'
 import { FxFeedService, setActiveFxFeed } from './fx-feed.js'
+import { DataDirLock, DataDirLockedError } from './data-dir/lock.js'
+import { restrictNewFiles, secureDataDir } from './data-dir/permissions.js'
+import type { Logger } from 'pino'
 import { createLogger } from './log.js'
 import { Metrics } from './metrics.js'
 import { recordKeyUse } from './provision.js'
@@ -40,12 +44,63 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
+/**
+ * uWebSockets.js's LIBUS_LISTEN_EXCLUSIVE_PORT (ListenOptions in its typings, an enum that does not
+ * exist at run time): without it uWS listens with SO_REUSEPORT, and a second server on the same
+ * port started, shared the connections and answered from another memory.
+ */
+const listenExclusivePort = 1
+
 export async function start(config: Config): Promise<RunningServer> {
   const logger = createLogger(config.logLevel)
+  const dataDir = path.resolve(config.dataDir)
+  const lock = claimDataDir(dataDir, logger)
+  try {
+    return await startLocked(config, logger, dataDir, lock)
+  } catch (error) {
+    lock.release()
+    throw error
+  }
+}
+
+/**
+ * The data directory, before anything in it opens: owner-only from here on, taken by this process
+ * alone (server/data-dir/lock.ts), and narrowed where an older version left it open to others
+ * (server/data-dir/permissions.ts).
+ */
+function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
+  restrictNewFiles()
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  let lock: DataDirLock
+  try {
+    lock = DataDirLock.acquire(dataDir, 'pricing-service start', (stale) => {
+      logger.warn({ dataDir, holder: stale.holder, reason: stale.reason }, 'took over the lock of a server that is gone')
+    })
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw error
+    const url = error.holder.url ?? 'http://<its host>:<its port>'
+    throw new Error(
+      `${error.message}. A data directory serves one server at a time: stop that one first, or give this one another ` +
+        `--data-dir. To manage the running server, use the command line with --url ${url} (and its admin token).`,
+    )
+  }
+  try {
+    const fixed = secureDataDir(dataDir)
+    if (fixed.count > 0) {
+      const message = 'data directory was accessible to other users: narrowed to its owner'
+      logger.warn({ dataDir, count: fixed.count, paths: fixed.paths }, message)
+    }
+  } catch (error) {
+    lock.release()
+    throw error
+  }
+  return lock
+}
+
+async function startLocked(config: Config, logger: Logger, dataDir: string, lock: DataDirLock): Promise<RunningServer> {
   // Secrets at rest (server/secrets/): a malformed key stops the start here, before anything opens.
   const sealer = SecretSealer.fromSettings(config.secretKey, config.secretKeyPrevious)
   announceSecretsAtRest(logger, sealer)
-  const dataDir = path.resolve(config.dataDir)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
   setAnswerCacheItemsMax(config.answerCacheItems)
@@ -90,9 +145,13 @@ export async function start(config: Config): Promise<RunningServer> {
   const app = new PricingApp(deps)
   let listenSocket: import('uWebSockets.js').us_listen_socket | null = null
   const port = await new Promise<number>((resolve, reject) => {
-    app.uws.listen(config.host, config.port, (socket) => {
-      if (socket === false) reject(new Error(`Cannot listen on ${config.host}:${config.port}`))
-      else {
+    const uws = app.uws as unknown as ExclusiveListen
+    uws.listen(config.host, config.port, listenExclusivePort, (socket) => {
+      if (socket === false) {
+        void listenFailure(config.host, config.port).then((reason) => {
+          reject(new Error(`Cannot listen on ${config.host}:${config.port}: ${reason}`))
+        })
+      } else {
         listenSocket = socket
         resolve(app.native.us_socket_local_port(socket))
       }
@@ -103,6 +162,8 @@ export async function start(config: Config): Promise<RunningServer> {
   // The build first (server/version.ts); tests and tools find port, url and dataDir in this order.
   const build = buildInfo()
   logger.info({ version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir }, 'listening')
+  // Named in the messages of a second server or a CLI write on this directory (their --url).
+  lock.noteUrl(listenedRoot(config, port))
   // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
@@ -172,9 +233,41 @@ export async function start(config: Config): Promise<RunningServer> {
       mailer.close()
       storage.stop()
       app.accessLog.flush()
+      lock.release()
       logger.info('closed')
     },
   }
+}
+
+/** uWS's listen with options, which its typings declare only without a host. */
+interface ExclusiveListen {
+  listen(
+    host: string,
+    port: number,
+    options: number,
+    cb: (socket: import('uWebSockets.js').us_listen_socket | false) => void,
+  ): unknown
+}
+
+/**
+ * uWS answers a failed listen with `false` and no reason; Node's own listen on the same address
+ * names it (EADDRINUSE, EACCES, EADDRNOTAVAIL), so the operator reads "address in use".
+ */
+function listenFailure(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      const reasons: Record<string, string> = {
+        EADDRINUSE: 'address in use (another process listens on this port)',
+        EACCES: 'permission denied (a port below 1024 needs privileges)',
+        EADDRNOTAVAIL: 'address not available on this machine',
+      }
+      resolve(reasons[error.code ?? ''] ?? error.message)
+    })
+    probe.listen({ host, port, exclusive: true }, () => {
+      probe.close(() => resolve('uWebSockets.js refused it (the port is free now)'))
+    })
+  })
 }
 
 /** Waits until `done()` holds (checked every 10 ms) or `timeoutMs` passes; answers whether it held. */

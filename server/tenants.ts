@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import { Catalog, type Change } from '../engine/catalog.js'
 import { PriceBook, type PriceVersion } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
-import { commitFailureCause, TenantStore, type PriceChange } from '../storage/tenant-store.js'
+import { commitFailureCause, StorageError, TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryPool } from '../workers/pool.js'
 import { ApiError } from './errors.js'
@@ -320,7 +320,16 @@ export class TenantRegistry {
 
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
-    const runtime = new TenantRuntime(record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus, this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory)
+    let runtime: TenantRuntime
+    try {
+      runtime = new TenantRuntime(
+        record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus,
+        this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory,
+      )
+    } catch (error) {
+      if (error instanceof StorageError && error.code === 'corrupt_log') throw damagedLogError(record.slug, this.dataDir, error)
+      throw error
+    }
     runtime.storage = this.storage
     runtime.store.onDurable = this.onDurable
     this.#tenants.set(record.slug, runtime)
@@ -344,4 +353,22 @@ export class TenantRegistry {
     this.webhookEnvironment?.close()
     for (const tenant of this.#tenants.values()) await tenant.store.close()
   }
+}
+
+/**
+ * A tenant's log that fails its check at start (a missing tail entry, a broken hash chain): the
+ * server does not serve a tenant whose history it cannot vouch for, so the start stops, and the
+ * message says which tenant and the two ways out (README, Operations: Restore, last resort).
+ */
+function damagedLogError(slug: string, dataDir: string, error: StorageError): Error {
+  const tenantDir = path.join(dataDir, 'tenants', slug)
+  const backupsDir = path.join(dataDir, 'backups', slug)
+  return new Error(
+    `tenant ${slug}: its log is damaged (${error.message}) in ${tenantDir}. With the service stopped, either ` +
+      `(1) restore a backup: move ${tenantDir} aside, create it again and copy into it the data.mdb of the newest backup ` +
+      `under ${backupsDir}/ (\`pricing-service backup list ${slug} --data-dir ${dataDir}\` lists them), or ` +
+      `(2) move ${tenantDir} aside to start with the tenant empty. Either way its changelog restarts from that point: ` +
+      `changelog readers and webhook receivers must resynchronise (README: Operations, Restore).`,
+    { cause: error },
+  )
 }

@@ -221,9 +221,21 @@ export class TenantStore {
    * Startup: as `loadInto`, in chunks of `chunkEntries` with the event loop free between them, so
    * that a large tenant does not block the process (readiness and tenant calls answer 503 meanwhile).
    * Each chunk is its own read from the key after the last one loaded; nothing writes to the tenant
-   * until it is loaded.
+   * until it is loaded. The reads span many turns of the event loop through this environment's
+   * handles, so the load holds off map reopens: writes just before it (a restore finished at start)
+   * arm the quiet-time reopen, which would otherwise close the environment under a large load.
    */
   async loadIntoGradually(catalog: Catalog, chunkEntries = loadChunkEntries, prices?: PriceBook): Promise<number> {
+    const release = this.mapRelease.hold()
+    try {
+      if (this.mapRelease.running !== null) await this.mapRelease.running
+      return await this.#loadChunks(catalog, chunkEntries, prices)
+    } finally {
+      release()
+    }
+  }
+
+  async #loadChunks(catalog: Catalog, chunkEntries: number, prices: PriceBook | undefined): Promise<number> {
     const writers = new Map<string, string>()
     let count = await loadRange(this.#db.entities, chunkEntries, (key, value) => {
       for (const version of value) internWriter(version, writers)

@@ -2,12 +2,15 @@
  * TenantStore gives its map's pages back (storage/map-release.ts): after `dueBytes` written, writes
  * wait while the environment is reopened, and after a quiet `idleMs` it reopens by itself. Writes
  * from many concurrent callers keep their order and all land; reads in every turn of the event
- * loop never meet a closed environment; the mapping's resident pages drop after a reopen.
+ * loop never meet a closed environment; the mapping's resident pages drop after a reopen. A load in
+ * chunks (startup) that outlasts the quiet time after writes (a restore finished at start) is never
+ * cut by a reopen.
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { articleEntries, temporaryDir } from './helpers/store-fixtures.js'
+import { Catalog, type Change } from '../engine/catalog.js'
 import { TenantStore } from '../storage/tenant-store.js'
 
 /** Resident KiB of this process's mappings of the environment's data file. */
@@ -82,5 +85,32 @@ t.test('a quiet store reopens by itself, and its mapping holds fewer pages after
   t.equal(store.readLog(7_999, 10, null).length, 2, 'reads go on after the reopen')
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.equal(store.mapRelease.count, 1, 'no reopen without new writes')
+  await store.close()
+})
+
+t.test('a load in chunks that outlasts the quiet time after writes is not cut by a reopen', async (t) => {
+  // The start after a SIGKILL during a restore writes the rest of the restore, then loads the
+  // tenant in chunks with the event loop free between them; with a large tenant the load outlasts
+  // `idleMs`, and the reopen closed the environment under it ("Can not renew a transaction from
+  // a closed database").
+  const directory = temporaryDir(t, 'map-release-load')
+  const store = new TenantStore(directory, { dueBytes: Number.POSITIVE_INFINITY, idleBytes: 1, idleMs: 1 })
+  const source = new Catalog()
+  const changes: Change[] = []
+  for (let index = 0; index < 400; index++) {
+    const change = source.plan('article', `A-${index}`, { name: `a${index}`, type: null, metadata: {} } as never, 1_000, 1_000, 'test')!
+    source.apply('article', `A-${index}`, change.versions)
+    changes.push(change)
+  }
+  await store.commit(changes)
+  // One key per chunk: 400 turns of the event loop, far longer than the 1 ms quiet time.
+  const loaded = new Catalog()
+  const started = performance.now()
+  t.equal(await store.loadIntoGradually(loaded, 1), 400, 'every key loaded')
+  t.ok(performance.now() - started > 1, 'the load outlasted the quiet time')
+  t.equal(loaded.liveCount('article'), 400)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.ok(store.mapRelease.count >= 1, `the quiet reopen still happens, after the load (${store.mapRelease.count})`)
+  t.equal(store.readLog(400, 1, null).length, 1, 'reads go on after it')
   await store.close()
 })

@@ -5,7 +5,9 @@
  * running server's operator API. The token itself is refused as a flag: `ps` would show it.
  * @module
  */
+import { mkdirSync } from 'node:fs'
 import path from 'node:path'
+import { DataDirLock, DataDirLockedError } from '../data-dir/lock.js'
 import { SystemStore, type LimitOverrides, type Tier } from '../../storage/system-store.js'
 import { TenantBackups } from '../../storage/backup/backups.js'
 import { TenantStore } from '../../storage/tenant-store.js'
@@ -173,7 +175,7 @@ async function viaApi(url: string, token: string, method: string, route: string,
   const answer = json as { message?: string; code?: string } | null
   // Every route this command calls exists: a server that knows none of them has its admin API off.
   if (response.status === 404 && answer?.code === 'route_not_found') throw new Error(adminApiOff(url))
-  if (response.status === 401 && token === '') throw new Error(`401: ${url} wants its admin token: set PRICING_ADMIN_TOKEN in this command's environment (or pass --admin-token)`)
+  if (response.status === 401 && token === '') throw new Error(`401: ${url} wants its admin token: set PRICING_ADMIN_TOKEN in this command's environment (or give --admin-token-file FILE)`)
   if (!response.ok) throw new Error(`${response.status}: ${answer?.message ?? text}`)
   return json
 }
@@ -183,7 +185,7 @@ function adminApiOff(url: string): string {
   return [
     `404: the server at ${url} has its admin API off: it was started without PRICING_ADMIN_TOKEN.`,
     'Stop it, start it again with PRICING_ADMIN_TOKEN set in its environment (a long random token), and give this',
-    'command the same token in its environment (PRICING_ADMIN_TOKEN; --admin-token also works, but shows it in ps).',
+    'command the same token in its environment (PRICING_ADMIN_TOKEN or --admin-token-file FILE).',
   ].join('\n')
 }
 
@@ -241,7 +243,43 @@ async function restoreThroughApi(call: (method: string, route: string, body?: un
 
 const restorePollMs = 250
 
+/** Commands that change the data directory: they hold its lock (server/data-dir/lock.ts) while they run. */
+const writingCommands = new Set(['tenant create', 'tenant update', 'key create', 'key revoke', 'backup create'])
+
+/**
+ * Takes the data directory for a writing command: refused while a server (or another command)
+ * holds it, since a running server would never see the change (it keeps its own memory) or would
+ * race it. The message says how to do the same through the server.
+ */
+function lockForWriting(the: Invocation): DataDirLock {
+  mkdirSync(the.dataDir, { recursive: true, mode: 0o700 })
+  try {
+    return DataDirLock.acquire(the.dataDir, `pricing-service ${the.command}`)
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw error
+    const holder = error.holder
+    if (!holder.command.endsWith(' start')) {
+      throw new Error(`${error.message}: wait for it to finish, then run the command again`)
+    }
+    const url = holder.url ?? 'http://<host>:<port>'
+    throw new Error(
+      `${error.message}. A running server does not see changes made beside it: run the command through it instead, ` +
+        `with --url ${url} and its admin token (PRICING_ADMIN_TOKEN or --admin-token-file FILE), e.g. ` +
+        `pricing-service ${the.command} … --url ${url}`,
+    )
+  }
+}
+
 async function onDataDirectory(the: Invocation): Promise<unknown> {
+  const lock = writingCommands.has(the.command) ? lockForWriting(the) : null
+  try {
+    return await onLockedDataDirectory(the)
+  } finally {
+    lock?.release()
+  }
+}
+
+async function onLockedDataDirectory(the: Invocation): Promise<unknown> {
   const nowMs = Date.now()
   const system = new SystemStore(path.join(the.dataDir, 'system'))
   try {
@@ -285,10 +323,7 @@ async function onDataDirectory(the: Invocation): Promise<unknown> {
   }
 }
 
-/**
- * Backups on the data directory: LMDB copies read a consistent snapshot even while a server has
- * the tenant open (LMDB is multi-process safe), so these work with the server up or down.
- */
+/** Backups on the data directory, while no server runs on it (`backup list` also while one does). */
 async function backupOnDataDirectory(system: SystemStore, the: Invocation, nowMs: number): Promise<unknown> {
   if (system.tenants.get(the.slug) === undefined) throw new Error(`Tenant ${the.slug} not found`)
   const backups = new TenantBackups(path.join(the.dataDir, 'backups', the.slug), the.slug, the.backupDiskMaxBytes)

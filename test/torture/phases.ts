@@ -16,7 +16,9 @@
  *   afterwards the restore is `completed` (the model becomes the backup) or was never accepted;
  * - retention: many versions of few prices, then an operator's retention pass (beside the automatic
  *   ones), killed while it runs; afterwards another pass runs to its end, and the general check
- *   reads every price in force.
+ *   reads every price in force;
+ * - restore-large: a restore of a tenant of its own with hundreds of thousands of price versions,
+ *   killed 0.1-2.5 s into it (./large-restore.ts); the start must finish it and serve.
  * @module
  */
 import { existsSync, readdirSync } from 'node:fs'
@@ -24,12 +26,13 @@ import path from 'node:path'
 import { TenantStore } from '../../storage/tenant-store.js'
 import type { HttpsReceiver } from '../helpers/https-receiver.js'
 import type { Answer, Tenant } from './client.js'
+import { restoreLarge, type LargeTenant } from './large-restore.js'
 import type { Model, Snapshot } from './model.js'
 import type { Prng } from './prng.js'
 import type { ServerProcess } from './server-process.js'
 import { canonicalPrice, ingestMix, retentionMix, type Workload } from './workload.js'
 
-export const phaseNames = ['ingest', 'webhook', 'backup', 'restore', 'retention'] as const
+export const phaseNames = ['ingest', 'webhook', 'backup', 'restore', 'retention', 'restore-large'] as const
 export type PhaseName = (typeof phaseNames)[number]
 
 export interface Session {
@@ -48,6 +51,8 @@ export interface Session {
   estimates: { backupMs: number; restoreMs: number; retentionMs: number }
   /** Counts of where kills landed, for the report. */
   landings: Map<string, number>
+  /** The restore-large phase's tenant, filled before the first clean start when the plan has it. */
+  large: LargeTenant | null
 }
 
 export interface PhaseRun {
@@ -266,4 +271,4 @@ export async function retention(session: Session, prng: Prng): Promise<PhaseRun>
   }
 }
 
-export const phases: Record<PhaseName, (session: Session, prng: Prng) => Promise<PhaseRun>> = { ingest, webhook, backup, restore, retention }
+export const phases: Record<PhaseName, (session: Session, prng: Prng) => Promise<PhaseRun>> = { ingest, webhook, backup, restore, retention, 'restore-large': restoreLarge }
