@@ -21,8 +21,8 @@ interface CliResult {
   stderr: string
 }
 
-function cli(args: string[]): Promise<CliResult> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_')))
+function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICING_'))), ...extraEnv }
   return new Promise((resolve) => {
     execFile(process.execPath, [entryPath, ...args], { env, timeout: 30_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr })
@@ -113,7 +113,7 @@ t.test("a writing CLI command on a running server's directory refuses and names 
   const listed = await cli(['tenant', 'list', ...onDir])
   t.equal(listed.code, 0, listed.stderr)
   t.same(JSON.parse(listed.stdout).map((tenant: { slug: string }) => tenant.slug), ['shop'], 'reading commands still work')
-  const through = await cli(['key', 'create', 'shop', '--url', server.url, '--admin-token', adminToken])
+  const through = await cli(['key', 'create', 'shop', '--url', server.url], { PRICING_ADMIN_TOKEN: adminToken })
   t.equal(through.code, 0, through.stderr)
   await server.stop()
   const afterStop = await cli(['key', 'create', 'shop', ...onDir])
