@@ -4,7 +4,8 @@
  *
  * - Tokens and session ids are 32 random bytes (base64url); only their SHA-256 is stored, so a copy
  *   of the store signs nobody in.
- * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session).
+ * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session);
+ *   of several uses at the same moment exactly one wins.
  * - Anyone may ask for a link: the answer is the same whether the address belongs to a member or
  *   not (it never reveals who is known); what the session may reach is decided by membership.
  * - Sessions last 12 hours from sign-in (PRICING_SESSION_LIFETIME_S), and end at sign-out.
@@ -33,6 +34,13 @@ export function normalEmail(text: string): string | null {
 }
 
 export class SignIn {
+  /**
+   * Links being spent, by their hash: claimed synchronously when a use is accepted, before the
+   * first await, so that a second use of the same link arriving meanwhile finds it taken. Left
+   * once the store has the link as used (or the write failed, and the link stays good).
+   */
+  readonly #spending = new Set<string>()
+
   constructor(
     readonly system: SystemStore,
     readonly mailer: Mailer,
@@ -64,12 +72,20 @@ export class SignIn {
     })
   }
 
-  /** Spends a link: a new session's secret, or null when the link is unknown, used or expired. */
+  /**
+   * Spends a link: a new session's secret, or null when the link is unknown, used, expired, or
+   * being spent by a use that came first (exactly one of several concurrent uses wins).
+   */
   async verify(token: string, nowMs: number): Promise<{ session: string; email: string; next: string | null } | null> {
     const key = secretHash(token)
     const link = this.system.signInLinks.get(key)
-    if (link === undefined || link.used_at !== null || link.expires_at <= nowMs) return null
-    await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
+    if (link === undefined || link.used_at !== null || link.expires_at <= nowMs || this.#spending.has(key)) return null
+    this.#spending.add(key)
+    try {
+      await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
+    } finally {
+      this.#spending.delete(key)
+    }
     const session = newSecret()
     await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + this.sessionLifetimeMs })
     return { session, email: link.email, next: link.next ?? null }
