@@ -225,7 +225,7 @@ export class PricingApp {
     if (compiled.route.access === 'console') return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
     const last = this.#lastClaims
     if (last !== null && incoming.authorization === this.#lastAuthorization && last.expiresAtMs > nowMs) {
-      return this.#authorized(incoming, tenant, compiled, match.params, last.tenant, last.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, last, nowMs)
     }
     const bucket = tenant.buckets[compiled.route.dimension]
     const token = bearerToken(incoming.authorization)
@@ -234,13 +234,28 @@ export class PricingApp {
     if (cached !== undefined) {
       if (cached === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Token expired')
       this.#remember(incoming.authorization, cached)
-      return this.#authorized(incoming, tenant, compiled, match.params, cached.tenant, cached.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, cached, nowMs)
     }
     return this.#deps.tokens.verify(token, nowMs).then((claims) => {
       if (claims === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Invalid or expired token')
       this.#remember(incoming.authorization, claims)
-      return this.#authorized(incoming, tenant, compiled, match.params, claims.tenant, claims.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, claims, nowMs)
     })
+  }
+
+  /**
+   * A verified token on a tenant route. A console token speaks for a person, whose membership may
+   * have ended since it was issued: it is looked up in the system store at each request (one LMDB
+   * read; a cluster's directory applies other nodes' removals to the same store), so a removed
+   * user's token stops at their next request, not when it expires.
+   */
+  #holder(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], claims: TokenClaims, nowMs: number): Outgoing | Promise<Outgoing> {
+    if (claims.kind === 'key') return this.#authorized(incoming, tenant, compiled, params, claims.tenant, claims.subject, nowMs)
+    if (claims.tenant === tenant.record.slug && this.#deps.system.member(claims.tenant, claims.subject) === undefined) {
+      const series = incoming.method === compiled.route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+      return this.#failed(incoming, series, new ApiError('forbidden', `${claims.subject} is no longer a user of tenant ${claims.tenant}`), tenant.buckets[compiled.route.dimension])
+    }
+    return this.#authorized(incoming, tenant, compiled, params, claims.tenant, claims.subject, nowMs, false)
   }
 
   /** A console route: the signed-in person (server/people/console-auth.ts), then the tenant pipeline. */
