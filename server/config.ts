@@ -94,8 +94,9 @@ export const SETTINGS = {
   leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
   shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
   bodyTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 30_000, 'milliseconds a request body has to arrive in full once its headers are read; a slower upload is cut off (the connection closed)'),
-  tokenFailuresBurst: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 10, 'failed token requests allowed at once per client id and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE)'),
-  tokenFailuresPerMinute: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 30, 'failed token requests per minute per client id and per client address once the burst is spent'),
+  tokenFailuresBurst: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 10, 'failed token requests allowed at once per client id and address pair and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE)'),
+  tokenFailuresPerMinute: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 30, 'failed token requests per minute per client id and address pair and per client address once the burst is spent'),
+  tokenFailuresKeysMax: setting(Type.Integer({ minimum: 1, maximum: 10_000_000 }), 100_000, 'pairs, addresses and client ids whose recent token requests are remembered (each table, about 100 bytes each); when full, refilled entries are forgotten first, so a lockout survives'),
   secretKey: setting(
     Type.String(),
     '',
