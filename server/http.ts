@@ -23,7 +23,7 @@ export interface Incoming {
   readonly origin: string
   /** The `X-Min-Sequence` header ('' when absent): the changelog sequence a cluster reader has seen (server/placement.ts). */
   readonly minSequence?: string
-  /** The client's address, read only for token requests (their failures are limited per address). */
+  /** The client's address, read only where limits count per address (token requests, admin, sign-in mail). */
   readonly remoteAddress?: string
   /** The `X-Pricing-Forwarded` header ('' when absent): the node that forwarded this request (server/forward.ts). */
   readonly forwarded?: string
@@ -108,12 +108,11 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
     if (!bodyMethods.has(method)) {
-      runWithoutBody(res, incomingOf(req, method), dispatch, options, traffic)
+      runWithoutBody(res, incomingOf(req, method, res), dispatch, options, traffic)
       return
     }
     const state = pendingState(res, traffic)
-    let head = incomingOf(req, method)
-    if (head.path.endsWith('/oauth2/token')) head = { ...head, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
+    const head = incomingOf(req, method, res)
     const declared = Number(req.getHeader('content-length') || '0')
     if (declared > options.bodyBytesMax * drainFactor) {
       send(res, state, head.requestId, options.onTooLarge(head), true)
@@ -141,11 +140,20 @@ function pendingState(res: Uws.HttpResponse, traffic: HttpTraffic): RequestState
   return state
 }
 
+/**
+ * Routes whose limits count per client address: credentials (token requests, the admin token) and
+ * sign-in mail. Only these read it: the tenant API's hot path does not pay for the conversion.
+ */
+function limitedByAddress(path: string): boolean {
+  return path.startsWith('/admin/') || path === '/portal/sign-in' || path.endsWith('/oauth2/token')
+}
+
 /** What a handler needs from the request, without the body (read later, for methods that have one). */
-function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
-  return {
+function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse): Incoming {
+  const path = req.getUrl()
+  const incoming: Incoming = {
     method,
-    path: req.getUrl(),
+    path,
     query: req.getQuery() ?? '',
     host: req.getHeader('host'),
     authorization: req.getHeader('authorization'),
@@ -160,6 +168,7 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
     requestId: requestIdOf(req.getHeader('x-request-id')),
     tenantSlug: null,
   }
+  return limitedByAddress(path) ? { ...incoming, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() } : incoming
 }
 
 /**

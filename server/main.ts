@@ -73,7 +73,7 @@ export async function start(config: Config): Promise<RunningServer> {
     config,
     system,
     // Links point at the public URL, final only once listening: read when used.
-    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000),
+    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000, { burst: config.signInMailsBurst, perHour: config.signInMailsPerHour }),
     mailer,
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.

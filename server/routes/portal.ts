@@ -31,6 +31,12 @@ function signedIn(context: RootContext): { email: string; secret: string } {
   return cookieSession(context.deps, context.incoming, context.nowMs)
 }
 
+/** Mails a sign-in link unless a limit holds it back (logged without the address); the answer is the same. */
+async function mailLink(context: RootContext, email: string): Promise<void> {
+  const sent = await context.deps.signIn.requestFromPortal(email, context.incoming.remoteAddress ?? '', context.nowMs)
+  if (!sent) context.deps.logger.info({ request_id: context.incoming.requestId }, 'sign-in mail held back: too many asked for this address or from this client')
+}
+
 export function portalRoutes(): RootRoute[] {
   return [
     {
@@ -48,13 +54,13 @@ export function portalRoutes(): RootRoute[] {
           // The portal page's form: back to the page with a message.
           const address = normalEmail(form.get('email') ?? '')
           if (address === null) return backTo('/portal', { error: 'That is not an e-mail address.' })
-          await context.deps.signIn.request(address, context.nowMs)
+          await mailLink(context, address)
           return backTo('/portal', { notice: `We mailed a sign-in link to ${address}. It works once, within 15 minutes.` })
         }
         const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
         const email = normalEmail(body.email)
         if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
-        await context.deps.signIn.request(email, context.nowMs)
+        await mailLink(context, email)
         return { status: 202, headers: { 'cache-control': 'no-store' }, body: { status: 'sent' } }
       },
     },
