@@ -91,7 +91,7 @@ export const SETTINGS = {
     1,
     'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
   ),
-  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged'),
+  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file, its link logged with the demo on or at debug level'),
   mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, "approve a person's tenant request at once, without an operator"),
   redisUrl: setting(Type.String({ maxLength: 2000 }), '', 'Redis of a cluster of nodes (redis://host:port): they share tenants, keys and people, each region has one writing home node, and one node fetches the FX feed for all; empty: one node on its own, no Redis'),

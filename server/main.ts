@@ -68,7 +68,8 @@ export async function start(config: Config): Promise<RunningServer> {
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
   if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger })
+  // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger, logLinks: config.demo })
   const deps: AppDeps = {
     config,
     system,
