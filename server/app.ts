@@ -39,7 +39,8 @@ import { consoleRoutes } from './console/routes.js'
 import { operatorRoutes } from './operator/routes.js'
 import { consoleSubject } from './people/console-auth.js'
 import { requirePermission } from './people/roles.js'
-import type { SignIn } from './people/sign-in.js'
+import { cookieValue, sessionCookie, type SignIn } from './people/sign-in.js'
+import { errorAnswerPage, wantsHtml } from './web/error-page.js'
 import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
@@ -442,8 +443,15 @@ export class PricingApp {
     return this.#observed(incoming, series, outgoing, error)
   }
 
-  /** The error's answer: its coded body, or 500 internal_error for anything but an ApiError. */
+  /**
+   * The error's answer: its coded body, or 500 internal_error for anything but an ApiError. A
+   * browser asking for HTML outside the tenant API (the portal, console and operator pages, an
+   * unknown page) gets the same status and headers with the message as a page.
+   */
   #error(incoming: Incoming, error: unknown): Outgoing {
+    if (incoming.tenantSlug === null && wantsHtml(incoming)) {
+      return errorAnswerPage(error, this.#deps.signIn.session(cookieValue(incoming.cookie, sessionCookie), this.#deps.now()))
+    }
     const nowMs = this.#deps.now()
     if (error instanceof ApiError) {
       const body = errorBody(error.status, error.code, error.message, nowMs, incoming.requestId, error.extra)

@@ -18,6 +18,11 @@ export interface Incoming {
   readonly authorization: string
   readonly contentType: string
   readonly ifNoneMatch: string
+  /**
+   * The Accept header, read outside the tenant API only (`/t/...` answers JSON whatever it says):
+   * a browser that asks for text/html gets errors and unknown pages as pages.
+   */
+  readonly accept?: string
   /** The Cookie and Origin headers ('' when absent): console sessions and their cross-site check. */
   readonly cookie: string
   readonly origin: string
@@ -168,7 +173,8 @@ function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse)
     requestId: requestIdOf(req.getHeader('x-request-id')),
     tenantSlug: null,
   }
-  return limitedByAddress(path) ? { ...incoming, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() } : incoming
+  const page = path.startsWith('/t/') ? incoming : { ...incoming, accept: req.getHeader('accept') }
+  return limitedByAddress(path) ? { ...page, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() } : page
 }
 
 /**

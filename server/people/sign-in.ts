@@ -113,6 +113,13 @@ export class SignIn {
     return true
   }
 
+  /** Whether a link would sign in now (unknown, used, expired or being spent: no); spends nothing. */
+  usable(token: string, nowMs: number): boolean {
+    const key = secretHash(token)
+    const link = this.system.signInLinks.get(key)
+    return link !== undefined && link.used_at === null && link.expires_at > nowMs && !this.#spending.has(key)
+  }
+
   /**
    * Spends a link: a new session's secret, or null when the link is unknown, used, expired, or
    * being spent by a use that came first (exactly one of several concurrent uses wins).

@@ -5,6 +5,7 @@
  * start over (the interval counts from the backups on disk).
  */
 import t from 'tap'
+import { spendLink } from '../helpers/console.js'
 import { adminToken, startServer } from '../helpers/server.js'
 
 async function automaticIds(server: Awaited<ReturnType<typeof startServer>>, cookie: string): Promise<string[]> {
@@ -19,7 +20,7 @@ async function signedIn(server: Awaited<ReturnType<typeof startServer>>, email: 
   const outbox = path.join(server.dataDir, 'outbox')
   const text = readFileSync(path.join(outbox, readdirSync(outbox).sort().at(-1)!), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=')
   const link = /http:\/\/\S+\/portal\/verify\?token=[A-Za-z0-9_-]+/.exec(text)![0]
-  const verified = await fetch(link, { redirect: 'manual' })
+  const verified = await spendLink(server, link)
   return /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0]
 }
 
