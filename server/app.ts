@@ -250,13 +250,23 @@ export class PricingApp {
    * read; a cluster's directory applies other nodes' removals to the same store), so a removed
    * user's token stops at their next request, not when it expires.
    */
-  #holder(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], claims: TokenClaims, nowMs: number): Outgoing | Promise<Outgoing> {
-    if (claims.kind === 'key') return this.#authorized(incoming, tenant, compiled, params, claims.tenant, claims.subject, nowMs)
-    if (claims.tenant === tenant.record.slug && this.#deps.system.member(claims.tenant, claims.subject) === undefined) {
-      const series = incoming.method === compiled.route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
-      return this.#failed(incoming, series, new ApiError('forbidden', `${claims.subject} is no longer a user of tenant ${claims.tenant}`), tenant.buckets[compiled.route.dimension])
+  #holder(
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    claims: TokenClaims,
+    nowMs: number,
+  ): Outgoing | Promise<Outgoing> {
+    const { tenant: claimed, subject } = claims
+    if (claims.kind === 'key') return this.#authorized(incoming, tenant, compiled, params, claimed, subject, nowMs)
+    if (claimed === tenant.record.slug && this.#deps.system.member(claimed, subject) === undefined) {
+      const route = compiled.route
+      const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+      const error = new ApiError('forbidden', `${subject} is no longer a user of tenant ${claimed}`)
+      return this.#failed(incoming, series, error, tenant.buckets[route.dimension])
     }
-    return this.#authorized(incoming, tenant, compiled, params, claims.tenant, claims.subject, nowMs, false)
+    return this.#authorized(incoming, tenant, compiled, params, claimed, subject, nowMs, false)
   }
 
   /** A console route: the signed-in person (server/people/console-auth.ts), then the tenant pipeline. */
@@ -450,7 +460,8 @@ export class PricingApp {
    */
   #error(incoming: Incoming, error: unknown): Outgoing {
     if (incoming.tenantSlug === null && wantsHtml(incoming)) {
-      return errorAnswerPage(error, this.#deps.signIn.session(cookieValue(incoming.cookie, sessionCookie), this.#deps.now()))
+      const person = this.#deps.signIn.session(cookieValue(incoming.cookie, sessionCookie), this.#deps.now())
+      return errorAnswerPage(error, person)
     }
     const nowMs = this.#deps.now()
     if (error instanceof ApiError) {

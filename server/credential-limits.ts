@@ -60,8 +60,10 @@ export class KeyedBuckets {
    * every entry is locked out, the least recently used one. Amortized, a scan per many inserts.
    */
   #makeRoom(nowMs: number): void {
-    if (this.#forget(Math.max(1, Math.floor(this.keysMax / 8)), (bucket) => bucket.level(nowMs) >= this.burst) > 0) return
-    if (this.#forget(Math.max(1, Math.floor(this.keysMax / 64)), (bucket) => bucket.level(nowMs) >= 1) > 0) return
+    const refilled = (bucket: TokenBucket): boolean => bucket.level(nowMs) >= this.burst
+    if (this.#forget(Math.max(1, Math.floor(this.keysMax / 8)), refilled) > 0) return
+    const notLockedOut = (bucket: TokenBucket): boolean => bucket.level(nowMs) >= 1
+    if (this.#forget(Math.max(1, Math.floor(this.keysMax / 64)), notLockedOut) > 0) return
     this.#forget(1, () => true)
   }
 

@@ -174,7 +174,8 @@ function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse)
     tenantSlug: null,
   }
   const page = path.startsWith('/t/') ? incoming : { ...incoming, accept: req.getHeader('accept') }
-  return limitedByAddress(path) ? { ...page, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() } : page
+  if (!limitedByAddress(path)) return page
+  return { ...page, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
 }
 
 /**

@@ -69,7 +69,8 @@ export async function start(config: Config): Promise<RunningServer> {
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
   if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger, logLinks: config.demo })
+  const outboxDir = path.join(dataDir, 'outbox')
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir, logger, logLinks: config.demo })
   const deps: AppDeps = {
     config,
     system,

@@ -17,7 +17,7 @@ export interface Mail {
   readonly to: string
   readonly subject: string
   readonly text: string
-  /** The link the mail carries, logged with an outbox file as `logLinks` says (never with SMTP: the mail is the channel). */
+  /** The link the mail carries, logged with an outbox file as `logLinks` says (never with SMTP). */
   readonly link?: string
 }
 
@@ -28,7 +28,8 @@ export interface Mailer {
 
 /** `logLinks`: an outbox mail's link is in its info line (development); otherwise at debug level only. */
 export function createMailer(options: { smtpUrl: string; from: string; outboxDir: string; logger: Logger; logLinks: boolean }): Mailer {
-  return options.smtpUrl === '' ? new OutboxMailer(options.from, options.outboxDir, options.logger, options.logLinks) : new SmtpMailer(options.smtpUrl, options.from)
+  if (options.smtpUrl !== '') return new SmtpMailer(options.smtpUrl, options.from)
+  return new OutboxMailer(options.from, options.outboxDir, options.logger, options.logLinks)
 }
 
 class SmtpMailer implements Mailer {
@@ -50,6 +51,8 @@ class SmtpMailer implements Mailer {
   }
 }
 
+const outboxMessage = 'mail written to the outbox (no PRICING_SMTP_URL)'
+
 class OutboxMailer implements Mailer {
   readonly #transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
 
@@ -66,10 +69,10 @@ class OutboxMailer implements Mailer {
     const file = path.join(this.directory, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`)
     writeFileSync(file, info.message as Buffer)
     if (this.logLinks) {
-      this.logger.info({ to: mail.to, subject: mail.subject, file, link: mail.link ?? null }, 'mail written to the outbox (no PRICING_SMTP_URL)')
+      this.logger.info({ to: mail.to, subject: mail.subject, file, link: mail.link ?? null }, outboxMessage)
       return
     }
-    this.logger.info({ to: mail.to, subject: mail.subject, file }, 'mail written to the outbox (no PRICING_SMTP_URL)')
+    this.logger.info({ to: mail.to, subject: mail.subject, file }, outboxMessage)
     if (mail.link !== undefined) this.logger.debug({ file, link: mail.link }, "the outbox mail's link")
   }
 
