@@ -97,3 +97,12 @@ t.test('errors and unknown pages are HTML for a browser, JSON otherwise', async 
   const api = await fetch(`${server.url}/t/nobody/article/x`, { headers: browser })
   t.match(api.headers.get('content-type') ?? '', /^application\/json/, 'the tenant API answers JSON whatever Accept says')
 })
+
+t.test("ten presses of one link's button at the same moment give exactly one session", async (t) => {
+  const link = await linkFor('race@example.com')
+  const answers = await Promise.all(Array.from({ length: 10 }, () => spendLink(server, link)))
+  const statuses = answers.map((answer) => answer.status)
+  t.equal(statuses.filter((status) => status === 303).length, 1, 'one 303 with a session')
+  t.equal(statuses.filter((status) => status === 401).length, 9, 'nine refused')
+  t.equal(answers.filter((answer) => (answer.headers.get('set-cookie') ?? '').startsWith('pricing_session=')).length, 1, 'one cookie set')
+})
