@@ -137,7 +137,7 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     new PricingServer({
       entry: options.entry,
       dataDir: path.join(workDir, id),
-      adminToken: 'bench-admin',
+      adminToken: 'bench-admin-token-0123456789abcdef',
       env: { PRICING_REDIS_URL: redis.url, PRICING_NODE_ID: id, PRICING_REGION: region, PRICING_PUBLIC_URL: 'http://pricing.bench', PRICING_LEASE_TTL_MS: String(leaseTtlMs), PRICING_BACKUP_INTERVAL_S: '0' },
     })
   const nodes: PricingServer[] = []

@@ -277,7 +277,7 @@ async function main(): Promise<void> {
   )
   const shape: WorkloadShape = { ...defaultShape, skuCount: options.skus }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-soak-'))
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir, adminToken: 'soak-admin-token', env: await webhookServerEnv() })
+  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir, adminToken: 'soak-admin-token-0123456789abcdef', env: await webhookServerEnv() })
   const receiver = await startHttpsReceiver()
   let writer: Writer | null = null
   let writing: Promise<void> | null = null

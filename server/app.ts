@@ -40,7 +40,8 @@ import { consoleRoutes } from './console/routes.js'
 import { operatorRoutes } from './operator/routes.js'
 import { consoleSubject } from './people/console-auth.js'
 import { requirePermission } from './people/roles.js'
-import type { SignIn } from './people/sign-in.js'
+import { cookieValue, sessionCookie, type SignIn } from './people/sign-in.js'
+import { errorAnswerPage, wantsHtml } from './web/error-page.js'
 import type { Mailer } from './mail/mailer.js'
 import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
@@ -229,7 +230,7 @@ export class PricingApp {
     if (compiled.route.access === 'console') return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
     const last = this.#lastClaims
     if (last !== null && incoming.authorization === this.#lastAuthorization && last.expiresAtMs > nowMs) {
-      return this.#authorized(incoming, tenant, compiled, match.params, last.tenant, last.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, last, nowMs)
     }
     const bucket = tenant.buckets[compiled.route.dimension]
     const token = bearerToken(incoming.authorization)
@@ -238,13 +239,38 @@ export class PricingApp {
     if (cached !== undefined) {
       if (cached === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Token expired')
       this.#remember(incoming.authorization, cached)
-      return this.#authorized(incoming, tenant, compiled, match.params, cached.tenant, cached.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, cached, nowMs)
     }
     return this.#deps.tokens.verify(token, nowMs).then((claims) => {
       if (claims === null) return this.#reject(incoming, compiled, bucket, nowMs, 'Invalid or expired token')
       this.#remember(incoming.authorization, claims)
-      return this.#authorized(incoming, tenant, compiled, match.params, claims.tenant, claims.subject, nowMs)
+      return this.#holder(incoming, tenant, compiled, match.params, claims, nowMs)
     })
+  }
+
+  /**
+   * A verified token on a tenant route. A console token speaks for a person, whose membership may
+   * have ended since it was issued: it is looked up in the system store at each request (one LMDB
+   * read; a cluster's directory applies other nodes' removals to the same store), so a removed
+   * user's token stops at their next request, not when it expires.
+   */
+  #holder(
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    claims: TokenClaims,
+    nowMs: number,
+  ): Outgoing | Promise<Outgoing> {
+    const { tenant: claimed, subject } = claims
+    if (claims.kind === 'key') return this.#authorized(incoming, tenant, compiled, params, claimed, subject, nowMs)
+    if (claimed === tenant.record.slug && this.#deps.system.member(claimed, subject) === undefined) {
+      const route = compiled.route
+      const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+      const error = new ApiError('forbidden', `${subject} is no longer a user of tenant ${claimed}`)
+      return this.#failed(incoming, series, error, tenant.buckets[route.dimension])
+    }
+    return this.#authorized(incoming, tenant, compiled, params, claimed, subject, nowMs, false)
   }
 
   /** A console route: the signed-in person (server/people/console-auth.ts), then the tenant pipeline. */
@@ -431,8 +457,16 @@ export class PricingApp {
     return this.#observed(incoming, series, outgoing, error)
   }
 
-  /** The error's answer: its coded body, or 500 internal_error for anything but an ApiError. */
+  /**
+   * The error's answer: its coded body, or 500 internal_error for anything but an ApiError. A
+   * browser asking for HTML outside the tenant API (the portal, console and operator pages, an
+   * unknown page) gets the same status and headers with the message as a page.
+   */
   #error(incoming: Incoming, error: unknown): Outgoing {
+    if (incoming.tenantSlug === null && wantsHtml(incoming)) {
+      const person = this.#deps.signIn.session(cookieValue(incoming.cookie, sessionCookie), this.#deps.now())
+      return errorAnswerPage(error, person)
+    }
     const nowMs = this.#deps.now()
     if (error instanceof ApiError) {
       const body = errorBody(error.status, error.code, error.message, nowMs, incoming.requestId, error.extra)

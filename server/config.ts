@@ -37,6 +37,12 @@ function secretFile(variable: string): Setting<ReturnType<typeof Type.String>> {
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
+/**
+ * The shortest admin token accepted: the token is the whole of the operator's credential, and a
+ * short one is guessed (wrong ones are throttled per address, not across addresses).
+ */
+export const adminTokenLengthMin = 32
+
 /** Every setting, in the order `--help` and the README list them. Units are part of the names. */
 export const SETTINGS = {
   port: setting(Type.Integer({ minimum: 0, maximum: 65535 }), 8080, 'TCP port; 0 picks a free one'),
@@ -44,7 +50,11 @@ export const SETTINGS = {
   dataDir: setting(Type.String({ minLength: 1 }), './data', 'LMDB environments: system/ and tenants/{slug}/'),
   domain: setting(Type.String(), '', 'also address tenants as {slug}.{domain} (Host header); empty: only /t/{slug}'),
   region: setting(Type.String({ minLength: 1 }), 'local', 'regions this node serves, comma-separated'),
-  adminToken: setting(Type.String(), '', 'bearer token of the operator admin API; empty turns the admin API off (404); a secret: the variable or the file, not the flag'),
+  adminToken: setting(
+    Type.String(),
+    '',
+    `bearer token of the operator admin API, at least ${adminTokenLengthMin} characters (openssl rand -hex 32); empty turns the admin API off (404); a secret: the variable or the file, not the flag`,
+  ),
   adminTokenFile: secretFile('PRICING_ADMIN_TOKEN'),
   publicUrl: setting(Type.String(), '', 'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT'),
   demo: setting(Type.Boolean(), true, 'provision the demo tenant on first start (an empty data directory)'),
@@ -103,7 +113,7 @@ export const SETTINGS = {
     1,
     'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
   ),
-  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file and its link logged; with a password in it, the variable or the file only'),
+  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file, its link logged with the demo on or at debug level; with a password in it, the variable or the file only'),
   smtpUrlFile: secretFile('PRICING_SMTP_URL'),
   mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
   autoApprove: setting(Type.Boolean(), false, "approve a person's tenant request at once, without an operator"),
@@ -114,8 +124,21 @@ export const SETTINGS = {
   leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
   shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
   bodyTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 30_000, 'milliseconds a request body has to arrive in full once its headers are read; a slower upload is cut off (the connection closed)'),
-  tokenFailuresBurst: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 10, 'failed token requests allowed at once per client id and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE)'),
-  tokenFailuresPerMinute: setting(Type.Integer({ minimum: 1, maximum: 1_000_000 }), 30, 'failed token requests per minute per client id and per client address once the burst is spent'),
+  tokenFailuresBurst: setting(
+    Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    10,
+    'failed token requests allowed at once per client id and address pair and per client address before 429 (then PRICING_TOKEN_FAILURES_PER_MINUTE); also the wrong admin tokens allowed per address',
+  ),
+  tokenFailuresPerMinute: setting(
+    Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    30,
+    'failed token requests (and wrong admin tokens) per minute per client id and address pair and per client address once the burst is spent',
+  ),
+  tokenFailuresKeysMax: setting(
+    Type.Integer({ minimum: 1, maximum: 10_000_000 }),
+    100_000,
+    'pairs, addresses and client ids whose recent token requests are remembered (each table, about 100 bytes each); when full, refilled entries are forgotten first, so a lockout survives',
+  ),
   secretKey: setting(
     Type.String(),
     '',
@@ -132,6 +155,16 @@ export const SETTINGS = {
     Type.Integer({ minimum: 0, maximum: 31_622_400 }),
     0,
     'seconds between automatic rotations of the token-signing key (checked every minute; the old key stays in the JWKS until its last token has expired, 930 s); 0: only on demand (POST /admin/signing-keys/rotate)',
+  ),
+  signInMailsBurst: setting(
+    Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    3,
+    'sign-in mails asked for at the portal per e-mail address at once (then PRICING_SIGN_IN_MAILS_PER_HOUR); per client address ten times this; past it no mail is sent, and the answer is the same',
+  ),
+  signInMailsPerHour: setting(
+    Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    12,
+    'sign-in mails per hour per e-mail address once the burst is spent (per client address ten times this)',
   ),
   sessionLifetimeS: setting(Type.Integer({ minimum: 1, maximum: 30 * 86_400 }), 43_200, 'seconds a console session lasts from sign-in (the cookie\'s Max-Age too)'),
   operatorEmails: setting(Type.String({ maxLength: 4000 }), '', 'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator'),
@@ -336,6 +369,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly 
       const value = readSecretFile(file, fileVariable, problems)
       if (value !== undefined) take(key, value, `${fileVariable}=${file} (its content)`)
     }
+  }
+  const adminToken = merged['adminToken'] as string
+  if (adminToken !== '' && adminToken.length < adminTokenLengthMin) {
+    // The value is not repeated: it is a secret, if a weak one.
+    const expected = `expected empty (admin API off) or at least ${adminTokenLengthMin} (openssl rand -hex 32)`
+    problems.push(`${envName('adminToken')} (or its file): ${adminToken.length} characters; ${expected}`)
   }
   if (problems.length > 0) throw new ConfigError(problems)
   if (!checkConfig.Check(merged)) {

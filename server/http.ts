@@ -21,12 +21,17 @@ export interface Incoming {
   readonly authorization: string
   readonly contentType: string
   readonly ifNoneMatch: string
+  /**
+   * The Accept header, read outside the tenant API only (`/t/...` answers JSON whatever it says):
+   * a browser that asks for text/html gets errors and unknown pages as pages.
+   */
+  readonly accept?: string
   /** The Cookie and Origin headers ('' when absent): console sessions and their cross-site check. */
   readonly cookie: string
   readonly origin: string
   /** The `X-Min-Sequence` header ('' when absent): the changelog sequence a cluster reader has seen (server/placement.ts). */
   readonly minSequence?: string
-  /** The client's address, read only for token requests (their failures are limited per address). */
+  /** The client's address, read only where limits count per address (token requests, admin, sign-in mail). */
   readonly remoteAddress?: string
   /** The `X-Pricing-Forwarded` header ('' when absent): the node that forwarded this request (server/forward.ts). */
   readonly forwarded?: string
@@ -167,7 +172,7 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const fault = framingFault(req)
     if (fault !== '') {
-      refuse(res, incomingOf(req, method), fault, options, traffic)
+      refuse(res, incomingOf(req, method, res), fault, options, traffic)
       return
     }
     // A chunked body is decoded by uWS alone, and its decoder accepts malformed chunk lines
@@ -176,12 +181,11 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
     const chunked = codingCount > 0
     const declared = lengthCount > 0 ? Number(lengthValue) : 0
     if (!chunked && !bodyMethods.has(method)) {
-      runWithoutBody(res, incomingOf(req, method), dispatch, options, traffic)
+      runWithoutBody(res, incomingOf(req, method, res), dispatch, options, traffic)
       return
     }
     const state = pendingState(res, traffic, chunked)
-    let head = incomingOf(req, method)
-    if (head.path.endsWith('/oauth2/token')) head = { ...head, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
+    const head = incomingOf(req, method, res)
     if (declared > options.bodyBytesMax * drainFactor) {
       send(res, state, head.requestId, options.onTooLarge(head), true)
       return
@@ -250,11 +254,20 @@ function pendingState(res: Uws.HttpResponse, traffic: HttpTraffic, close: boolea
   return state
 }
 
+/**
+ * Routes whose limits count per client address: credentials (token requests, the admin token) and
+ * sign-in mail. Only these read it: the tenant API's hot path does not pay for the conversion.
+ */
+function limitedByAddress(path: string): boolean {
+  return path.startsWith('/admin/') || path === '/portal/sign-in' || path.endsWith('/oauth2/token')
+}
+
 /** What a handler needs from the request, without the body (read later, for methods that have one). */
-function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
-  return {
+function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse): Incoming {
+  const path = req.getUrl()
+  const incoming: Incoming = {
     method,
-    path: req.getUrl(),
+    path,
     query: req.getQuery() ?? '',
     host: req.getHeader('host'),
     authorization: req.getHeader('authorization'),
@@ -269,6 +282,9 @@ function incomingOf(req: Uws.HttpRequest, method: string): Incoming {
     requestId: requestIdOf(req.getHeader('x-request-id')),
     tenantSlug: null,
   }
+  const page = path.startsWith('/t/') ? incoming : { ...incoming, accept: req.getHeader('accept') }
+  if (!limitedByAddress(path)) return page
+  return { ...page, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
 }
 
 /**

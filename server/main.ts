@@ -124,12 +124,14 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
   if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir: path.join(dataDir, 'outbox'), logger })
+  // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
+  const outboxDir = path.join(dataDir, 'outbox')
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir, logger, logLinks: config.demo })
   const deps: AppDeps = {
     config,
     system,
     // Links point at the public URL, final only once listening: read when used.
-    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000),
+    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000, { burst: config.signInMailsBurst, perHour: config.signInMailsPerHour }),
     mailer,
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.

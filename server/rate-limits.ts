@@ -79,6 +79,12 @@ export class TokenBucket implements RateBucket {
     return { allowed: false, retryAfterS, headers: this.headers(nowMs) }
   }
 
+  /** Gives back `count` items taken for something that did not happen after all (up to the burst). */
+  give(count: number, nowMs: number): void {
+    this.#refill(nowMs)
+    if (this.burst !== null) this.#tokens = Math.min(this.burst, this.#tokens + count)
+  }
+
   /**
    * The X-RateLimit-* headers for the bucket as it stands. Read-only: the same object is answered
    * again while remaining and reset are unchanged (take() and the answer ask twice per request),

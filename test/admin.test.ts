@@ -3,7 +3,7 @@
  * tenant create/list/get/patch with validation, unknown tenants, and API key creation.
  */
 import t from 'tap'
-import { startServer, type TestServer } from './helpers/server.js'
+import { adminToken, startServer, type TestServer } from './helpers/server.js'
 
 let server: TestServer
 
@@ -21,7 +21,7 @@ async function createTenant(slug: string, extra: Record<string, unknown> = {}) {
 t.test('the admin API is off (404) when PRICING_ADMIN_TOKEN is unset', async (t) => {
   const off = await startServer({ env: { PRICING_ADMIN_TOKEN: '' } })
   t.teardown(() => off.dispose())
-  for (const token of ['test-admin-token', '']) {
+  for (const token of [adminToken, '']) {
     const list = await off.request('GET', '/admin/tenants', { token })
     t.equal(list.status, 404)
     t.equal(list.body.code, 'route_not_found')
@@ -36,12 +36,12 @@ t.test('a wrong or missing admin token answers 401 and changes nothing', async (
   t.equal(wrong.status, 401)
   t.equal(wrong.body.code, 'unauthorized')
   t.equal(wrong.body.error, 'Unauthorized')
-  const prefix = await server.request('GET', '/admin/tenants', { token: 'test-admin-token-and-more' })
+  const prefix = await server.request('GET', '/admin/tenants', { token: `${adminToken}-and-more` })
   t.equal(prefix.status, 401)
   const missing = await server.request('GET', '/admin/tenants')
   t.equal(missing.status, 401)
   t.equal((await server.admin('GET', '/admin/tenants/sneaky')).status, 404, 'the refused create stored nothing')
-  const scheme = await server.request('GET', '/admin/tenants', { headers: { authorization: 'bearer test-admin-token' } })
+  const scheme = await server.request('GET', '/admin/tenants', { headers: { authorization: `bearer ${adminToken}` } })
   t.equal(scheme.status, 200, 'the scheme name is case-insensitive')
 })
 
@@ -109,7 +109,7 @@ t.test('an invalid tier, a missing region or an unknown field answers 400', asyn
   t.equal(unknown.status, 400)
   const badLimit = await createTenant('tiered', { limits: { articles: -1 } })
   t.equal(badLimit.status, 400)
-  const malformed = await server.request('POST', '/admin/tenants', { raw: '{"slug":', headers: { 'content-type': 'application/json' }, token: 'test-admin-token' })
+  const malformed = await server.request('POST', '/admin/tenants', { raw: '{"slug":', headers: { 'content-type': 'application/json' }, token: adminToken })
   t.equal(malformed.status, 400)
   t.equal(malformed.body.code, 'malformed_json')
   t.equal((await server.admin('GET', '/admin/tenants/tiered')).status, 404, 'nothing was created')

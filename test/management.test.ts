@@ -7,7 +7,7 @@
  */
 import { SMTPServer } from 'smtp-server'
 import t from 'tap'
-import { outboxLink as outboxLinkOf, signIn as signInAs, unquote } from './helpers/console.js'
+import { outboxLink as outboxLinkOf, signIn as signInAs, spendLink, unquote } from './helpers/console.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -43,17 +43,18 @@ t.test('a magic link through the outbox signs in once; the answer never tells wh
   const bad = await server.request('POST', '/portal/sign-in', { body: { email: 'not-an-address' } })
   t.equal(bad.status, 400)
   const link = outboxLink('owner@example.com')
-  const first = await fetch(link, { redirect: 'manual' })
+  const first = await spendLink(server, link)
   t.equal(first.status, 303)
   t.equal(first.headers.get('location'), '/console')
   const cookie = first.headers.get('set-cookie') ?? ''
   t.match(cookie, /^pricing_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=43200$/, 'HttpOnly, SameSite=Lax, no Secure over plain HTTP')
-  const again = await fetch(link, { redirect: 'manual' })
+  const again = await spendLink(server, link)
   t.equal(again.status, 401, 'a used link gives no session')
   t.equal(again.headers.get('set-cookie'), null)
-  const forged = await fetch(`${server.url}/portal/verify?token=${'A'.repeat(43)}`, { redirect: 'manual' })
+  const forged = await spendLink(server, `${server.url}/portal/verify?token=${'A'.repeat(43)}`)
   t.equal(forged.status, 401, 'a forged link neither')
-  t.equal((await fetch(`${server.url}/portal/verify`, { redirect: 'manual' })).status, 401, 'nor none')
+  t.equal((await spendLink(server, `${server.url}/portal/verify`)).status, 401, 'nor none')
+  t.equal((await fetch(`${server.url}/portal/verify`, { redirect: 'manual' })).status, 401, 'nor opening a link without a token')
 })
 
 t.test('who may reach /management: the 401/403 matrix', async (t) => {
@@ -131,7 +132,7 @@ t.test('with PRICING_SMTP_URL the link goes over SMTP to a real server', async (
   t.match(mail, /From: pricing@example.com/)
   t.match(mail, /To: person@example.com/)
   const link = /(http:\/\/\S+\/portal\/verify\?token=[A-Za-z0-9_-]+)/.exec(mail)![1]!
-  const verified = await fetch(link, { redirect: 'manual' })
+  const verified = await spendLink(mailed, link)
   t.equal(verified.status, 303)
   const cookie = /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0]
   t.equal((await mailed.request('GET', '/t/mailed/management/backups', { headers: { cookie } })).status, 200, 'and the session reaches the management endpoints')

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import path from 'node:path'
 import t from 'tap'
-import { outboxLink } from './helpers/console.js'
+import { outboxLink, spendLink } from './helpers/console.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -209,8 +209,8 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   const logged = /"to":"owner@demo.example"[^\n]*"link":"([^"]+)"/.exec(demo.stdout)
   t.ok(logged !== null, "the owner's sign-in link is in the log")
   t.equal(outboxLink(demo, 'owner@demo.example'), logged![1], 'and in the outbox mail')
-  const signedIn = await fetch(logged![1]!, { redirect: 'manual' })
-  t.equal(signedIn.status, 303, 'the link signs the owner in')
+  const signedIn = await spendLink(demo, logged![1]!)
+  t.equal(signedIn.status, 303, "the link's Sign in button signs the owner in")
   t.equal(signedIn.headers.get('location'), '/console/demo', "and lands on the demo tenant's console")
   const cookie = /pricing_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0]
   t.equal((await demo.request('GET', '/t/demo/management/users', { headers: { cookie } })).body[0].role, 'owner', 'as the owner of demo')

@@ -1,8 +1,10 @@
 /**
  * Outgoing mail (sign-in links; later invitations and tenant-ready notices), built by nodemailer:
  * sent over SMTP when `PRICING_SMTP_URL` is set, otherwise written as an RFC 5322 `.eml` file under
- * `<data>/outbox/` with one log line naming the file and the link (API.md §4), so that a first
- * hour without a mail server still signs in.
+ * `<data>/outbox/` with one log line naming the file, so that a first hour without a mail server
+ * still signs in. A sign-in link is a credential for 15 minutes, and logs travel further than the
+ * data directory (journald, log shippers): the info line carries it only in development (the demo
+ * on, `PRICING_DEMO`); otherwise it is logged at debug level only.
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -15,7 +17,7 @@ export interface Mail {
   readonly to: string
   readonly subject: string
   readonly text: string
-  /** The link the mail carries, logged with an outbox file (never with SMTP: the mail is the channel). */
+  /** The link the mail carries, logged with an outbox file as `logLinks` says (never with SMTP). */
   readonly link?: string
 }
 
@@ -24,8 +26,10 @@ export interface Mailer {
   close(): void
 }
 
-export function createMailer(options: { smtpUrl: string; from: string; outboxDir: string; logger: Logger }): Mailer {
-  return options.smtpUrl === '' ? new OutboxMailer(options.from, options.outboxDir, options.logger) : new SmtpMailer(options.smtpUrl, options.from)
+/** `logLinks`: an outbox mail's link is in its info line (development); otherwise at debug level only. */
+export function createMailer(options: { smtpUrl: string; from: string; outboxDir: string; logger: Logger; logLinks: boolean }): Mailer {
+  if (options.smtpUrl !== '') return new SmtpMailer(options.smtpUrl, options.from)
+  return new OutboxMailer(options.from, options.outboxDir, options.logger, options.logLinks)
 }
 
 class SmtpMailer implements Mailer {
@@ -47,6 +51,8 @@ class SmtpMailer implements Mailer {
   }
 }
 
+const outboxMessage = 'mail written to the outbox (no PRICING_SMTP_URL)'
+
 class OutboxMailer implements Mailer {
   readonly #transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
 
@@ -54,6 +60,7 @@ class OutboxMailer implements Mailer {
     readonly from: string,
     readonly directory: string,
     readonly logger: Logger,
+    readonly logLinks: boolean,
   ) {}
 
   async send(mail: Mail): Promise<void> {
@@ -61,7 +68,12 @@ class OutboxMailer implements Mailer {
     mkdirSync(this.directory, { recursive: true })
     const file = path.join(this.directory, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`)
     writeFileSync(file, info.message as Buffer)
-    this.logger.info({ to: mail.to, subject: mail.subject, file, link: mail.link ?? null }, 'mail written to the outbox (no PRICING_SMTP_URL)')
+    if (this.logLinks) {
+      this.logger.info({ to: mail.to, subject: mail.subject, file, link: mail.link ?? null }, outboxMessage)
+      return
+    }
+    this.logger.info({ to: mail.to, subject: mail.subject, file }, outboxMessage)
+    if (mail.link !== undefined) this.logger.debug({ file, link: mail.link }, "the outbox mail's link")
   }
 
   close(): void {

@@ -4,17 +4,36 @@
  *
  * - Tokens and session ids are 32 random bytes (base64url); only their SHA-256 is stored, so a copy
  *   of the store signs nobody in.
- * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session).
+ * - A link is spent by its first use (a second one, or one after 15 minutes, gives no session);
+ *   of several uses at the same moment exactly one wins.
  * - Anyone may ask for a link: the answer is the same whether the address belongs to a member or
  *   not (it never reveals who is known); what the session may reach is decided by membership.
+ *   Mails asked for at the portal are limited per e-mail and per client address (the answer stays
+ *   the same when a limit holds a mail back).
  * - Sessions last 12 hours from sign-in (PRICING_SESSION_LIFETIME_S), and end at sign-out.
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto'
 import type { SignInLinkRecord, SystemStore } from '../../storage/system-store.js'
+import { KeyedBuckets } from '../credential-limits.js'
 import type { Mailer } from '../mail/mailer.js'
 
 export const signInLinkLifetimeMs = 15 * 60_000
+/**
+ * Sign-in mails asked for at the portal, per e-mail address (anyone may ask for anyone's link, so
+ * without a limit a stranger fills a mailbox): `burst` at once, then `perHour`
+ * (PRICING_SIGN_IN_MAILS_BURST, PRICING_SIGN_IN_MAILS_PER_HOUR); per client address ten times
+ * both. Invitations are not counted: members send those.
+ */
+export interface SignInMailLimits {
+  readonly burst: number
+  readonly perHour: number
+}
+
+export const defaultSignInMailLimits: SignInMailLimits = { burst: 3, perHour: 12 }
+/** Client addresses ask for links for many people (an office behind one address): ten times more. */
+const perClientFactor = 10
+const mailLimitKeysMax = 100_000
 export const defaultSessionLifetimeMs = 12 * 3_600_000
 export const sessionCookie = 'pricing_session'
 
@@ -33,6 +52,14 @@ export function normalEmail(text: string): string | null {
 }
 
 export class SignIn {
+  /**
+   * Links being spent, by their hash: claimed synchronously when a use is accepted, before the
+   * first await, so that a second use of the same link arriving meanwhile finds it taken. Left
+   * once the store has the link as used (or the write failed, and the link stays good).
+   */
+  readonly #spending = new Set<string>()
+  readonly #mailLimits: { readonly emails: KeyedBuckets; readonly clients: KeyedBuckets }
+
   constructor(
     readonly system: SystemStore,
     readonly mailer: Mailer,
@@ -40,7 +67,14 @@ export class SignIn {
     readonly publicUrl: () => string,
     /** How long a session lasts from sign-in (PRICING_SESSION_LIFETIME_S; 12 hours by default). */
     readonly sessionLifetimeMs = defaultSessionLifetimeMs,
-  ) {}
+    mailLimits: SignInMailLimits = defaultSignInMailLimits,
+  ) {
+    const perSecond = mailLimits.perHour / 3600
+    this.#mailLimits = {
+      emails: new KeyedBuckets(perSecond, mailLimits.burst, mailLimitKeysMax),
+      clients: new KeyedBuckets(perSecond * perClientFactor, mailLimits.burst * perClientFactor, mailLimitKeysMax),
+    }
+  }
 
   /**
    * Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. The link
@@ -64,12 +98,42 @@ export class SignIn {
     })
   }
 
-  /** Spends a link: a new session's secret, or null when the link is unknown, used or expired. */
+  /**
+   * A link asked for at the portal: mailed unless `email` or `clientAddress` has had its share
+   * (SignInMailLimits). Answers whether it was sent; the person asking must be told the same
+   * either way, so that the answer reveals neither the limit's state nor who is known.
+   */
+  async requestFromPortal(email: string, clientAddress: string, nowMs: number): Promise<boolean> {
+    const byEmail = this.#mailLimits.emails
+    const byClient = this.#mailLimits.clients
+    if (!byEmail.allows(email, nowMs) || !byClient.allows(clientAddress, nowMs)) return false
+    byEmail.bucket(email, nowMs).take(1, nowMs)
+    byClient.bucket(clientAddress, nowMs).take(1, nowMs)
+    await this.request(email, nowMs)
+    return true
+  }
+
+  /** Whether a link would sign in now (unknown, used, expired or being spent: no); spends nothing. */
+  usable(token: string, nowMs: number): boolean {
+    const key = secretHash(token)
+    const link = this.system.signInLinks.get(key)
+    return link !== undefined && link.used_at === null && link.expires_at > nowMs && !this.#spending.has(key)
+  }
+
+  /**
+   * Spends a link: a new session's secret, or null when the link is unknown, used, expired, or
+   * being spent by a use that came first (exactly one of several concurrent uses wins).
+   */
   async verify(token: string, nowMs: number): Promise<{ session: string; email: string; next: string | null } | null> {
     const key = secretHash(token)
     const link = this.system.signInLinks.get(key)
-    if (link === undefined || link.used_at !== null || link.expires_at <= nowMs) return null
-    await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
+    if (link === undefined || link.used_at !== null || link.expires_at <= nowMs || this.#spending.has(key)) return null
+    this.#spending.add(key)
+    try {
+      await this.system.put(this.system.signInLinks, key, { ...link, used_at: nowMs })
+    } finally {
+      this.#spending.delete(key)
+    }
     const session = newSecret()
     await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + this.sessionLifetimeMs })
     return { session, email: link.email, next: link.next ?? null }

@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { Reply } from '../api.js'
 import { ApiError } from '../errors.js'
+import { KeyedBuckets } from '../credential-limits.js'
 import { parseJsonBody } from '../app.js'
 import { plans } from '../plans.js'
 import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord, withRecentUse } from '../provision.js'
@@ -89,15 +90,31 @@ const NewKeyAnswer = Type.Object({
   created_at: Instant,
 })
 
+/**
+ * Wrong admin tokens per client address (`PRICING_TOKEN_FAILURES_BURST` at once, then
+ * `PRICING_TOKEN_FAILURES_PER_MINUTE`), made from the configuration at the first admin request.
+ * While an address is over it, even the right token waits: otherwise the one 200 among the 429s
+ * would still answer the guess.
+ */
+let adminFailures: KeyedBuckets | null = null
+
 function authorize(context: RootContext): void {
   const expected = context.deps.config.adminToken
   if (expected === '') throw new ApiError('route_not_found', 'The admin API is not enabled')
+  const { config } = context.deps
+  adminFailures ??= new KeyedBuckets(config.tokenFailuresPerMinute / 60, config.tokenFailuresBurst, config.tokenFailuresKeysMax)
+  const address = context.incoming.remoteAddress ?? ''
+  if (!adminFailures.allows(address, context.nowMs)) {
+    const retryAfterS = adminFailures.retryAfterS(address, context.nowMs)
+    throw new ApiError('rate_limited', `Too many wrong admin tokens from this address; retry in ${retryAfterS} s`, { retry_after: retryAfterS }, { 'retry-after': String(retryAfterS) })
+  }
   const authorization = context.incoming.authorization
   // The scheme name is case-insensitive (RFC 9110 §11.1).
   const given = authorization.slice(0, 7).toLowerCase() === 'bearer ' ? authorization.slice(7).trim() : ''
   const left = Buffer.from(given)
   const right = Buffer.from(expected)
   if (left.length !== right.length || !timingSafeEqual(left, right)) {
+    adminFailures.bucket(address, context.nowMs).take(1, context.nowMs)
     throw new ApiError('unauthorized', 'A valid admin token is required', {}, { 'www-authenticate': 'Bearer' })
   }
 }

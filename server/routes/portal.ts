@@ -7,17 +7,35 @@ import { Type } from '@sinclair/typebox'
 import { parseJsonBody } from '../app.js'
 import { tokenLifetimeS } from '../auth.js'
 import { ApiError, validationError } from '../errors.js'
-import { cookieSession } from '../people/console-auth.js'
+import type { Reply } from '../api.js'
+import { cookieSession, sameOrigin } from '../people/console-auth.js'
 import { normalEmail, sessionClearCookie, sessionSetCookie } from '../people/sign-in.js'
 import { validate } from '../validate.js'
 import { requireFormToken } from '../web/csrf.js'
+import { wantsHtml } from '../web/error-page.js'
 import { backTo, formFields } from '../web/form.js'
+import { pageHeaders } from '../web/security-headers.js'
+import { signInLinkPage, spentLinkPage } from '../web/sign-in-link-page.js'
 import type { RootContext, RootRoute } from './system.js'
 
 const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const SignInAnswer = Type.Object({ status: Type.Literal('sent') })
 const ConsoleTokenBody = Type.Object({ tenant: Type.String({ minLength: 1, maxLength: 63 }) }, { additionalProperties: false })
 const ConsoleTokenAnswer = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() })
+
+const VerifyBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+const spentLinkMessage = 'This sign-in link is unknown, used or expired: ask for a new one'
+
+/** A link's token is 43 base64url characters; anything far from that is not looked up. */
+function wellFormed(token: string): boolean {
+  return token.length > 0 && token.length <= 128
+}
+
+/** A link that signs nobody in: 401, as a page with the form for a new link when a browser asks. */
+function spentLink(context: RootContext): Reply {
+  if (!wantsHtml(context.incoming)) throw new ApiError('unauthorized', spentLinkMessage)
+  return { status: 401, headers: pageHeaders, body: spentLinkPage(spentLinkMessage) }
+}
 
 /** Where a fresh session lands (the console's pages come with the console issue). */
 const afterSignIn = '/console'
@@ -29,6 +47,12 @@ function secure(context: RootContext): boolean {
 /** The session's person, for the cookie-authenticated portal calls (all writes: a same-origin Origin). */
 function signedIn(context: RootContext): { email: string; secret: string } {
   return cookieSession(context.deps, context.incoming, context.nowMs)
+}
+
+/** Mails a sign-in link unless a limit holds it back (logged without the address); the answer is the same. */
+async function mailLink(context: RootContext, email: string): Promise<void> {
+  const sent = await context.deps.signIn.requestFromPortal(email, context.incoming.remoteAddress ?? '', context.nowMs)
+  if (!sent) context.deps.logger.info({ request_id: context.incoming.requestId }, 'sign-in mail held back: too many asked for this address or from this client')
 }
 
 export function portalRoutes(): RootRoute[] {
@@ -48,28 +72,51 @@ export function portalRoutes(): RootRoute[] {
           // The portal page's form: back to the page with a message.
           const address = normalEmail(form.get('email') ?? '')
           if (address === null) return backTo('/portal', { error: 'not-an-email' })
-          await context.deps.signIn.request(address, context.nowMs)
+          await mailLink(context, address)
           return backTo('/portal', { notice: 'sign-in-link-sent' })
         }
         const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
         const email = normalEmail(body.email)
         if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
-        await context.deps.signIn.request(email, context.nowMs)
+        await mailLink(context, email)
         return { status: 202, headers: { 'cache-control': 'no-store' }, body: { status: 'sent' } }
       },
     },
     {
       method: 'GET',
       path: '/portal/verify',
+      operationId: 'signInLinkPage',
+      summary: "A mailed link's page: a Sign in button that posts the link (opening it spends nothing)",
+      tag: 'portal',
+      page: true,
+      response: Type.String({ description: 'an HTML page' }),
+      responseType: 'text/html',
+      errors: [401],
+      handler: (context) => {
+        const token = context.query.get('token') ?? ''
+        if (!wellFormed(token) || !context.deps.signIn.usable(token, context.nowMs)) return spentLink(context)
+        return { status: 200, headers: pageHeaders, body: signInLinkPage(token) }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/portal/verify',
       operationId: 'verifySignInLink',
       summary: 'Spend a sign-in link: a session cookie (HttpOnly, SameSite=Lax) and a redirect to the console',
       tag: 'portal',
+      body: VerifyBody,
       responseStatus: 303,
-      errors: [401],
+      errors: [401, 403],
       handler: async (context) => {
-        const token = context.query.get('token') ?? ''
-        const verified = token.length > 0 && token.length <= 128 ? await context.deps.signIn.verify(token, context.nowMs) : null
-        if (verified === null) throw new ApiError('unauthorized', 'This sign-in link is unknown, used or expired: ask for a new one')
+        const form = formFields(context.incoming)
+        // Login CSRF: a page elsewhere must not sign a browser in as the holder of its own link.
+        // The JSON form needs no check: a cross-site page cannot send a JSON body without CORS.
+        if (form !== null && !sameOrigin(context.incoming, context.deps.publicUrl)) {
+          throw new ApiError('forbidden', "Cross-site sign-in refused: use the Sign in button of this service's own page")
+        }
+        const token = form !== null ? form.get('token') ?? '' : validate<typeof VerifyBody.static>(VerifyBody, parseJsonBody(context.incoming) ?? {}).token
+        const verified = wellFormed(token) ? await context.deps.signIn.verify(token, context.nowMs) : null
+        if (verified === null) return spentLink(context)
         return {
           status: 303,
           headers: { location: verified.next ?? afterSignIn, 'set-cookie': sessionSetCookie(verified.session, secure(context), context.deps.signIn.sessionLifetimeMs), 'cache-control': 'no-store' },

@@ -10,7 +10,7 @@ import { degradedReasons, type ClusterStatus } from '../cluster-status.js'
 import { hashSecret, isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../auth.js'
 import type { Incoming } from '../http.js'
 import { buildOpenApi } from '../openapi.js'
-import { TokenBucket } from '../rate-limits.js'
+import { KeyedBuckets } from '../credential-limits.js'
 import { recordKeyUse } from '../provision.js'
 import { buildInfo } from '../version.js'
 
@@ -247,19 +247,29 @@ const clientIdLengthMax = 256
 /** Token requests per client id: 20 at once, then 5 per second (a client should cache its token). */
 const tokenRequestRate = 5
 const tokenRequestBurst = 20
-const tokenBucketsMax = 10_000
-const tokenBuckets = new Map<string, TokenBucket>()
-/** Failed token requests, per client id and per client address (`PRICING_TOKEN_FAILURES_*`). */
-const failureBuckets = new Map<string, TokenBucket>()
 
-function bucketOf(buckets: Map<string, TokenBucket>, key: string, rate: number, burst: number, nowMs: number): TokenBucket {
-  let bucket = buckets.get(key)
-  if (bucket === undefined) {
-    if (buckets.size >= tokenBucketsMax) buckets.clear()
-    bucket = new TokenBucket(rate, burst, nowMs)
-    buckets.set(key, bucket)
+/**
+ * The token endpoint's limits (server/credential-limits.ts), made from the configuration at the
+ * first token request. Failures count per (client id, address) pair and per address, never per
+ * client id alone: a stranger who knows a client id cannot lock its owner out from another address.
+ * A secret is 256 random bits, so guessing from many addresses gains nothing; what those addresses
+ * cost in hashing is bounded by the per-client-id request rate, charged for every attempt.
+ */
+interface TokenLimits {
+  readonly requests: KeyedBuckets
+  readonly pairs: KeyedBuckets
+  readonly addresses: KeyedBuckets
+}
+let tokenLimits: TokenLimits | null = null
+
+function tokenLimitsOf(config: AppDeps['config']): TokenLimits {
+  const failureRate = config.tokenFailuresPerMinute / 60
+  tokenLimits ??= {
+    requests: new KeyedBuckets(tokenRequestRate, tokenRequestBurst, config.tokenFailuresKeysMax),
+    pairs: new KeyedBuckets(failureRate, config.tokenFailuresBurst, config.tokenFailuresKeysMax),
+    addresses: new KeyedBuckets(failureRate, config.tokenFailuresBurst, config.tokenFailuresKeysMax),
   }
-  return bucket
+  return tokenLimits
 }
 
 /**
@@ -287,25 +297,25 @@ async function issueToken(context: RootContext): Promise<Reply> {
   if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
   // Longer than any client id: no lookup (LMDB refuses keys of a few KB) and no rate bucket keyed by it.
   if (credentials.clientId.length > clientIdLengthMax) return oauthError(400, 'invalid_request', `client_id is longer than ${clientIdLengthMax} characters`)
-  // Failed attempts are limited per client id and per address: guessing secrets stays slow.
-  const failureRate = deps.config.tokenFailuresPerMinute / 60
-  const failures = [
-    bucketOf(failureBuckets, `client ${credentials.clientId}`, failureRate, deps.config.tokenFailuresBurst, nowMs),
-    bucketOf(failureBuckets, `address ${incoming.remoteAddress ?? ''}`, failureRate, deps.config.tokenFailuresBurst, nowMs),
-  ]
-  for (const bucket of failures) {
-    if (bucket.level(nowMs) < 1) return tooMany('Too many failed token requests; retry later', Math.max(1, Math.ceil((1 - bucket.level(nowMs)) / failureRate)))
+  // Failed attempts are limited per (client id, address) and per address; a request is charged as a
+  // failure before its slow hash and given it back once the secret checks out, so parallel requests
+  // cannot all pass the check while the first ones are still hashing.
+  const limits = tokenLimitsOf(deps.config)
+  const address = incoming.remoteAddress ?? ''
+  const pair = `${credentials.clientId} ${address}`
+  for (const [table, key] of [[limits.addresses, address], [limits.pairs, pair]] as const) {
+    if (!table.allows(key, nowMs)) return tooMany('Too many failed token requests; retry later', table.retryAfterS(key, nowMs))
   }
   // Each check of a secret costs a slow hash; a client may not make the server spend unbounded CPU.
-  const taken = bucketOf(tokenBuckets, credentials.clientId, tokenRequestRate, tokenRequestBurst, nowMs).take(1, nowMs)
+  const taken = limits.requests.bucket(credentials.clientId, nowMs).take(1, nowMs)
   if (!taken.allowed) return tooMany(`Too many token requests for this client; retry in ${taken.retryAfterS} s`, taken.retryAfterS)
+  const charged = [limits.addresses.bucket(address, nowMs), limits.pairs.bucket(pair, nowMs)]
+  for (const bucket of charged) bucket.take(1, nowMs)
   const key = deps.system.keys.get(credentials.clientId)
   unknownClientHash ??= hashSecret(randomBytes(32).toString('hex'))
   const valid = (await verifySecret(credentials.clientSecret, key?.secret_hash ?? (await unknownClientHash))) && key !== undefined
-  if (!valid || !isUsableKey(key)) {
-    for (const bucket of failures) bucket.take(1, nowMs)
-    return invalidClient(incoming, 'Client authentication failed')
-  }
+  if (!valid || !isUsableKey(key)) return invalidClient(incoming, 'Client authentication failed')
+  for (const bucket of charged) bucket.give(1, nowMs)
   if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {
     return invalidClient(incoming, 'Client authentication failed')
   }

@@ -5,7 +5,8 @@
  * start over (the interval counts from the backups on disk).
  */
 import t from 'tap'
-import { startServer } from '../helpers/server.js'
+import { spendLink } from '../helpers/console.js'
+import { adminToken, startServer } from '../helpers/server.js'
 
 async function automaticIds(server: Awaited<ReturnType<typeof startServer>>, cookie: string): Promise<string[]> {
   const answer = await server.request('GET', '/t/auto/management/backups', { headers: { cookie } })
@@ -19,7 +20,7 @@ async function signedIn(server: Awaited<ReturnType<typeof startServer>>, email: 
   const outbox = path.join(server.dataDir, 'outbox')
   const text = readFileSync(path.join(outbox, readdirSync(outbox).sort().at(-1)!), 'utf8').replace(/=\r?\n/g, '').replaceAll('=3D', '=')
   const link = /http:\/\/\S+\/portal\/verify\?token=[A-Za-z0-9_-]+/.exec(text)![0]
-  const verified = await fetch(link, { redirect: 'manual' })
+  const verified = await spendLink(server, link)
   return /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0]
 }
 
@@ -42,7 +43,7 @@ t.test('a first backup without asking, then one per interval; a restart goes on 
   const ids = await automaticIds(server, cookie)
   t.same(ids, [...ids].sort().reverse(), 'newest first')
   t.ok(ids.every((id) => /^auto-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{6}Z$/.test(id)))
-  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer test-admin-token' } })).text()
+  const metrics = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } })).text()
   const written = Number(/pricing_backups_total\{type="automatic",outcome="written"\} (\d+)/.exec(metrics)?.[1])
   t.ok(written >= ids.length, `the metric counts them (${written})`)
   await server.restart()

@@ -24,7 +24,7 @@ const app = path.join(folder, 'app')
 const emptyPath = path.join(folder, 'no-bin')
 const privateTmp = path.join(folder, 'tmp')
 for (const dir of [app, emptyPath, privateTmp]) mkdirSync(dir)
-const adminToken = 'binary-admin-token'
+const adminToken = 'binary-admin-token-0123456789abcdef'
 const executable = path.join(app, 'pricing-service')
 
 /** The environment of a bare server: no node on PATH, no PRICING_* but what a test sets. */

@@ -2,9 +2,9 @@
  * The whole journey of a new customer, in a real browser (issue 9): playwright-core drives Debian's
  * chromium against the real server, whose mail goes over SMTP to a real server on loopback.
  *
- * A person signs in by the link in their mail, requests a tenant (the slug checked as they type), an
- * operator approves it on the operators' page, the requester gets the "ready" mail and opens the
- * console, creates an API key (the secret shown once, the copy button, the curl line), gets a token
+ * A person signs in by the link in their mail (its page's Sign in button), requests a tenant (the
+ * slug checked as they type), an operator approves it on the operators' page, the requester gets
+ * the "ready" mail and opens the console, creates an API key (the secret shown once, the copy button, the curl line), gets a token
  * with it and writes prices through the API, invites a colleague who signs in with their own link,
  * takes a backup and restores it (the status updates itself), revokes the key, and signs out.
  *
@@ -51,6 +51,13 @@ async function journey(executablePath: string): Promise<void> {
     t.same(violations, [], `${name}: axe finds no serious or critical violation`)
   }
 
+  /** Opens a mailed link (its page spends nothing) and presses its Sign in button. */
+  async function followLink(target: Page, link: string): Promise<void> {
+    await target.goto(link)
+    await target.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await target.waitForURL((url) => url.pathname !== '/portal/verify')
+  }
+
   async function signInWithMail(target: Page, address: string): Promise<void> {
     const before = smtp.to(address).length
     await target.goto(`${server.url}/portal`)
@@ -58,7 +65,7 @@ async function journey(executablePath: string): Promise<void> {
     await target.getByRole('button', { name: 'Mail me a sign-in link' }).click()
     await target.getByText('We mailed you a sign-in link').waitFor()
     await waitUntil(() => smtp.to(address).length > before, `a sign-in mail to ${address}`)
-    await target.goto(await smtp.link(address))
+    await followLink(target, await smtp.link(address))
   }
 
   await t.test('sign in by the link in the mail, with the keyboard alone', async (t) => {
@@ -75,8 +82,13 @@ async function journey(executablePath: string): Promise<void> {
     await page.keyboard.type(email)
     await page.keyboard.press('Enter')
     await page.getByText('We mailed you a sign-in link').waitFor()
-    await page.goto(await smtp.link(email))
-    t.equal(new URL(page.url()).pathname, '/portal', 'the link lands on the portal')
+    const link = await smtp.link(email)
+    await page.goto(link)
+    t.equal(new URL(page.url()).pathname, '/portal/verify', 'the link opens its page, which spends nothing')
+    await audit(page, 'sign-in-link')
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL((url) => url.pathname !== '/portal/verify')
+    t.equal(new URL(page.url()).pathname, '/portal', 'its Sign in button lands on the portal')
     t.ok(await page.getByText(`Signed in as ${email}`).isVisible(), 'the header names the person')
     t.ok(await page.getByText('You are not a user of any tenant yet.').isVisible())
     await audit(page, 'portal-signed-in')
@@ -185,7 +197,7 @@ async function journey(executablePath: string): Promise<void> {
     const invited = await smtp.waitFor('colleague@acme.example', /invites you to the tenant acme-shop/)
     t.match(invited.text, /as editor/)
     const theirs = await colleague.context.newPage()
-    await theirs.goto(await smtp.link('colleague@acme.example'))
+    await followLink(theirs, await smtp.link('colleague@acme.example'))
     t.equal(new URL(theirs.url()).pathname, `/console/${slug}`, "the invitation lands on the tenant's console")
     await theirs.getByRole('link', { name: 'Users' }).click()
     t.ok(await theirs.getByText('Your role (editor) does not invite or change users.').isVisible(), 'an editor sees no invitation form')

@@ -1,6 +1,6 @@
 /**
- * A person in the console, for tests: the magic link of the newest outbox mail, a signed-in session
- * cookie, and a console token (`POST /portal/console-token`) for the `/management` endpoints.
+ * A person in the console, for tests: the magic link of the newest outbox mail, spent with its
+ * page's button, a signed-in session cookie, and a console token (`POST /portal/console-token`) for the `/management` endpoints.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -24,11 +24,25 @@ export function outboxLink(server: TestServer, email: string): string {
   throw new Error(`no mail to ${email} in ${outbox}`)
 }
 
+/**
+ * Spends a mailed link as its page's Sign in button does: the token posted as a form from the
+ * service's own origin (opening the link spends nothing). Answers the 303 (or the refusal).
+ */
+export function spendLink(server: Pick<TestServer, 'url'>, link: string): Promise<Response> {
+  const token = new URL(link).searchParams.get('token') ?? ''
+  return fetch(`${server.url}/portal/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+    body: new URLSearchParams({ token }).toString(),
+    redirect: 'manual',
+  })
+}
+
 /** Signs `email` in through the outbox: the session cookie's value. */
 export async function signIn(server: TestServer, email: string): Promise<string> {
   const asked = await server.request('POST', '/portal/sign-in', { body: { email } })
   if (asked.status !== 202) throw new Error(`sign-in: ${asked.status} ${asked.text}`)
-  const verified = await fetch(outboxLink(server, email.toLowerCase()), { redirect: 'manual' })
+  const verified = await spendLink(server, outboxLink(server, email.toLowerCase()))
   if (verified.status !== 303) throw new Error(`verify: ${verified.status}`)
   const cookie = verified.headers.get('set-cookie') ?? ''
   return /pricing_session=([^;]+)/.exec(cookie)![1]!

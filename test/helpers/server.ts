@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url'
 /** The compiled tree this test runs from (dist/, or PRICING_BUILD_DIR): its server is started. */
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const entryPath = path.join(buildRoot, 'server/start.js')
-export const adminToken = 'test-admin-token'
+/** At least 32 characters, as the configuration requires of an admin token. */
+export const adminToken = 'test-admin-token-0123456789abcdef'
 
 export interface Answer<T = any> {
   status: number
@@ -77,6 +78,8 @@ export class TestServer {
         // Tests fail token requests on purpose from one address; test/security/token-endpoint.test.ts
         // checks the limit with its default.
         PRICING_TOKEN_FAILURES_BURST: '100000',
+        // Tests sign the same people in again and again; test/people/sign-in-limits.test.ts checks the default.
+        PRICING_SIGN_IN_MAILS_BURST: '100000',
         ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
         ...this.env,
       },

@@ -8,7 +8,7 @@
  * another.
  */
 import t from 'tap'
-import { consoleHeaders, outboxLink, signIn } from '../helpers/console.js'
+import { consoleHeaders, outboxLink, signIn, spendLink } from '../helpers/console.js'
 import { startServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -31,7 +31,7 @@ t.test('invitations: a magic link per person, who signs in with it', async (t) =
     t.same([invited.body.email, invited.body.role], [`${role}@team.example`, role])
   }
   const link = outboxLink(server, 'editor@team.example')
-  const verified = await fetch(link, { redirect: 'manual' })
+  const verified = await spendLink(server, link)
   t.equal(verified.status, 303, "the invited person's own link signs them in")
   for (const role of ['admin', 'editor', 'viewer']) as[role] = await consoleHeaders(server, `${role}@team.example`, 'team')
   t.equal((await call('owner', 'POST', '/users', { email: 'Editor@Team.example', role: 'viewer' })).status, 409, 'a user already: 409')

@@ -55,3 +55,21 @@ t.test('addresses, cookies', async (t) => {
   t.match(sessionSetCookie('s', true), /; Secure$/)
   t.notMatch(sessionSetCookie('s', false), /Secure/)
 })
+
+t.test('one link used ten times at once gives exactly one session', async (t) => {
+  const directory = mkdtempSync(path.join(tmpdir(), 'pricing-sign-in-'))
+  const system = new SystemStore(directory)
+  t.teardown(async () => {
+    await system.close()
+    rmSync(directory, { recursive: true, force: true })
+  })
+  const signIn = new SignIn(system, mailer, () => 'https://pricing.example')
+  await signIn.request('race@example.com', start)
+  const token = tokenOf(sent.at(-1)!)
+  const uses = await Promise.all(Array.from({ length: 10 }, () => signIn.verify(token, start + 1)))
+  const sessions = uses.filter((use) => use !== null)
+  t.equal(sessions.length, 1, 'one use wins, nine get nothing')
+  t.equal([...system.sessions.getRange({ snapshot: false })].length, 1, 'one session is stored')
+  t.not(system.signInLinks.get(secretHash(token))?.used_at ?? null, null, 'the link is marked used')
+  t.equal(await signIn.verify(token, start + 2), null, 'and stays used')
+})

@@ -111,7 +111,13 @@ export class Tenant {
     await expect(request(this.server, 'POST', '/portal/sign-in', { body: { email: this.ownerEmail } }), 202, 'sign-in')
     // The link names the public URL (the first start's port); this start listens elsewhere.
     const link = new URL(outboxLink({ dataDir: this.server.dataDir } as TestServer, this.ownerEmail))
-    const verified = await fetch(`${this.server.url}${link.pathname}${link.search}`, { redirect: 'manual', signal: AbortSignal.timeout(requestTimeoutMs) })
+    const verified = await fetch(`${this.server.url}/portal/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.server.url },
+      body: new URLSearchParams({ token: link.searchParams.get('token') ?? '' }).toString(),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(requestTimeoutMs),
+    })
     if (verified.status !== 303) throw new Error(`verify: ${verified.status}`)
     const cookie = /pricing_session=([^;]+)/.exec(verified.headers.get('set-cookie') ?? '')
     if (cookie === null) throw new Error('verify set no session cookie')

@@ -8,7 +8,7 @@
 import { appendFileSync } from 'node:fs'
 import { TestServer } from '../helpers/server.js'
 
-export const adminToken = 'torture-admin-token'
+export const adminToken = 'torture-admin-token-0123456789abcdef'
 
 /** A start that is not ready within this long failed. */
 const readyTimeoutMs = 60_000

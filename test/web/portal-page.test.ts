@@ -6,7 +6,7 @@
  * that a made-up message in the query is not shown, the stylesheet, and the sign-out form.
  */
 import t from 'tap'
-import { outboxLink } from '../helpers/console.js'
+import { outboxLink, spendLink } from '../helpers/console.js'
 import { startServer, type TestServer } from '../helpers/server.js'
 
 let server: TestServer
@@ -26,7 +26,7 @@ async function page(cookie = ''): Promise<{ status: number; headers: Headers; te
 async function signInByForm(email: string): Promise<string> {
   const posted = await server.request('POST', '/portal/sign-in', { raw: new URLSearchParams({ email }).toString(), headers: formHeaders(), redirect: 'manual' })
   if (posted.status !== 303) throw new Error(`sign-in form: ${posted.status}`)
-  const verified = await fetch(outboxLink(server, email), { redirect: 'manual' })
+  const verified = await spendLink(server, outboxLink(server, email))
   return /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0]
 }
 
