@@ -7,7 +7,7 @@
  * start with a warning. A tenant whose log is damaged stops the start with its name and the way out.
  */
 import { execFile } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { open } from 'lmdb'
@@ -37,6 +37,11 @@ function freshDir(t: Test): string {
 }
 
 /** Every path under `root` (itself included) whose mode lets group or others in, with its mode. */
+/** The lock's record: the target of the `server.lock` symbolic link, as JSON. */
+function readLock(dataDir: string): { pid: number; url: string | null } {
+  return JSON.parse(readlinkSync(path.join(dataDir, 'server.lock'), 'utf8'))
+}
+
 function openToOthers(root: string): string[] {
   const found: string[] = []
   const visit = (absolute: string): void => {
@@ -64,10 +69,11 @@ async function articleNames(client: TenantClient): Promise<string[]> {
 t.test('a second server on the same data directory exits 1 naming the holder; the first serves on, nothing lost', async (t) => {
   const first = await startServer()
   t.teardown(() => first.dispose())
-  const lock = JSON.parse(readFileSync(path.join(first.dataDir, 'server.lock'), 'utf8'))
+  const lock = readLock(first.dataDir)
   t.equal(lock.pid, first.pid, 'the lock names the running server')
   t.equal(lock.url, first.url, 'and where it listens')
-  t.equal(lstatSync(path.join(first.dataDir, 'server.lock')).mode & 0o777, 0o600)
+  t.ok(lstatSync(path.join(first.dataDir, 'server.lock')).isSymbolicLink(), 'a symbolic link: it needs no data block on a full disk')
+  t.equal(lstatSync(first.dataDir).mode & 0o777, 0o700, 'in a directory only its owner reads')
   const client = await first.tenant('shop')
   await writeArticles(client, 'before', 10)
   for (const port of ['0', String(first.port)]) {
@@ -128,11 +134,11 @@ t.test('the lock of a server killed with SIGKILL is taken over by the next start
   await writeArticles(client, 'kept', 5)
   const killedPid = server.pid
   await server.kill()
-  const left = JSON.parse(readFileSync(path.join(server.dataDir, 'server.lock'), 'utf8'))
+  const left = readLock(server.dataDir)
   t.equal(left.pid, killedPid, 'the killed server left its lock')
   await server.start()
   t.match(server.stdout, new RegExp(`"reason":"process ${killedPid} no longer runs","msg":"took over the lock of a server that is gone"`))
-  t.equal(JSON.parse(readFileSync(path.join(server.dataDir, 'server.lock'), 'utf8')).pid, server.pid, 'the lock is the new server\'s')
+  t.equal(readLock(server.dataDir).pid, server.pid, 'the lock is the new server\'s')
   await client.refreshToken()
   t.equal((await articleNames(client)).length, 5)
 })

@@ -8,7 +8,7 @@
 import { Decimal } from 'decimal.js'
 import t from 'tap'
 import { expectStatus, mapSkus, putPrice, putPricelist, query, setupReference } from './helpers/price-fixtures.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
+import { adminToken, startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
 let acme: TenantClient
@@ -98,7 +98,7 @@ t.test('a long literal that is the shortest text of its double (what JavaScript 
   t.equal((await acme.get('/price/JS/BASE')).body.price.sales, 8.991)
   // A number-only field takes it as a number: the access-log sample (an operator setting).
   const sample = await server.request('PUT', '/admin/access-log', {
-    raw: '{"enabled":false,"sample":0.30000000000000004}', token: 'test-admin-token', headers: { 'content-type': 'application/json' },
+    raw: '{"enabled":false,"sample":0.30000000000000004}', token: adminToken, headers: { 'content-type': 'application/json' },
   })
   t.equal(sample.status, 200, `0.1 + 0.2 as JavaScript prints it stays a number (${sample.text})`)
   t.equal(sample.body.sample, 0.30000000000000004)

@@ -24,7 +24,7 @@ const copy = path.join(folder, 'repo')
 cpSync(root, copy, { recursive: true, filter: (source) => path.dirname(source) !== root || !skipped.test(path.basename(source)) })
 symlinkSync(realpathSync(path.join(root, 'node_modules')), path.join(copy, 'node_modules'))
 const adminTokenFile = path.join(folder, 'admin-token')
-const adminToken = 'npm-start-admin-token-7f3a9c'
+const adminToken = 'npm-start-admin-token-7f3a9c-0123456789'
 writeFileSync(adminTokenFile, `${adminToken}\n`, { mode: 0o600 })
 
 /** A fresh shell's environment: no npm_* (an outer npm run's settings) and no PRICING_* variables. */

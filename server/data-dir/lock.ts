@@ -1,9 +1,14 @@
 /**
  * One process at a time on a data directory. Two servers on one directory both opened the same
  * LMDB environments, answered from two memories and lost acknowledged writes; a command-line write
- * beside a running server was never seen by it. The holder keeps `<data>/server.lock`, created
- * exclusively (`wx`), with its pid and what it is, as PostgreSQL's postmaster.pid does; a second
- * server or a writing CLI command finds it and refuses, naming the holder and what to do instead.
+ * beside a running server was never seen by it. The holder keeps `<data>/server.lock` with its pid
+ * and what it is, as PostgreSQL's postmaster.pid does; a second server or a writing CLI command
+ * finds it and refuses, naming the holder and what to do instead.
+ *
+ * The lock is a symbolic link whose target is the holder's JSON record (as Emacs's lock files are),
+ * created exclusively by symlink(2). A link needs no data block when its target is short, so a
+ * server still starts on a full disk (the storage guard's promise: reads go on): where the whole
+ * record does not fit, the link holds just the pid and start time.
  *
  * Node has no maintained way to take an OS lock that dies with the process (flock needs a native
  * addon), so a lock left by a SIGKILL is recognised as stale instead: its pid is not alive, or it is
@@ -14,9 +19,7 @@
  * removed by hand, which the message says.
  * @module
  */
-import {
-  closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync,
-} from 'node:fs'
+import { linkSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs'
 import path from 'node:path'
 
 export const lockFileName = 'server.lock'
@@ -101,10 +104,18 @@ export class DataDirLock {
   /** Records the server's address in the lock, for the messages that name it. */
   noteUrl(url: string): void {
     if (this.#released) return
-    this.holder = { ...this.holder, url }
+    const holder = { ...this.holder, url }
     const temporary = `${this.file}.${process.pid}.tmp`
-    writeFileSync(temporary, `${JSON.stringify(this.holder)}\n`, { mode: 0o600 })
-    renameSync(temporary, this.file)
+    try {
+      rmSync(temporary, { force: true })
+      symlinkSync(JSON.stringify(holder), temporary)
+      renameSync(temporary, this.file)
+      this.holder = holder
+    } catch (error) {
+      // On a full disk the address stays out of the lock: the messages then say <host>:<port>.
+      if (!outOfSpace(error)) throw error
+      rmSync(temporary, { force: true })
+    }
   }
 
   /** Removes the lock file, if it is still this process's. */
@@ -117,33 +128,51 @@ export class DataDirLock {
 }
 
 function createExclusive(file: string, holder: LockHolder): boolean {
-  let fd: number
   try {
-    fd = openSync(file, 'wx', 0o600)
+    symlinkSync(JSON.stringify(holder), file)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    if (!outOfSpace(error)) throw error
+  }
+  // A full disk: a target this short is kept in the link's inode (ext4, XFS, tmpfs).
+  try {
+    symlinkSync(JSON.stringify({ pid: holder.pid, start_ticks: holder.start_ticks }), file)
+    return true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error
   }
-  try {
-    writeSync(fd, `${JSON.stringify(holder)}\n`)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  return true
+}
+
+function outOfSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code
+  return code === 'ENOSPC' || code === 'EDQUOT'
 }
 
 function readHolder(file: string): LockHolder | 'missing' | 'unreadable' {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readlinkSync(file, 'utf8')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
-    throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return 'missing'
+    // A regular file in its place (written by hand, or by an older build) is read as one.
+    if (code !== 'EINVAL') throw error
+    text = readFileSync(file, 'utf8')
   }
   try {
-    const value = JSON.parse(text) as LockHolder
-    return Number.isSafeInteger(value.pid) && value.pid > 0 ? value : 'unreadable'
+    const value = JSON.parse(text) as Partial<LockHolder>
+    if (!Number.isSafeInteger(value.pid) || value.pid! <= 0) return 'unreadable'
+    // The short record of a full disk names the pid and start time only.
+    return {
+      pid: value.pid!,
+      command: value.command ?? 'pricing-service',
+      started_at: value.started_at ?? 'an unknown time',
+      start_ticks: value.start_ticks ?? null,
+      boot_id: value.boot_id ?? null,
+      url: value.url ?? null,
+    }
   } catch {
     return 'unreadable'
   }

@@ -10,10 +10,11 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { startCluster } from '../helpers/cluster.js'
+import { homeLine, startCluster } from '../helpers/cluster.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { redisServerPath, RedisServer } from '../helpers/redis.js'
 import { startServer, type TestServer } from '../helpers/server.js'
+import { until } from '../helpers/until.js'
 
 const folder = path.join(repoRoot(), 'deploy', 'monitoring')
 const rulesFile = path.join(folder, 'alerts.yml')
@@ -115,6 +116,8 @@ t.test('every metric the alert rules and the dashboard query is exported by a ru
     const redis = await RedisServer.start(executable!)
     t.teardown(() => redis.stop())
     server = (await startCluster(t, redis, [{ name: 'one', region: 'local' }], 2_000)).get('one')!
+    // A new cluster has no home for a region until the lease is taken (503 region_unavailable).
+    await until(() => homeLine('local').test(server.stdout), 10_000, 'a home for the region')
   }
   t.teardown(() => server.dispose())
   // A tenant and a request to it, so that the per-tenant series exist as they do in service.
