@@ -6,7 +6,7 @@
  * @module
  */
 import {
-  currencyCode, priceOf, pricelists, skuCode, taxAreaCode, vatClasses, vatClassOf, versionStartMs, type WorkloadShape,
+  currencyCode, priceOf, pricelists, skuCode, taxAreaCode, vatClasses, vatClassOf, versionStartMs, writtenNowCount, pricedPairs, type WorkloadShape,
 } from './workload.js'
 import type { TenantClient } from './server-process.js'
 
@@ -89,13 +89,16 @@ async function writePricelists(client: TenantClient): Promise<void> {
   }
 }
 
-/** The items of one price batch: version phases in order, SKU-major within a phase. */
-function priceChunk(shape: WorkloadShape, chunk: number, startDates: readonly (string | null)[]): unknown[] {
-  const pairCount = shape.skuCount * pricelists.length
+/**
+ * The items of one price batch: version phases in order (each phase writes over the one before),
+ * SKU-major within a phase; `pairs` from `pricedPairs`.
+ */
+function priceChunk(shape: WorkloadShape, pairs: Int32Array, chunk: number, startDates: readonly (string | null)[]): unknown[] {
+  const pairCount = pairs.length
   const items: unknown[] = []
   for (let item = chunk * batchItemCount; item < Math.min((chunk + 1) * batchItemCount, pairCount * shape.versionCount); item++) {
     const version = Math.floor(item / pairCount)
-    const pair = item % pairCount
+    const pair = pairs[item % pairCount]!
     const skuIndex = Math.floor(pair / pricelists.length)
     const pricelistIndex = pair % pricelists.length
     const price = priceOf(shape, skuIndex, pricelistIndex, version)
@@ -110,15 +113,17 @@ function priceChunk(shape: WorkloadShape, chunk: number, startDates: readonly (s
 
 async function writePrices(client: TenantClient, shape: WorkloadShape, serverCpuSeconds: () => number): Promise<IngestResult> {
   const nowMs = Date.now()
-  // The first version has no start date (now); later ones are scheduled, so all are stored.
+  // All but the last version have no start date: each is in force from its write and supersedes
+  // the one before (stored as history). The last is scheduled ahead.
   const startDates = Array.from({ length: shape.versionCount }, (_, version) =>
-    version === 0 ? null : new Date(versionStartMs(shape, version, nowMs)).toISOString(),
+    version < writtenNowCount(shape) ? null : new Date(versionStartMs(shape, version, nowMs)).toISOString(),
   )
-  const total = shape.skuCount * pricelists.length * shape.versionCount
+  const pairs = pricedPairs(shape)
+  const total = pairs.length * shape.versionCount
   const chunkCount = Math.ceil(total / batchItemCount)
   const cpuBefore = serverCpuSeconds()
   const started = performance.now()
-  const accepted = await sendBatches(client, '/price/batch', chunkCount, ingestConcurrency, (chunk) => priceChunk(shape, chunk, startDates))
+  const accepted = await sendBatches(client, '/price/batch', chunkCount, ingestConcurrency, (chunk) => priceChunk(shape, pairs, chunk, startDates))
   const elapsedMs = performance.now() - started
   const cpuS = serverCpuSeconds() - cpuBefore
   return {

@@ -29,7 +29,7 @@ import { runRestoreBench } from './restore.js'
 import { runRetentionBench } from './retention.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
 import { accessLogChecks, changelogChecks, clusterChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
-import { measureLoad, scenarioDefinitions, type LoadParameters, type ScenarioDefinition } from './scenarios.js'
+import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult, type ScenarioDefinition } from './scenarios.js'
 import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
 import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
@@ -134,16 +134,46 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
         real,
         bare: bareResult,
         cacheHitRate: looked > 0 ? hits / looked : null,
+        distinctRequests: definition.distinctRequests,
         cpuRatio: real.cpuMicrosPerRequest / bareResult.cpuMicrosPerRequest,
         requestsRatio: real.requestsPerSecond / bareResult.requestsPerSecond,
         targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
       })
     }
-    return results
+    const cacheOff = await runCacheOff(server, client, definitions, options)
+    return results.map((result, index) => ({ ...result, cacheOff: cacheOff[index]! }))
   } finally {
     bare.child.kill('SIGTERM')
     await exited(bare.child)
   }
+}
+
+/**
+ * The query scenarios again on the same data with the answer cache off (a start with that one
+ * setting changed), then a start with the defaults again: what the cache costs and gains.
+ */
+async function runCacheOff(server: PricingServer, client: TenantClient, definitions: readonly ScenarioDefinition[], options: RunOptions): Promise<(LoadResult | null)[]> {
+  await server.stop()
+  await server.start(cacheOffSetting)
+  await server.waitReady()
+  const results: (LoadResult | null)[] = []
+  try {
+    const headers = { authorization: `Bearer ${await client.refreshToken()}` }
+    for (const definition of definitions) {
+      if (definition.requests[0]!.method !== 'POST') {
+        results.push(null)
+        continue
+      }
+      progress(`scenario ${definition.name}: server, answer cache off`)
+      results.push(await measureLoad(server.url, server.pid, definition.requests, headers, options.load))
+    }
+  } finally {
+    await server.stop()
+    await server.start()
+    await server.waitReady()
+    await client.refreshToken()
+  }
+  return results
 }
 
 /** 10000000 -> '10m' (the cache folder's name). */
@@ -188,17 +218,32 @@ function parameters(options: RunOptions): Record<string, string | number> {
     ingestConcurrency,
     engineCaseMs: options.engineCaseMs,
     changelogEntries: options.changelogEntries,
+    serverSettings: Object.entries(changedSettings).map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(', '),
   }
 }
+
+/**
+ * Settings of the measured server other than the shipped defaults (besides port, address, data
+ * directory and admin token): no network here for the ECB feed, and the webhook phase's receiver
+ * listens on loopback. Neither is on a measured path.
+ */
+const changedSettings: Record<string, string> = { PRICING_FX_FEED_URL: '', PRICING_WEBHOOK_ALLOW_PRIVATE: 'true' }
+const cacheOffSetting = { PRICING_ANSWER_CACHE_ITEMS: '0' }
 
 type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'changelog' | 'checks'>
 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
-  // The answer cache off: the query figures are the engine's (each scenario reports its hit rate, 0).
-  // Automatic backups and retention passes off: one in the middle of a scenario would be measured with it.
-  const env = { ...(await webhookServerEnv()), PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0', PRICING_RETENTION_INTERVAL_S: '0' }
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env })
+  // The shipped defaults (answer cache, automatic backups, retention passes as `npm start` has
+  // them) but the settings in `changedSettings`, which the tables name.
+  const env = { ...(await webhookServerEnv()), ...changedSettings }
+  const server = new PricingServer({
+    entry: path.join(buildRoot, 'server', 'start.js'),
+    dataDir: path.join(workDir, 'data'),
+    adminToken: randomBytes(16).toString('hex'),
+    env,
+    shippedDefaults: true,
+  })
   try {
     await server.start()
     await server.waitReady()

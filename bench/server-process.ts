@@ -72,6 +72,12 @@ export interface ServerOptions {
   readonly adminToken: string
   /** Extra environment (e.g. PRICING_WORKER_THRESHOLD_SKUS for the threshold measurement). */
   readonly env?: Record<string, string>
+  /**
+   * The shipped defaults but the port, address, data directory and admin token (and `env`): the
+   * demo tenant and the log level as `npm start` has them. Otherwise the demo is off and the FX
+   * feed empty (measurements of one part).
+   */
+  readonly shippedDefaults?: boolean
 }
 
 /** The pricing server as its own process; `start` may be called again after `stop` (restart). */
@@ -109,11 +115,15 @@ export class PricingServer {
       PRICING_HOST: '127.0.0.1',
       PRICING_DATA_DIR: this.options.dataDir,
       PRICING_ADMIN_TOKEN: this.options.adminToken,
-      PRICING_DEMO: 'false',
-      // The port is only logged at info; the server logs nothing per request at that level.
-      PRICING_LOG_LEVEL: 'info',
-      // No exchange-rate fetch from the internet: the workload is in one currency.
-      PRICING_FX_FEED_URL: '',
+      ...(this.options.shippedDefaults === true
+        ? {}
+        : {
+            PRICING_DEMO: 'false',
+            // The port is only logged at info; the server logs nothing per request at that level.
+            PRICING_LOG_LEVEL: 'info',
+            // No exchange-rate fetch from the internet: the workload is in one currency.
+            PRICING_FX_FEED_URL: '',
+          }),
       ...this.options.env,
       ...extraEnv,
     }

@@ -9,7 +9,10 @@
 
 export interface WorkloadShape {
   readonly skuCount: number
-  /** Price versions per (SKU, pricelist): the first from now, the others scheduled later. */
+  /**
+   * Price versions per (SKU, pricelist): all but the last written without a start date, one after
+   * the other (each supersedes the one before, as after a few price changes), the last scheduled.
+   */
   readonly versionCount: number
   /** Share of price items carrying quantity breaks. */
   readonly breakShare: number
@@ -41,7 +44,10 @@ export interface PricelistDefinition {
   readonly parentCode: string | null
 }
 
-/** 8 NET pricelists in SEK, one GROSS, one child of the first NET (inherits its VAT mode). */
+/**
+ * 8 NET pricelists in SEK, one GROSS, one child of the first NET (inherits its VAT mode, and the
+ * price of the SKUs it has none of its own for: see `hasOwnPrice`).
+ */
 export const pricelists: readonly PricelistDefinition[] = [
   ...Array.from({ length: 8 }, (_, index) => ({ code: `NET-${index + 1}`, vatMode: 'NET' as const, parentCode: null })),
   { code: 'GROSS-1', vatMode: 'GROSS', parentCode: null },
@@ -59,9 +65,30 @@ export function distinctSkus(random: () => number, skuCount: number, count: numb
   return [...skus]
 }
 
+/** Share of the SKUs with a price of their own on the child pricelist; the others inherit its parent's. */
+export const childOwnShare = 0.3
+
+/** Whether (SKU, pricelist) has prices of its own (every pair but 70% of the child's). */
+export function hasOwnPrice(shape: WorkloadShape, skuIndex: number, pricelist: PricelistDefinition): boolean {
+  if (pricelist.parentCode === null) return true
+  return seededRandom(mix(shape.seed, skuIndex, -2))() < childOwnShare
+}
+
+/** The (SKU, pricelist) pairs with prices of their own, SKU-major, as indexes `sku * lists + list`. */
+export function pricedPairs(shape: WorkloadShape): Int32Array {
+  const pairs = new Int32Array(shape.skuCount * pricelists.length)
+  let count = 0
+  for (let skuIndex = 0; skuIndex < shape.skuCount; skuIndex++) {
+    for (let pricelistIndex = 0; pricelistIndex < pricelists.length; pricelistIndex++) {
+      if (hasOwnPrice(shape, skuIndex, pricelists[pricelistIndex]!)) pairs[count++] = skuIndex * pricelists.length + pricelistIndex
+    }
+  }
+  return pairs.slice(0, count)
+}
+
 /** Stored price versions of the whole workload. */
 export function priceVersionCount(shape: WorkloadShape): number {
-  return shape.skuCount * pricelists.length * shape.versionCount
+  return pricedPairs(shape).length * shape.versionCount
 }
 
 /** mulberry32: a small, fast seeded PRNG; answers floats in [0, 1). */
@@ -118,7 +145,17 @@ export function priceOf(shape: WorkloadShape, skuIndex: number, pricelistIndex: 
   }
 }
 
-/** Start of a version: now for the first, `versionSpacingDays` apart after it. */
+/** Versions of a pair written without a start date (in force from their write, each superseding the last). */
+export function writtenNowCount(shape: WorkloadShape): number {
+  return Math.max(1, shape.versionCount - 1)
+}
+
+/**
+ * Start of a version: the ones written now a minute apart up to now (as the API gives them,
+ * superseded but the last), the scheduled ones `versionSpacingDays` apart after now.
+ */
 export function versionStartMs(shape: WorkloadShape, version: number, nowMs: number): number {
-  return nowMs + version * shape.versionSpacingDays * 86_400_000
+  const now = writtenNowCount(shape)
+  if (version < now) return nowMs - (now - 1 - version) * 60_000
+  return nowMs + (version - now + 1) * shape.versionSpacingDays * 86_400_000
 }

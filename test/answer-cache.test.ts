@@ -10,7 +10,10 @@ import { expectStatus, mapSkus, putPricelist, setupReference } from './helpers/p
 
 for (const engine of ['main', 'worker'] as const) {
   t.test(`answer cache on the ${engine} thread`, async (t) => {
-    const server: TestServer = await startServer({ env: { PRICING_WORKER_THRESHOLD_SKUS: engine === 'worker' ? '1' : '100000' } })
+    // Always serving: what is checked here is that a cached answer never differs from a fresh one.
+    const server: TestServer = await startServer({
+      env: { PRICING_WORKER_THRESHOLD_SKUS: engine === 'worker' ? '1' : '100000', PRICING_ANSWER_CACHE_MIN_HIT_SHARE: '0' },
+    })
     t.teardown(() => server.dispose())
     const client: TenantClient = await server.tenant('cache', { tier: 'enterprise' })
     await setupReference(client)
@@ -83,6 +86,44 @@ for (const engine of ['main', 'worker'] as const) {
     t.same((await query()).body.unavailable, [{ sku: 'C', reason: 'no_price' }])
     await expectStatus(client.call('PUT', '/price/C/gross', { price: 7 }), 202, 'new price for C')
     t.same((await query()).body.unavailable, [], 'an unavailable SKU becomes available at once')
+  })
+}
+
+for (const engine of ['main', 'worker'] as const) {
+  t.test(`the default cache on the ${engine} thread steps aside on distinct queries and serves repeated ones`, async (t) => {
+    const server = await startServer({ env: { PRICING_WORKERS: '1', PRICING_WORKER_THRESHOLD_SKUS: engine === 'worker' ? '1' : '100000' } })
+    t.teardown(() => server.dispose())
+    const client = await server.tenant('adaptive', { tier: 'enterprise' })
+    await setupReference(client)
+    await putPricelist(client, 'net', { currency_code: 'SEK', vat_mode: 'NET' })
+    const skus = Array.from({ length: 400 }, (_, index) => `S${index}`)
+    await mapSkus(client, 'standard', skus, ['SE'])
+    await expectStatus(client.call('POST', '/price/batch', skus.map((sku, index) => ({ sku, pricelist: 'net', price: 10 + index }))), 202, 'prices')
+    const query = async (body: string[]): Promise<number[]> => {
+      const before = await answerCacheCounts(server)
+      const answer = await client.call('POST', '/price/query', { currency_code: 'SEK', pricelist_filter: {}, skus: body, tax_area: 'SE' })
+      t.equal(answer.headers.get('x-price-engine'), engine)
+      t.equal(answer.body.items.length, body.length)
+      const after = await answerCacheCounts(server)
+      return [after.hits - before.hits, after.misses - before.misses]
+    }
+    // Carts: every query asks for SKUs no query asked for before, so the cache finds none.
+    for (let cart = 0; cart < 40; cart++) await query(skus.slice(cart * 5, cart * 5 + 5))
+    const page = skus.slice(300, 305)
+    t.same(await query(page), [0, 5], 'a new body: computed')
+    t.same(await query(page), [0, 5], 'the same body again: computed, the cache has stepped aside')
+    // A category page that every shopper opens: one query in 128 still goes through the cache,
+    // finds it, and after a few such the cache serves again.
+    let repeats = 0
+    let foundInARow = 0
+    while (repeats < 1_000 && foundInARow < 2) {
+      repeats++
+      foundInARow = (await query(page))[0] === 5 ? foundInARow + 1 : 0
+    }
+    t.ok(repeats > 128, `the cache was aside for more than 128 queries (${repeats})`)
+    t.ok(repeats <= 128 * 5, `and serves again within 5 samples (${repeats} queries)`)
+    t.same(await query(page), [5, 0], 'the page comes from the cache')
+    t.same(await query(page), [5, 0], 'every time')
   })
 }
 

@@ -64,22 +64,87 @@ export const answerCacheCounts = { hits: 0, misses: 0 }
  */
 let cachedItemsMax = 50_000
 
-/** Sets this thread's answer-cache bound (main.ts for the main thread, price-task.ts for a worker). */
-export function setAnswerCacheItemsMax(count: number): void {
+/**
+ * Sets this thread's answer-cache bound and the share of SKUs found from which it serves (0: it
+ * always serves); main.ts for the main thread, price-task.ts for a worker.
+ */
+export function setAnswerCacheItemsMax(count: number, minHitShare = cacheOnFrom): void {
   if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`answer cache items must be a whole number >= 0, got ${count}`)
+  if (!(minHitShare >= 0 && minHitShare <= 1)) throw new RangeError(`answer cache hit share must be from 0 to 1, got ${minHitShare}`)
   cachedItemsMax = count
+  cacheOnFrom = minHitShare
   caches.clear()
 }
 
-const caches = new Map<string, { size: number; byQuery: Map<string, Map<string, CachedItem>> }>()
+/**
+ * Whether the cache pays for itself. A query through the cache computes each SKU it misses with
+ * what the cache needs besides the price (how long the answer holds, its rendered bytes): about four
+ * times the cost of the plain batch computation. So the cache pays only while most SKUs are found,
+ * and with many distinct bodies (carts, searches) it would make every query slower. Per thread and
+ * tenant, it serves while the share of SKUs found (a moving average over the queries that went
+ * through it) is at least `cacheOnFrom` (`PRICING_ANSWER_CACHE_MIN_HIT_SHARE`), and steps aside
+ * below it by `cacheOffMargin`: queries are then
+ * computed as without a cache, and one in `sampleEvery` still goes through it, to fill it and to
+ * see whether the traffic turned into repeats (a category page that many shoppers open). Measured:
+ * bench/results/latest.md, the query scenarios with the cache on and off.
+ */
+let cacheOnFrom = 0.8
+/** Hysteresis: a share between the two keeps the cache as it is. */
+const cacheOffMargin = 0.1
+const sampleEvery = 128
+/**
+ * Weight of one query in the moving average of the share found: while serving, and for a sampled
+ * query while aside (rare, so each counts more: three in a row that find all switch it on).
+ */
+const hitShareWeight = 1 / 8
+const sampleWeight = 1 / 2
 
-function cacheFor(tenant: string): { size: number; byQuery: Map<string, Map<string, CachedItem>> } {
+interface TenantCache {
+  size: number
+  byQuery: Map<string, Map<string, CachedItem>>
+  /** Moving average of the share of SKUs found, over the queries that went through the cache. */
+  hitShare: number
+  /** Whether every cacheable query goes through the cache (else one in `sampleEvery`). */
+  serving: boolean
+  /** Queries computed without the cache since the last one through it. */
+  sinceSample: number
+}
+
+const caches = new Map<string, TenantCache>()
+
+function cacheFor(tenant: string): TenantCache {
   let cache = caches.get(tenant)
-  if (cache === undefined || cache.size > cachedItemsMax) {
-    cache = { size: 0, byQuery: new Map() }
+  if (cache === undefined) {
+    // A new cache serves until the traffic shows that it does not pay: a few queries of misses.
+    cache = { size: 0, byQuery: new Map(), hitShare: 1, serving: true, sinceSample: 0 }
     caches.set(tenant, cache)
+  } else if (cache.size > cachedItemsMax) {
+    // Full: it starts again empty (the share found stays: it describes the traffic).
+    cache.size = 0
+    cache.byQuery = new Map()
   }
   return cache
+}
+
+/** Whether this query goes through `cache` (see cacheOnFrom). */
+function throughCache(cache: TenantCache): boolean {
+  if (cache.serving) return true
+  if (++cache.sinceSample < sampleEvery) return false
+  cache.sinceSample = 0
+  return true
+}
+
+/** Records the share of a query's SKUs the cache found, and switches it on or aside. */
+function recordHitShare(cache: TenantCache, found: number, looked: number): void {
+  if (looked === 0) return
+  cache.hitShare += (found / looked - cache.hitShare) * (cache.serving ? hitShareWeight : sampleWeight)
+  if (cache.serving && cache.hitShare < cacheOnFrom - cacheOffMargin) cache.serving = false
+  else if (!cache.serving && cache.hitShare >= cacheOnFrom) cache.serving = true
+}
+
+/** Whether the tenant's cache on this thread serves every query (tests and metrics). */
+export function answerCacheServing(tenant: string): boolean {
+  return caches.get(tenant)?.serving ?? false
 }
 
 /**
@@ -92,7 +157,7 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const options: AnswerOptions = { currency: input.currency, rounding, quantity: input.quantity }
-  if (!input.cacheable || tenant === '' || cachedItemsMax === 0) {
+  if (!input.cacheable || tenant === '' || cachedItemsMax === 0 || !throughCache(cacheFor(tenant))) {
     answerCacheCounts.misses += input.skus.length
     const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
     return view ? answerBytesView(result.items, result.unavailable) : answerBytes(result.items, result.unavailable)
@@ -139,6 +204,7 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
   }
   answerCacheCounts.misses += misses
   answerCacheCounts.hits += found.length - misses
+  recordHitShare(cache, found.length - misses, found.length)
   return assemble(found, input.sortOrder)
 }
 

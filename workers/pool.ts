@@ -61,12 +61,13 @@ export class QueryPool {
   /**
    * @param threads worker threads (0: one per core)
    * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
+   * @param answerCacheMinHitShare the share of SKUs found from which it serves
    */
-  constructor(threads: number, answerCacheItems: number) {
+  constructor(threads: number, answerCacheItems: number, answerCacheMinHitShare = 0.8) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     this.#pool = new Piscina({
       filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
-      workerData: { answerCacheItems } satisfies PriceWorkerData,
+      workerData: { answerCacheItems, answerCacheMinHitShare } satisfies PriceWorkerData,
       // All threads start at once, so each subscribes to the replication channel from the start.
       minThreads: count,
       maxThreads: count,

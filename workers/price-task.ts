@@ -14,7 +14,7 @@ import { compileRules, RuleCompileError } from '../engine/rules.js'
 import { protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult } from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
-setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
+setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (workerData as PriceWorkerData).answerCacheMinHitShare)
 
 /**
  * How much lower than the main thread a price worker runs, in nice steps: 19, the lowest weight
