@@ -54,3 +54,36 @@ export function selfTimes(profile: CpuProfile, root: string, window: { fromEndUs
 export function formatSelfTimes(frames: readonly SelfTime[], count: number): string {
   return frames.slice(0, count).map((entry) => `${(entry.share * 100).toFixed(1).padStart(6)}%  ${entry.frame}\n`).join('')
 }
+
+/**
+ * The busy samples (not idle) grouped by where the code lives: the repository's folder (engine,
+ * workers, server, storage), a package (node_modules/<name>), Node.js itself, or a bracketed V8
+ * entry such as (garbage collector) and (program); native functions by name. Largest first, as
+ * shares of the busy samples: the layers a floor is argued from.
+ */
+export function byLayer(frames: readonly SelfTime[]): SelfTime[] {
+  const layers = new Map<string, number>()
+  let busy = 0
+  for (const { frame, share } of frames) {
+    if (frame.startsWith('(idle)')) continue
+    if (frame.startsWith('(') && frame.endsWith(')')) {
+      layers.set(frame, (layers.get(frame) ?? 0) + share)
+      busy += share
+      continue
+    }
+    const space = frame.lastIndexOf(' ')
+    const file = space < 0 ? '' : frame.slice(space + 1).replace(/:\d+$/, '')
+    let layer: string
+    if (file === '') layer = frame.startsWith('(') ? frame : `native: ${frame}`
+    else if (file.startsWith('node:')) layer = 'node.js'
+    else if (file.includes('node_modules/')) layer = `node_modules/${file.split('node_modules/')[1]!.split('/')[0]}`
+    else {
+      const parts = file.split('/')
+      // dist-test/engine/query.js -> engine (the build folder first, then the layer).
+      layer = parts.length >= 3 ? parts[1]! : parts[0]!
+    }
+    layers.set(layer, (layers.get(layer) ?? 0) + share)
+    busy += share
+  }
+  return [...layers].sort((left, right) => right[1] - left[1]).map(([frame, share]) => ({ frame, share: busy === 0 ? 0 : share / busy }))
+}

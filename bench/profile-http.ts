@@ -2,13 +2,14 @@
  * `npm run bench:profile-http`: where the server spends its time on one HTTP scenario. Starts the
  * compiled server on the bench workload (generated into `--data DIR` once and reused by later runs
  * on the same directory; a fresh temporary directory otherwise), then runs the scenario under
- * `node --cpu-prof` with the answer cache off, as `npm run bench` does, stops the server and prints
+ * `node --cpu-prof` with the shipped defaults, as `npm run bench` does (`--cache-off`: with
+ * `PRICING_ANSWER_CACHE_ITEMS=0`), stops the server and prints
  * the functions with the most self time over the measured interval (start and warm-up left out),
  * summed over the main thread and the price workers (one profile each). The profile is kept in bench/results/profiles/ (open it in
  * Chrome's DevTools).
  * `--scenario ingest` profiles the price ingest of a fresh copy of the workload instead.
  * Flags: --scenario get|query-100|query-1000|ingest (query-100), --skus N (100,000), --seconds S (8),
- * --connections N (64), --data DIR, --top N (25).
+ * --connections N (64), --data DIR, --top N (25), --cache-off, --no-profile (the figures only).
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -16,11 +17,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { formatSelfTimes, selfTimes, type CpuProfile } from './cpu-profile.js'
+import { byLayer, formatSelfTimes, selfTimes, type CpuProfile } from './cpu-profile.js'
 import { generate } from './generate.js'
 import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { measureLoad, scenarioDefinitions } from './scenarios.js'
-import { PricingServer, provisionTenant, TenantClient } from './server-process.js'
+import { answerCacheCounts, PricingServer, provisionTenant, TenantClient } from './server-process.js'
 import { defaultShape } from './workload.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -49,13 +50,17 @@ const workDir = keptDir === undefined ? mkdtempSync(path.join(os.tmpdir(), 'pric
 mkdirSync(workDir, { recursive: true })
 const credentialsPath = path.join(workDir, 'credentials.json')
 const profileDir = path.join(workDir, 'cpu-profiles')
-const env = { PRICING_ANSWER_CACHE_ITEMS: '0', PRICING_BACKUP_INTERVAL_S: '0' }
+const cacheOff = argv.includes('--cache-off')
+const profiling = !argv.includes('--no-profile')
+// The shipped defaults but the FX feed (no network here), as `npm run bench` runs the server.
+const env: Record<string, string> = { PRICING_FX_FEED_URL: '', ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}) }
+const label = cacheOff ? ' (PRICING_ANSWER_CACHE_ITEMS=0)' : ' (shipped defaults)'
 
 try {
   let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null
   if (credentials !== null && credentials.skuCount !== shape.skuCount) throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
   const adminToken = credentials?.adminToken ?? randomBytes(16).toString('hex')
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken, env })
+  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken, env, shippedDefaults: true })
   if (credentials === null) {
     await server.start()
     await server.waitReady()
@@ -68,6 +73,7 @@ try {
   }
   rmSync(profileDir, { recursive: true, force: true })
   let summary: string
+  let answerCacheAfter: Promise<{ hits: number; misses: number }> = Promise.resolve({ hits: 0, misses: 0 })
   let window: { fromEndUs: number; untilEndUs: number }
   if (scenarioName === 'ingest') {
     // The price ingest of a fresh workload (the data directory's tenant is left alone).
@@ -85,7 +91,7 @@ try {
     window = { fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000, untilEndUs: (stopped - ingestEnded) * 1000 }
     summary = `ingest: ${Math.round(ingest.itemsPerSecond).toLocaleString('en-US')} price versions/s, ${ingest.serverCpuMicrosPerItem.toFixed(1)} us CPU/version under the profiler`
   } else {
-    await server.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
+    await server.start({}, profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])
     await server.waitReady()
     const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
     const token = await client.refreshToken()
@@ -97,11 +103,18 @@ try {
       connections, durationS: seconds, warmupS, clockTicks: clockTicksPerSecond(),
     })
     const loadEnded = performance.now()
+    answerCacheAfter = answerCacheCounts(server.url)
+    await answerCacheAfter
     await server.stop()
     const stopped = performance.now()
     // The measured interval, counted back from the process's end (where the profile ends).
     window = { fromEndUs: (stopped - loadStarted - warmupS * 1000) * 1000, untilEndUs: (stopped - loadEnded) * 1000 }
-    summary = `${scenarioName}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request under the profiler`
+    summary = `${scenarioName}${label}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request${profiling ? ' under the profiler' : ''}`
+    if (!profiling) {
+      const { hits, misses } = await answerCacheAfter
+      process.stdout.write(`${summary}, answer cache hits ${misses + hits === 0 ? 0 : ((hits / (hits + misses)) * 100).toFixed(1)}%\n`)
+      process.exit(0)
+    }
   }
   // One profile per thread: the main thread's and each price worker's.
   const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
@@ -126,6 +139,8 @@ try {
   process.stdout.write(`profiles:\n${threads.map((line) => `  ${line}\n`).join('')}`)
   process.stdout.write(`top ${top} functions by self time, all threads (${samples} samples; idle threads count as (idle) or (program)):\n`)
   process.stdout.write(formatSelfTimes(frames, top))
+  process.stdout.write('busy time by layer (all threads, idle left out):\n')
+  process.stdout.write(formatSelfTimes(byLayer(frames), 16))
 } finally {
   if (keptDir === undefined) rmSync(workDir, { recursive: true, force: true })
 }
