@@ -14,6 +14,7 @@ import { parseAmount } from '../engine/money.js'
 import { priceItem, PriceContext, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
 import { breakKindFixed, breakKindPercent, PriceBook, type PriceContent, type PriceVersion, type QuantityBreak } from '../engine/prices.js'
 import { queryPrices } from '../engine/query.js'
+import { executeQuery, setAnswerCacheItemsMax, type QueryInput } from '../workers/execute.js'
 import {
   currencyCode, distinctSkus, priceOf, pricelists, seededRandom, skuCode, taxAreaCode, vatClasses, vatClassOf, versionStartMs, hasOwnPrice, priceVersionCount,
   type BreakInput, type PricelistDefinition, type WorkloadShape,
@@ -113,6 +114,41 @@ export function buildPriceBook(shape: WorkloadShape, definitions: readonly Price
   return book
 }
 
+/**
+ * executeQuery (the query and its answer bytes, as a thread answers it) on the mixed workload, with
+ * the answer cache as shipped and off, on many distinct bodies (carts: the cache finds few SKUs)
+ * and on 16 (category pages): what the cache costs and gains without HTTP around it.
+ */
+function answerCacheCases(state: { catalog: Catalog; book: PriceBook }, codes: readonly string[], shape: WorkloadShape, durationMs: number, random: () => number): EngineCase[] {
+  const nowMs = Date.now()
+  const distinct = Array.from({ length: 4_096 }, () => distinctSkus(random, shape.skuCount, 100))
+  const repeated = distinct.slice(0, 16)
+  let bytes = 0
+  const run = (bodies: string[][]) => (index: number) => {
+    const input: QueryInput = {
+      at: nowMs, cacheable: true, taxArea: taxAreaCode, skus: bodies[index % bodies.length]!, pricelists: codes,
+      currency: currencyCode, rounding: null, sortOrder: null, quantity: 1,
+    }
+    bytes += executeQuery(state.catalog, state.book, input, 'bench').length
+  }
+  const measured = (name: string, title: string, bodies: string[][], items: number) => {
+    setAnswerCacheItemsMax(items)
+    return engineCase(name, title, 100 * codes.length, timed(durationMs, run(bodies)))
+  }
+  const cases = [
+    measured('execute-100-distinct-off', 'executeQuery 100 SKUs, 4,096 distinct bodies, answer cache off', distinct, 0),
+    measured('execute-100-distinct', 'executeQuery 100 SKUs, 4,096 distinct bodies, answer cache as shipped', distinct, answerCacheItemsDefault),
+    measured('execute-100-repeated-off', 'executeQuery 100 SKUs, 16 distinct bodies, answer cache off', repeated, 0),
+    measured('execute-100-repeated', 'executeQuery 100 SKUs, 16 distinct bodies, answer cache as shipped', repeated, answerCacheItemsDefault),
+  ]
+  setAnswerCacheItemsMax(answerCacheItemsDefault)
+  if (bytes === 0) throw new Error('no answers')
+  return cases
+}
+
+/** The answer cache's shipped bound (server/config.ts). */
+const answerCacheItemsDefault = 50_000
+
 /** Present when node runs with --expose-gc (the bench scripts do): a clean heap before each case. */
 const collectGarbage = (globalThis as { gc?: () => void }).gc
 
@@ -177,7 +213,7 @@ export function runEngineBench(shape: WorkloadShape, durationMs: number): Engine
   }
   const shared = new PriceContext(mixed.catalog, mixed.book, nowMs, taxAreaCode)
   const lists = codes.length
-  const cases = [
+  const cases: EngineCase[] = [
     engineCase('single', 'resolveBase + priceItem, new context per call (a GET)', 1,
       timed(durationMs, (index) => resolveOne(new PriceContext(mixed.catalog, mixed.book, nowMs, taxAreaCode), index))),
     engineCase('single-shared', 'resolveBase + priceItem, one warm context', 1, timed(durationMs, (index) => resolveOne(shared, index))),
@@ -186,6 +222,7 @@ export function runEngineBench(shape: WorkloadShape, durationMs: number): Engine
     engineCase('query-100-mixed', `queryPrices 100 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`, 100 * lists, timed(durationMs, query(mixed, sets100))),
     engineCase('query-1000-mixed', `queryPrices 1,000 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`, 1_000 * lists, timed(durationMs, query(mixed, sets1000))),
   ]
+  cases.push(...answerCacheCases(mixed, codes, shape, durationMs, random))
   if (Number.isNaN(sink)) throw new Error('unreachable: keeps the results alive')
   return { skuCount: shape.skuCount, priceVersionCount: priceVersionCount(shape), buildMs, cases }
 }
