@@ -142,11 +142,6 @@ function recordHitShare(cache: TenantCache, found: number, looked: number): void
   else if (!cache.serving && cache.hitShare >= cacheOnFrom) cache.serving = true
 }
 
-/** Whether the tenant's cache on this thread serves every query (tests and metrics). */
-export function answerCacheServing(tenant: string): boolean {
-  return caches.get(tenant)?.serving ?? false
-}
-
 /**
  * The answer as JSON text. `sequence` is the catalogue state's replication sequence (0 on the main
  * thread). `view`: the answer may be a view of this thread's scratch buffer, valid until the next
