@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { open } from 'lmdb'
+import { Packr } from 'msgpackr'
 import t, { type Test } from 'tap'
 import { Catalog } from '../engine/catalog.js'
 import { PriceBook, type PriceVersion } from '../engine/prices.js'
@@ -71,6 +72,43 @@ t.test('a binary log entry reads back exactly, whatever its hashes and composite
   t.ok(arrays.every((bytes) => isRawEntry(bytes) && !isBinaryEntry(bytes)), 'entries are written as msgpackr arrays')
   t.same(arrays.map(decodeStoredEntry), [first, second, odd, upper], 'a msgpackr entry reads back exactly')
   t.same(stored.map(decodeStoredEntry), [first, second, odd, upper], 'and the binary form of earlier builds still reads')
+})
+
+t.test('log entries are written as the bytes msgpackr packs their field arrays, whatever their values', async (t) => {
+  // The encoder writes MessagePack itself (storage/log-entry.ts): the stored bytes must stay those
+  // of msgpackr's pack, at every size boundary of its headers, for text that is not ASCII, and for
+  // values outside the fast layout (which msgpackr packs).
+  const packr = new Packr({ useRecords: false, moreTypes: false })
+  const texts = ['', 'a', 'x'.repeat(31), 'x'.repeat(32), 'y'.repeat(255), 'y'.repeat(256), 'z'.repeat(70_000), 'Å-1', 'é'.repeat(10), 'é'.repeat(16),
+    '€'.repeat(11), '\u{1F600}'.repeat(8), 'ü'.repeat(128), 'lone \ud800 surrogate']
+  const numbers = [0, 1, 127, 128, 255, 256, 65_535, 65_536, 4_294_967_295, 4_294_967_296, 1_732_000_000_123, Number.MAX_SAFE_INTEGER, -1, -200, 0.5]
+  const entries: LogEntry[] = []
+  let previous = ''
+  for (let index = 0; index < 60; index++) {
+    const text = (offset: number) => texts[(index + offset) % texts.length]!
+    const number = (offset: number) => numbers[(index * 7 + offset) % numbers.length]!
+    const entry = {
+      ...makeEntry(index + 1, {
+        entityType: 'price', changeType: (['created', 'updated', 'deleted'] as const)[index % 3]!, entityCode: text(0),
+        compositeKey: index % 4 === 0 ? null : text(3), changedAt: number(0), changedBy: text(5), contentHash: index % 5 === 0 ? '' : text(9),
+      }, previous),
+      // Sequences past the fast layout too (negative, fractional): such an entry is packed by msgpackr.
+      sequence: number(4),
+    }
+    previous = entry.checksum
+    entries.push(entry)
+  }
+  const expected = entries.map((entry) => packr.pack([
+    entry.schemaVersion, entry.sequence, entry.entityType, entry.changeType, entry.entityCode, entry.compositeKey,
+    entry.changedAt, entry.changedBy, entry.contentHash, entry.previousChecksum, entry.checksum,
+  ]))
+  const written = encodeArrayEntries(entries)
+  t.equal(written.length, entries.length)
+  for (let index = 0; index < entries.length; index++) {
+    t.equal(written[index]!.toString('hex'), expected[index]!.toString('hex'), `entry ${index} as msgpackr packs it`)
+  }
+  t.same(written.map(decodeStoredEntry), expected.map(decodeStoredEntry), 'and they read back as msgpackr\'s do')
+  t.same(written.slice(0, 3).map(decodeStoredEntry), entries.slice(0, 3), 'which is what was written')
 })
 
 function priceChange(sku: string, pricelist: string, versions: PriceVersion[], changeType: PriceChange['changeType']): PriceChange {
