@@ -94,6 +94,11 @@ export interface HttpOptions {
   readonly onError: (error: unknown, incoming: Incoming) => Outgoing
   /** The 400 for a request whose framing RFC 9112 says to refuse; `message` says what is wrong. */
   readonly onMalformed: (incoming: Incoming, message: string) => Outgoing
+  /**
+   * Whether a request with a body changes nothing (a price query): it runs as soon as its body is
+   * read (`runReadOnly`), without waiting for uWS to parse what follows it; answers false when unsure.
+   */
+  readonly readOnly: (incoming: Incoming) => boolean
 }
 
 /**
@@ -266,6 +271,7 @@ function framingFault(): string {
 /** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
 export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): HttpTraffic {
   const traffic = new HttpTraffic()
+  const deadlines = new BodyDeadlines(options.bodyTimeoutMs)
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
     readHeaders(req)
@@ -289,9 +295,14 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       send(res, state, head.requestId, options.onTooLarge(head), true)
       return
     }
-    readBody(res, state, declared, options.bodyBytesMax, options.bodyTimeoutMs, (body) => {
+    readBody(res, state, declared, options.bodyBytesMax, deadlines, (body) => {
       if (body === null) {
         send(res, state, head.requestId, options.onTooLarge(head), true)
+        return
+      }
+      ;(head as { body: Buffer | null }).body = body
+      if (!chunked && options.readOnly(head)) {
+        runReadOnly(res, state, head, dispatch, options)
         return
       }
       holdReads(res, state)
@@ -299,7 +310,7 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       // pipelined behind it there makes uWS close the connection (see holdReads), and a write
       // must not be done whose answer can no longer be sent.
       setImmediate(() => {
-        if (!state.aborted) run(res, state, { ...head, body }, dispatch, options)
+        if (!state.aborted) run(res, state, head, dispatch, options)
       })
     })
   })
@@ -438,36 +449,110 @@ function run(
 }
 
 /**
+ * A request with a body that changes nothing, run inside uWS's data callback. An answer given at
+ * once is written before uWS parses anything behind the request, so requests pipelined behind it
+ * are answered in order with no pause of reads and no wait for the next turn of the loop (the
+ * writes' path above costs two epoll_ctl calls and a setImmediate per request). An answer that
+ * comes later holds reads; should uWS meanwhile have closed the connection for a request behind it
+ * in the same read, the answer is dropped, and nothing was done that needed it.
+ */
+function runReadOnly(res: Uws.HttpResponse, state: RequestState, incoming: Incoming, dispatch: Dispatch, options: HttpOptions): void {
+  let outgoing: Outgoing | Promise<Outgoing>
+  try {
+    outgoing = dispatch(incoming)
+  } catch (error) {
+    outgoing = options.onError(error, incoming)
+  }
+  if (!(outgoing instanceof Promise)) {
+    send(res, state, incoming.requestId, outgoing, false)
+    return
+  }
+  holdReads(res, state)
+  outgoing.then(
+    (value) => send(res, state, incoming.requestId, value, false),
+    (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
+  )
+}
+
+/** A body being read, until it is complete, refused, or past its deadline. */
+interface BodyRead {
+  readonly res: Uws.HttpResponse
+  readonly state: { aborted: boolean }
+  /** `performance.now()` past which the connection is closed. */
+  readonly deadline: number
+  finished: boolean
+}
+
+/**
+ * The deadlines of the bodies being read, swept by one timer instead of a timer per request (a
+ * setTimeout and clearTimeout per body, with their objects, on the query path). The timer runs only
+ * while a body is being read, every eighth of the time-out (250 ms at most): a slow upload is cut
+ * off at its deadline or up to one sweep after it. Every body has the same time-out, so the reads
+ * are in deadline order and a sweep stops at the first one still in time.
+ */
+class BodyDeadlines {
+  readonly #reads = new Set<BodyRead>()
+  readonly #sweepMs: number
+  #timer: NodeJS.Timeout | null = null
+
+  constructor(readonly timeoutMs: number) {
+    this.#sweepMs = Math.max(1, Math.min(250, Math.floor(timeoutMs / 8)))
+  }
+
+  add(res: Uws.HttpResponse, state: { aborted: boolean }): BodyRead {
+    const read: BodyRead = { res, state, deadline: performance.now() + this.timeoutMs, finished: false }
+    this.#reads.add(read)
+    if (this.#timer === null) this.#timer = setInterval(() => this.#sweep(), this.#sweepMs).unref()
+    return read
+  }
+
+  /** The body is complete, refused or aborted: its deadline no longer counts. */
+  end(read: BodyRead): void {
+    read.finished = true
+    this.#reads.delete(read)
+  }
+
+  #sweep(): void {
+    const now = performance.now()
+    for (const read of this.#reads) {
+      if (read.deadline > now) break
+      this.#reads.delete(read)
+      if (read.finished || read.state.aborted) continue
+      read.finished = true
+      // Closing calls onAborted: the request stops counting as pending.
+      read.res.close()
+    }
+    if (this.#reads.size === 0 && this.#timer !== null) {
+      clearInterval(this.#timer)
+      this.#timer = null
+    }
+  }
+}
+
+/**
  * Copies chunks into one buffer; answers null when the body grows past the limit, once the rest of
- * the body has been drained (or the drain bound is passed). A body still incomplete `timeoutMs`
- * after the headers closes the connection (slow POST): `done` is then never called.
+ * the body has been drained (or the drain bound is passed). A body still incomplete at its deadline
+ * (`deadlines`) closes the connection (slow POST): `whenRead` is then never called.
  */
 function readBody(
   res: Uws.HttpResponse,
   state: { aborted: boolean },
   declared: number,
   limit: number,
-  timeoutMs: number,
+  deadlines: BodyDeadlines,
   whenRead: (body: Buffer | null) => void,
 ): void {
   let draining = declared > limit
   let buffer = Buffer.allocUnsafe(draining ? 0 : declared > 0 ? Math.min(declared, bodyBufferInitialMax) : 1024)
   let length = 0
-  let finished = false
-  const timer = setTimeout(() => {
-    if (finished || state.aborted) return
-    finished = true
-    buffer = Buffer.allocUnsafe(0)
-    // Closing calls onAborted: the request stops counting as pending.
-    res.close()
-  }, timeoutMs).unref()
+  const read = deadlines.add(res, state)
   const done = (body: Buffer | null): void => {
-    clearTimeout(timer)
+    deadlines.end(read)
     whenRead(body)
   }
   res.onData((chunk, isLast) => {
-    if (finished || state.aborted) {
-      if (state.aborted) clearTimeout(timer)
+    if (read.finished || state.aborted) {
+      if (state.aborted) deadlines.end(read)
       return
     }
     const bytes = new Uint8Array(chunk)
@@ -476,10 +561,7 @@ function readBody(
       if (!draining) buffer = Buffer.allocUnsafe(0)
       draining = true
       length += bytes.length
-      if (isLast || length > limit * drainFactor) {
-        finished = true
-        done(null)
-      }
+      if (isLast || length > limit * drainFactor) done(null)
       return
     }
     if (length + bytes.length > buffer.length) {
