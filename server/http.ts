@@ -593,6 +593,47 @@ function send(res: Uws.HttpResponse, state: RequestState, requestId: string, out
   })
 }
 
+const hasLineBreak = (text: string): boolean => text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0
+
+/**
+ * The request's id and the answer's headers. uWS writes `name: value` and a line break per
+ * `writeHeader`, and each call into the native side costs about 0.3 us whatever its length (five
+ * headers on a price read: 1.5 us, as much as the ETag's hash); so all of them go in one call, the
+ * lines joined after the id. A name or value with a line break in it (none of the service's own;
+ * joined, it could end the head early) takes one call per header, exactly as uWS writes it.
+ */
+function writeHeaders(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing): void {
+  let block = requestId
+  let plain = true
+  const headers = outgoing.headers
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name]!
+      if (hasLineBreak(name) || hasLineBreak(value)) plain = false
+      block += `\r\n${name}: ${value}`
+    }
+  }
+  const extra = outgoing.extraHeaders
+  if (extra !== undefined) {
+    for (const name in extra) {
+      const value = extra[name]!
+      if (hasLineBreak(name) || hasLineBreak(value)) plain = false
+      block += `\r\n${name}: ${value}`
+    }
+  }
+  if (plain) {
+    res.writeHeader('x-request-id', block)
+    return
+  }
+  res.writeHeader('x-request-id', requestId)
+  if (headers !== undefined) {
+    for (const name in headers) res.writeHeader(name, headers[name]!)
+  }
+  if (extra !== undefined) {
+    for (const name in extra) res.writeHeader(name, extra[name]!)
+  }
+}
+
 /**
  * Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback).
  * The answer to a HEAD request has the headers of the GET answer, its Content-Length included, and
@@ -601,15 +642,7 @@ function send(res: Uws.HttpResponse, state: RequestState, requestId: string, out
 function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, close: boolean, head = false): void {
   // uWS writes `200 OK` itself when no status was written.
   if (outgoing.status !== 200) res.writeStatus(statusLine(outgoing.status))
-  res.writeHeader('x-request-id', requestId)
-  const headers = outgoing.headers
-  if (headers !== undefined) {
-    for (const name in headers) res.writeHeader(name, headers[name]!)
-  }
-  const extra = outgoing.extraHeaders
-  if (extra !== undefined) {
-    for (const name in extra) res.writeHeader(name, extra[name]!)
-  }
+  writeHeaders(res, requestId, outgoing)
   if (close) res.writeHeader('connection', 'close')
   try {
     if (outgoing.status === 204 || outgoing.status === 304) {
