@@ -175,7 +175,7 @@ try {
   const bare = await spawnListening(path.join(buildRoot, 'bench', 'bare-server.js'), [answersPath], {}, /"port":(\d+)/)
   const headers = { authorization: `Bearer ${token}` }
   // The measured runs of the server, as intervals before its end (the profile ends there).
-  const measured: { started: number; ended: number }[] = []
+  const measured: { started: number; ended: number; requests: number }[] = []
   const lines: string[] = []
   try {
     for (const definition of definitions) {
@@ -188,7 +188,7 @@ try {
         const threadsBefore = threadTicks(server.pid)
         const result = await measure(server.url, server.pid, definition.requests, headers)
         real.push(result)
-        measured.push({ started, ended: performance.now() })
+        measured.push({ started, ended: performance.now(), requests: result.requestCount })
         // Per thread, warm-up included (the split, not the total, is the point here).
         const threadsAfter = threadTicks(server.pid)
         const split = [...threadsAfter].map(([name, ticks]) => [name, ticks - (threadsBefore.get(name) ?? 0)] as const).filter(([, ticks]) => ticks > 0)
@@ -226,14 +226,19 @@ try {
     const profile = JSON.parse(readFileSync(path.join(profileDir, mainName), 'utf8')) as CpuProfile
     const byFrame = new Map<string, number>()
     let samples = 0
+    let busyUs = 0
+    let requests = 0
     for (const interval of measured) {
       const window = { fromEndUs: (stopped - interval.started) * 1000, untilEndUs: (stopped - interval.ended) * 1000 }
       const thread = selfTimes(profile, path.resolve(serverRoot, '..'), window)
       samples += thread.samples
+      requests += interval.requests
+      const idle = thread.frames.find((entry) => entry.frame === '(idle)')?.share ?? 0
+      busyUs += (1 - idle) * (interval.ended - interval.started) * 1000
       for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
     }
     const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
-    process.stdout.write(`main thread ${path.join(profileDir, mainName)}: top ${top} by self time over the measured runs (${samples} samples)\n`)
+    process.stdout.write(`main thread ${path.join(profileDir, mainName)}: not idle ${(busyUs / requests).toFixed(1)} us/request; top ${top} by self time over the measured runs (${samples} samples)\n`)
     process.stdout.write(formatSelfTimes(frames, top))
   }
 } finally {
