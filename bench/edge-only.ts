@@ -6,7 +6,9 @@
  * endpoint (bench/bare-server.ts), and runs the GET and 100-SKU query scenarios against both with
  * autocannon: server CPU per request, the ratio to the bare endpoint, req/s and p99.
  * `--server DIR` measures another build (e.g. the base commit compiled into its own folder) with
- * this same bench, so before and after are one command apart.
+ * this same bench, so before and after are one command apart; `--against DIR` runs a second build
+ * beside the first, on a copy of the data, each round measuring one then the other: the ratio of
+ * each round's pair, whose two runs saw the same neighbours, is the steadiest before/after figure.
  * Flags: --skus N (5,000), --seconds S (5), --warmup S (2), --rounds N (2: the median is kept),
  * --connections N (64), --rate R (none: as fast as answered), --scenarios get,query-100, --server
  * DIR (this build), --cpu-prof (profile the server's main thread over the measured runs), --top N
@@ -18,7 +20,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -45,6 +47,7 @@ const connections = Number(flag('connections') ?? 64)
 const rate = flag('rate') === undefined ? undefined : Number(flag('rate'))
 const wanted = (flag('scenarios') ?? 'get,query-100').split(',')
 const serverRoot = path.resolve(flag('server') ?? buildRoot)
+const againstRoot = flag('against') === undefined ? null : path.resolve(flag('against')!)
 const profiling = argv.includes('--cpu-prof')
 const top = Number(flag('top') ?? 20)
 const slug = 'edge'
@@ -113,14 +116,29 @@ function threadTicks(pid: number): Map<string, number> {
   return byName
 }
 
+/** utime and stime of the whole process `pid`, in clock ticks (/proc/<pid>/stat fields 14 and 15). */
+function userSystemTicks(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { user: Number(fields[11]), system: Number(fields[12]) }
+}
+
+interface Measured extends LoadResult {
+  /** The user-space share of `cpuMicrosPerRequest` (the rest is the kernel's: mostly the network). */
+  readonly userMicrosPerRequest: number
+}
+
 /** autocannon against `url` (warm-up first, unmeasured), with the CPU ticks of `pid` around the measured run. */
-async function measure(url: string, pid: number, requests: Request[], headers: Record<string, string>): Promise<LoadResult> {
+async function measure(url: string, pid: number, requests: Request[], headers: Record<string, string>): Promise<Measured> {
   const options = { url, connections, pipelining: 1, timeout: 30, headers, requests, ...(rate === undefined ? {} : { overallRate: rate }) }
   if (warmupS > 0) await autocannon({ ...options, duration: warmupS })
-  const ticksBefore = cpuTicks(pid)
+  const before = userSystemTicks(pid)
   const started = performance.now()
   const result = await autocannon({ ...options, duration: seconds })
-  return loadResult(result, (performance.now() - started) / 1000, (cpuTicks(pid) - ticksBefore) / clockTicks)
+  const after = userSystemTicks(pid)
+  const cpuS = (after.user + after.system - before.user - before.system) / clockTicks
+  const load = loadResult(result, (performance.now() - started) / 1000, cpuS)
+  return { ...load, userMicrosPerRequest: ((after.user - before.user) / clockTicks) * 1e6 / load.requestCount }
 }
 
 const median = (values: readonly number[]): number => {
@@ -174,13 +192,25 @@ try {
   writeFileSync(answersPath, JSON.stringify(answers))
   const bare = await spawnListening(path.join(buildRoot, 'bench', 'bare-server.js'), [answersPath], {}, /"port":(\d+)/)
   const headers = { authorization: `Bearer ${token}` }
+  let other: { server: PricingServer; headers: Record<string, string> } | null = null
+  if (againstRoot !== null) {
+    const otherDir = path.join(workDir, 'data-against')
+    rmSync(otherDir, { recursive: true, force: true })
+    cpSync(path.join(workDir, 'data'), otherDir, { recursive: true, filter: (source) => !source.endsWith('.lock') })
+    const otherServer = new PricingServer({ entry: path.join(againstRoot, 'server', 'start.js'), dataDir: otherDir, adminToken, env })
+    await otherServer.start()
+    await otherServer.waitReady()
+    const otherToken = await new TenantClient(otherServer, slug, credentials.clientId, credentials.clientSecret).refreshToken()
+    other = { server: otherServer, headers: { authorization: `Bearer ${otherToken}` } }
+  }
   // The measured runs of the server, as intervals before its end (the profile ends there).
   const measured: { started: number; ended: number; requests: number }[] = []
   const lines: string[] = []
   try {
     for (const definition of definitions) {
-      const real: LoadResult[] = []
-      const base: LoadResult[] = []
+      const real: Measured[] = []
+      const base: Measured[] = []
+      const against: Measured[] = []
       // Alternating, so that a neighbour's load on the shared machine hits both sides alike.
       for (let round = 0; round < rounds; round++) {
         progress(`${definition.name} round ${round + 1}/${rounds}: server`)
@@ -194,6 +224,10 @@ try {
         const split = [...threadsAfter].map(([name, ticks]) => [name, ticks - (threadsBefore.get(name) ?? 0)] as const).filter(([, ticks]) => ticks > 0)
         const total = split.reduce((sum, [, ticks]) => sum + ticks, 0)
         progress(`  server threads: ${split.sort((left, right) => right[1] - left[1]).map(([name, ticks]) => `${name} ${((100 * ticks) / total).toFixed(0)}%`).join(', ')}`)
+        if (other !== null) {
+          progress(`${definition.name} round ${round + 1}/${rounds}: --against server`)
+          against.push(await measure(other.server.url, other.server.pid, definition.requests, other.headers))
+        }
         progress(`${definition.name} round ${round + 1}/${rounds}: bare endpoint`)
         base.push(await measure(`http://127.0.0.1:${bare.port}`, bare.child.pid!, definition.requests, headers))
       }
@@ -201,21 +235,30 @@ try {
       if (failures > 0) throw new Error(`${definition.name}: ${failures} requests failed on the server`)
       const realUs = median(real.map((result) => result.cpuMicrosPerRequest))
       const bareUs = median(base.map((result) => result.cpuMicrosPerRequest))
-      lines.push(
-        `${definition.name.padEnd(10)} server ${realUs.toFixed(1).padStart(6)} us/request ` +
-          `(${real.map((result) => result.cpuMicrosPerRequest.toFixed(1)).join(', ')}; ` +
-          `${Math.round(median(real.map((result) => result.requestsPerSecond)))} req/s, p99 ${median(real.map((result) => result.latencyP99Ms))} ms)  ` +
-          `bare ${bareUs.toFixed(1).padStart(6)} us/request (${base.map((result) => result.cpuMicrosPerRequest.toFixed(1)).join(', ')}; ` +
-          `${Math.round(median(base.map((result) => result.requestsPerSecond)))} req/s)  ratio ${(realUs / bareUs).toFixed(2)}x`,
-      )
+      const figures = (results: readonly Measured[]): string =>
+        `${median(results.map((result) => result.cpuMicrosPerRequest)).toFixed(1).padStart(6)} us/request ` +
+        `(user ${median(results.map((result) => result.userMicrosPerRequest)).toFixed(1)}; ` +
+        `runs ${results.map((result) => result.cpuMicrosPerRequest.toFixed(1)).join(', ')}; ` +
+        `${Math.round(median(results.map((result) => result.requestsPerSecond)))} req/s, p99 ${median(results.map((result) => result.latencyP99Ms))} ms)`
+      lines.push(`${definition.name.padEnd(10)} server ${figures(real)}  bare ${figures(base)}  ratio ${(realUs / bareUs).toFixed(2)}x`)
+      if (other !== null) {
+        const againstUs = median(against.map((result) => result.cpuMicrosPerRequest))
+        const paired = median(real.map((result, index) => result.cpuMicrosPerRequest / against[index]!.cpuMicrosPerRequest))
+        lines.push(
+          `${''.padEnd(10)} against ${figures(against)}  ratio to bare ${(againstUs / bareUs).toFixed(2)}x; ` +
+            `server/against per round: median ${paired.toFixed(3)}`,
+        )
+      }
     }
   } finally {
     bare.child.kill('SIGTERM')
     await exited(bare.child)
     await server.stop()
+    await other?.server.stop()
   }
   const stopped = performance.now()
-  process.stdout.write(`server ${path.relative(process.cwd(), serverRoot) || '.'}; ${shape.skuCount.toLocaleString('en-US')} SKUs, ${connections} connections${rate === undefined ? '' : ` at ${rate} req/s`}, ${seconds} s x ${rounds} rounds (median)${profiling ? ', under the profiler' : ''}\n`)
+  const against = againstRoot === null ? '' : `, against ${path.relative(process.cwd(), againstRoot) || '.'}`
+  process.stdout.write(`server ${path.relative(process.cwd(), serverRoot) || '.'}${against}; ${shape.skuCount.toLocaleString('en-US')} SKUs, ${connections} connections${rate === undefined ? '' : ` at ${rate} req/s`}, ${seconds} s x ${rounds} rounds (median)${profiling ? ', under the profiler' : ''}\n`)
   process.stdout.write(lines.map((line) => `${line}\n`).join(''))
   if (profiling) {
     // The main thread's profile is the one written by the process's first thread; the price
