@@ -145,6 +145,8 @@ export class PricingApp {
         this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
       onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(incoming, error), error),
       onMalformed: (incoming, message) => this.#finish(incoming, 'framing', this.#error(incoming, new ApiError('malformed_request', message))),
+      // The price query reads only: it may run as soon as its body is in (server/http.ts, runReadOnly).
+      readOnly: (incoming) => incoming.method === 'POST' && incoming.path.endsWith('/price/query'),
     })
   }
 

@@ -94,6 +94,11 @@ export interface HttpOptions {
   readonly onError: (error: unknown, incoming: Incoming) => Outgoing
   /** The 400 for a request whose framing RFC 9112 says to refuse; `message` says what is wrong. */
   readonly onMalformed: (incoming: Incoming, message: string) => Outgoing
+  /**
+   * Whether a request with a body changes nothing (a price query): it runs as soon as its body is
+   * read (`runReadOnly`), without waiting for uWS to parse what follows it; answers false when unsure.
+   */
+  readonly readOnly: (incoming: Incoming) => boolean
 }
 
 /**
@@ -116,42 +121,140 @@ interface RequestState {
   readonly close: boolean
 }
 
-// The framing visitor's findings for the request being checked; module state, so that checking
+// What one pass over the request's headers found (`readHeaders`): module state, so that reading
 // allocates no closure per request. Read right after `req.forEach`, before anything else runs.
 let lengthCount = 0
 let lengthValue = ''
 let lengthsDiffer = false
 let codingCount = 0
 let codingValue = ''
+/** Headers already taken (bits of `headerBits`): like uWS's getHeader, the first of two counts. */
+let headersSeen = 0
+let hostValue = ''
+let authorizationValue = ''
+let contentTypeValue = ''
+let ifNoneMatchValue = ''
+let cookieValue = ''
+let originValue = ''
+let acceptValue = ''
+let minSequenceValue = ''
+let forwardedValue = ''
+let requestIdValue = ''
 
-function visitFraming(name: string, value: string): void {
-  // uWS hands names lowercased; comparing lengths first keeps the other headers cheap.
-  if (name.length === 14 && name === 'content-length') {
-    if (lengthCount > 0 && value !== lengthValue) lengthsDiffer = true
-    lengthCount++
-    lengthValue = value
-  } else if (name.length === 17 && name === 'transfer-encoding') {
-    codingCount++
-    codingValue = value
+const headerBits = {
+  host: 1, authorization: 2, contentType: 4, ifNoneMatch: 8, cookie: 16, origin: 32, accept: 64, minSequence: 128,
+  forwarded: 256, requestId: 512,
+} as const
+
+/**
+ * One visit per header line. uWS hands names lowercased; switching on the length first leaves one
+ * or two comparisons per header. The handler needs a dozen headers and the framing check needs
+ * every line: one pass does both, where a `getHeader` per header crossed into the native side
+ * each time besides (about a microsecond per request).
+ */
+function visitHeader(name: string, value: string): void {
+  switch (name.length) {
+    case 4:
+      if (name === 'host' && (headersSeen & headerBits.host) === 0) {
+        headersSeen |= headerBits.host
+        hostValue = value
+      }
+      return
+    case 6:
+      if (name === 'cookie') {
+        if ((headersSeen & headerBits.cookie) === 0) {
+          headersSeen |= headerBits.cookie
+          cookieValue = value
+        }
+      } else if (name === 'origin') {
+        if ((headersSeen & headerBits.origin) === 0) {
+          headersSeen |= headerBits.origin
+          originValue = value
+        }
+      } else if (name === 'accept' && (headersSeen & headerBits.accept) === 0) {
+        headersSeen |= headerBits.accept
+        acceptValue = value
+      }
+      return
+    case 12:
+      if (name === 'content-type') {
+        if ((headersSeen & headerBits.contentType) === 0) {
+          headersSeen |= headerBits.contentType
+          contentTypeValue = value
+        }
+      } else if (name === 'x-request-id' && (headersSeen & headerBits.requestId) === 0) {
+        headersSeen |= headerBits.requestId
+        requestIdValue = value
+      }
+      return
+    case 13:
+      if (name === 'authorization') {
+        if ((headersSeen & headerBits.authorization) === 0) {
+          headersSeen |= headerBits.authorization
+          authorizationValue = value
+        }
+      } else if (name === 'if-none-match' && (headersSeen & headerBits.ifNoneMatch) === 0) {
+        headersSeen |= headerBits.ifNoneMatch
+        ifNoneMatchValue = value
+      }
+      return
+    case 14:
+      if (name === 'content-length') {
+        if (lengthCount > 0 && value !== lengthValue) lengthsDiffer = true
+        lengthCount++
+        lengthValue = value
+      } else if (name === 'x-min-sequence' && (headersSeen & headerBits.minSequence) === 0) {
+        headersSeen |= headerBits.minSequence
+        minSequenceValue = value
+      }
+      return
+    case 17:
+      if (name === 'transfer-encoding') {
+        codingCount++
+        codingValue = value
+      }
+      return
+    case 19:
+      if (name === 'x-pricing-forwarded' && (headersSeen & headerBits.forwarded) === 0) {
+        headersSeen |= headerBits.forwarded
+        forwardedValue = value
+      }
+      return
   }
+}
+
+/** Reads every header line once (`visitHeader`); an absent header reads as '', as with getHeader. */
+function readHeaders(req: Uws.HttpRequest): void {
+  lengthCount = 0
+  lengthsDiffer = false
+  codingCount = 0
+  headersSeen = 0
+  hostValue = ''
+  authorizationValue = ''
+  contentTypeValue = ''
+  ifNoneMatchValue = ''
+  cookieValue = ''
+  originValue = ''
+  acceptValue = ''
+  minSequenceValue = ''
+  forwardedValue = ''
+  requestIdValue = ''
+  req.forEach(visitHeader)
 }
 
 const digitsOnly = /^[0-9]+$/
 const chunkedOnly = /^[ \t]*chunked[ \t]*$/i
 
 /**
- * Why RFC 9112 (section 6.3) says to refuse this request's framing, or '' when it is sound. uWS
+ * Why RFC 9112 (section 6.3) says to refuse this request's framing, or '' when it is sound; reads
+ * what `readHeaders` found. uWS
  * takes the first of two Content-Length headers, reads an empty one as 0, and decodes any
  * Transfer-Encoding that mentions chunked as chunked; a front end that reads the message
  * differently would forward the rest of the body as the next request (request smuggling). Every
  * header line is visible here, so the handler refuses before any of the body is read. Afterwards
  * `codingCount > 0` says the body is chunked.
  */
-function framingFault(req: Uws.HttpRequest): string {
-  lengthCount = 0
-  lengthsDiffer = false
-  codingCount = 0
-  req.forEach(visitFraming)
+function framingFault(): string {
   if (lengthCount === 0 && codingCount === 0) return ''
   if (codingCount > 0) {
     if (lengthCount > 0) return 'Transfer-Encoding and Content-Length in one request'
@@ -168,9 +271,11 @@ function framingFault(req: Uws.HttpRequest): string {
 /** Registers the catch-all handler that turns uWS callbacks into `Incoming` → `Outgoing`. */
 export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOptions): HttpTraffic {
   const traffic = new HttpTraffic()
+  const deadlines = new BodyDeadlines(options.bodyTimeoutMs)
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
-    const fault = framingFault(req)
+    readHeaders(req)
+    const fault = framingFault()
     if (fault !== '') {
       refuse(res, incomingOf(req, method, res), fault, options, traffic)
       return
@@ -190,9 +295,14 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       send(res, state, head.requestId, options.onTooLarge(head), true)
       return
     }
-    readBody(res, state, declared, options.bodyBytesMax, options.bodyTimeoutMs, (body) => {
+    readBody(res, state, declared, options.bodyBytesMax, deadlines, (body) => {
       if (body === null) {
         send(res, state, head.requestId, options.onTooLarge(head), true)
+        return
+      }
+      ;(head as { body: Buffer | null }).body = body
+      if (!chunked && options.readOnly(head)) {
+        runReadOnly(res, state, head, dispatch, options)
         return
       }
       holdReads(res, state)
@@ -200,7 +310,7 @@ export function serve(app: Uws.TemplatedApp, dispatch: Dispatch, options: HttpOp
       // pipelined behind it there makes uWS close the connection (see holdReads), and a write
       // must not be done whose answer can no longer be sent.
       setImmediate(() => {
-        if (!state.aborted) run(res, state, { ...head, body }, dispatch, options)
+        if (!state.aborted) run(res, state, head, dispatch, options)
       })
     })
   })
@@ -262,29 +372,31 @@ function limitedByAddress(path: string): boolean {
   return path.startsWith('/admin/') || path === '/portal/sign-in' || path.endsWith('/oauth2/token')
 }
 
-/** What a handler needs from the request, without the body (read later, for methods that have one). */
+/**
+ * What a handler needs from the request, without the body (read later, for methods that have one);
+ * the headers are those `readHeaders` has just read.
+ */
 function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse): Incoming {
   const path = req.getUrl()
-  const incoming: Incoming = {
+  return {
     method,
     path,
     query: req.getQuery() ?? '',
-    host: req.getHeader('host'),
-    authorization: req.getHeader('authorization'),
-    contentType: req.getHeader('content-type'),
-    ifNoneMatch: req.getHeader('if-none-match'),
-    cookie: req.getHeader('cookie'),
-    origin: req.getHeader('origin'),
-    minSequence: req.getHeader('x-min-sequence'),
-    forwarded: req.getHeader('x-pricing-forwarded'),
+    host: hostValue,
+    authorization: authorizationValue,
+    contentType: contentTypeValue,
+    ifNoneMatch: ifNoneMatchValue,
+    accept: path.startsWith('/t/') ? undefined : acceptValue,
+    cookie: cookieValue,
+    origin: originValue,
+    minSequence: minSequenceValue,
+    remoteAddress: limitedByAddress(path) ? Buffer.from(res.getRemoteAddressAsText()).toString() : undefined,
+    forwarded: forwardedValue,
     body: null,
     startedAt: performance.now(),
-    requestId: requestIdOf(req.getHeader('x-request-id')),
+    requestId: requestIdOf(requestIdValue),
     tenantSlug: null,
   }
-  const page = path.startsWith('/t/') ? incoming : { ...incoming, accept: req.getHeader('accept') }
-  if (!limitedByAddress(path)) return page
-  return { ...page, remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString() }
 }
 
 /**
@@ -337,36 +449,110 @@ function run(
 }
 
 /**
+ * A request with a body that changes nothing, run inside uWS's data callback. An answer given at
+ * once is written before uWS parses anything behind the request, so requests pipelined behind it
+ * are answered in order with no pause of reads and no wait for the next turn of the loop (the
+ * writes' path above costs two epoll_ctl calls and a setImmediate per request). An answer that
+ * comes later holds reads; should uWS meanwhile have closed the connection for a request behind it
+ * in the same read, the answer is dropped, and nothing was done that needed it.
+ */
+function runReadOnly(res: Uws.HttpResponse, state: RequestState, incoming: Incoming, dispatch: Dispatch, options: HttpOptions): void {
+  let outgoing: Outgoing | Promise<Outgoing>
+  try {
+    outgoing = dispatch(incoming)
+  } catch (error) {
+    outgoing = options.onError(error, incoming)
+  }
+  if (!(outgoing instanceof Promise)) {
+    send(res, state, incoming.requestId, outgoing, false)
+    return
+  }
+  holdReads(res, state)
+  outgoing.then(
+    (value) => send(res, state, incoming.requestId, value, false),
+    (error: unknown) => send(res, state, incoming.requestId, options.onError(error, incoming), false),
+  )
+}
+
+/** A body being read, until it is complete, refused, or past its deadline. */
+interface BodyRead {
+  readonly res: Uws.HttpResponse
+  readonly state: { aborted: boolean }
+  /** `performance.now()` past which the connection is closed. */
+  readonly deadline: number
+  finished: boolean
+}
+
+/**
+ * The deadlines of the bodies being read, swept by one timer instead of a timer per request (a
+ * setTimeout and clearTimeout per body, with their objects, on the query path). The timer runs only
+ * while a body is being read, every eighth of the time-out (250 ms at most): a slow upload is cut
+ * off at its deadline or up to one sweep after it. Every body has the same time-out, so the reads
+ * are in deadline order and a sweep stops at the first one still in time.
+ */
+class BodyDeadlines {
+  readonly #reads = new Set<BodyRead>()
+  readonly #sweepMs: number
+  #timer: NodeJS.Timeout | null = null
+
+  constructor(readonly timeoutMs: number) {
+    this.#sweepMs = Math.max(1, Math.min(250, Math.floor(timeoutMs / 8)))
+  }
+
+  add(res: Uws.HttpResponse, state: { aborted: boolean }): BodyRead {
+    const read: BodyRead = { res, state, deadline: performance.now() + this.timeoutMs, finished: false }
+    this.#reads.add(read)
+    if (this.#timer === null) this.#timer = setInterval(() => this.#sweep(), this.#sweepMs).unref()
+    return read
+  }
+
+  /** The body is complete, refused or aborted: its deadline no longer counts. */
+  end(read: BodyRead): void {
+    read.finished = true
+    this.#reads.delete(read)
+  }
+
+  #sweep(): void {
+    const now = performance.now()
+    for (const read of this.#reads) {
+      if (read.deadline > now) break
+      this.#reads.delete(read)
+      if (read.finished || read.state.aborted) continue
+      read.finished = true
+      // Closing calls onAborted: the request stops counting as pending.
+      read.res.close()
+    }
+    if (this.#reads.size === 0 && this.#timer !== null) {
+      clearInterval(this.#timer)
+      this.#timer = null
+    }
+  }
+}
+
+/**
  * Copies chunks into one buffer; answers null when the body grows past the limit, once the rest of
- * the body has been drained (or the drain bound is passed). A body still incomplete `timeoutMs`
- * after the headers closes the connection (slow POST): `done` is then never called.
+ * the body has been drained (or the drain bound is passed). A body still incomplete at its deadline
+ * (`deadlines`) closes the connection (slow POST): `whenRead` is then never called.
  */
 function readBody(
   res: Uws.HttpResponse,
   state: { aborted: boolean },
   declared: number,
   limit: number,
-  timeoutMs: number,
+  deadlines: BodyDeadlines,
   whenRead: (body: Buffer | null) => void,
 ): void {
   let draining = declared > limit
   let buffer = Buffer.allocUnsafe(draining ? 0 : declared > 0 ? Math.min(declared, bodyBufferInitialMax) : 1024)
   let length = 0
-  let finished = false
-  const timer = setTimeout(() => {
-    if (finished || state.aborted) return
-    finished = true
-    buffer = Buffer.allocUnsafe(0)
-    // Closing calls onAborted: the request stops counting as pending.
-    res.close()
-  }, timeoutMs).unref()
+  const read = deadlines.add(res, state)
   const done = (body: Buffer | null): void => {
-    clearTimeout(timer)
+    deadlines.end(read)
     whenRead(body)
   }
   res.onData((chunk, isLast) => {
-    if (finished || state.aborted) {
-      if (state.aborted) clearTimeout(timer)
+    if (read.finished || state.aborted) {
+      if (state.aborted) deadlines.end(read)
       return
     }
     const bytes = new Uint8Array(chunk)
@@ -375,10 +561,7 @@ function readBody(
       if (!draining) buffer = Buffer.allocUnsafe(0)
       draining = true
       length += bytes.length
-      if (isLast || length > limit * drainFactor) {
-        finished = true
-        done(null)
-      }
+      if (isLast || length > limit * drainFactor) done(null)
       return
     }
     if (length + bytes.length > buffer.length) {
@@ -410,6 +593,48 @@ function send(res: Uws.HttpResponse, state: RequestState, requestId: string, out
   })
 }
 
+const hasLineBreak = (text: string): boolean => text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0
+
+/**
+ * The request's id and the answer's headers. uWS writes `name: value` and a line break per
+ * `writeHeader`, and each call into the native side costs about 0.3 us whatever its length (five
+ * headers on a price read: 1.5 us, as much as the ETag's hash); so all of them go in one call, the
+ * lines joined after the id. A value with a line break in it (none of the service's own; joined, it
+ * could end the head early) takes one call per header, exactly as uWS writes it. Names are not
+ * checked: each is a constant of the code (forwarded answers keep a fixed list, server/forward.ts).
+ */
+function writeHeaders(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing): void {
+  let block = requestId
+  let plain = true
+  const headers = outgoing.headers
+  if (headers !== undefined) {
+    for (const name in headers) {
+      const value = headers[name]!
+      if (hasLineBreak(value)) plain = false
+      block += `\r\n${name}: ${value}`
+    }
+  }
+  const extra = outgoing.extraHeaders
+  if (extra !== undefined) {
+    for (const name in extra) {
+      const value = extra[name]!
+      if (hasLineBreak(value)) plain = false
+      block += `\r\n${name}: ${value}`
+    }
+  }
+  if (plain) {
+    res.writeHeader('x-request-id', block)
+    return
+  }
+  res.writeHeader('x-request-id', requestId)
+  if (headers !== undefined) {
+    for (const name in headers) res.writeHeader(name, headers[name]!)
+  }
+  if (extra !== undefined) {
+    for (const name in extra) res.writeHeader(name, extra[name]!)
+  }
+}
+
 /**
  * Writes a whole answer with the request's id; the caller has corked (or is inside the uWS callback).
  * The answer to a HEAD request has the headers of the GET answer, its Content-Length included, and
@@ -418,15 +643,7 @@ function send(res: Uws.HttpResponse, state: RequestState, requestId: string, out
 function write(res: Uws.HttpResponse, requestId: string, outgoing: Outgoing, close: boolean, head = false): void {
   // uWS writes `200 OK` itself when no status was written.
   if (outgoing.status !== 200) res.writeStatus(statusLine(outgoing.status))
-  res.writeHeader('x-request-id', requestId)
-  const headers = outgoing.headers
-  if (headers !== undefined) {
-    for (const name in headers) res.writeHeader(name, headers[name]!)
-  }
-  const extra = outgoing.extraHeaders
-  if (extra !== undefined) {
-    for (const name in extra) res.writeHeader(name, extra[name]!)
-  }
+  writeHeaders(res, requestId, outgoing)
   if (close) res.writeHeader('connection', 'close')
   try {
     if (outgoing.status === 204 || outgoing.status === 304) {

@@ -8,6 +8,8 @@
 import http from 'node:http'
 import net, { type AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
+import { query as priceQuery } from './helpers/price-fixtures.js'
+import { retailReference, writeRetailPrices } from './helpers/retail-fixtures.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 
 let server: TestServer
@@ -290,4 +292,29 @@ t.test('pipelined requests answered at once still all get their answers in order
   const messages = result.answers.map((answer) => String(JSON.parse(answer.body).message))
   t.same(messages.map((message, index) => message.includes(`NONE-${index + 1}`)), [true, true, true], messages.join('; '))
   t.notOk(result.closed)
+})
+
+t.test('two Authorization headers: the first is the one that counts, as with one', async (t) => {
+  const path = `${shop.base}/article/NONE-A`
+  const lines = (first: string, second: string): string =>
+    [`GET ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: ${first}`, `Authorization: ${second}`, 'X-Request-Id: first-id', 'X-Request-Id: second-id', '', ''].join('\r\n')
+  const valid = await exchange([lines(`Bearer ${shop.token}`, 'Bearer wrong')], 500)
+  t.same(valid.answers.map((answer) => answer.status), [404], 'the valid first token is read')
+  t.equal(valid.answers[0]!.headers['x-request-id'], 'first-id', 'the first X-Request-Id is echoed')
+  const invalid = await exchange([lines('Bearer wrong', `Bearer ${shop.token}`)], 500)
+  t.same(invalid.answers.map((answer) => answer.status), [401], 'a valid second token does not stand in for the first')
+})
+
+t.test('price queries pipelined in one packet, with a read behind them: all answered, in order, connection open', async (t) => {
+  await retailReference(shop, ['Q-1', 'Q-2'])
+  await writeRetailPrices(shop, ['Q-1', 'Q-2'], 10)
+  const query = (sku: string): string => {
+    const body = JSON.stringify(priceQuery([sku], ['RETAIL']))
+    return head('POST', '/price/query', ['Content-Type: application/json', `Content-Length: ${body.length}`]) + body
+  }
+  const result = await exchange([query('Q-1') + query('Q-2') + head('GET', '/article/NONE-Q', [])], 500)
+  t.same(result.answers.map((answer) => answer.status), [200, 200, 404], JSON.stringify(result).slice(0, 600))
+  const priced = result.answers.slice(0, 2).map((answer) => (JSON.parse(answer.body) as { items: { sku: string; net: number }[] }).items)
+  t.same(priced.map((items) => items.map((item) => [item.sku, item.net])), [[['Q-1', 10]], [['Q-2', 11]]], 'each query its own answer, in order')
+  t.notOk(result.closed, 'the connection stays open')
 })
