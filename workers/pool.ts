@@ -14,7 +14,12 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import {
+  protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
+  type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage, type TaskHeader, type WarmTask,
+  type WarmTaskResult,
+} from './protocol.js'
+import { packCatalog } from '../storage/book-snapshot.js'
 import { packaged } from '../server/packaged.js'
 
 /** What the pool needs to know of a tenant. */
@@ -46,7 +51,16 @@ export interface PoolAnswer {
 }
 
 /** A task without the header the pool adds (version, tenant, sequence, snapshot). */
-type TaskBody = ({ readonly kind: 'query' } & QueryInput) | { readonly kind: 'read'; readonly read: PriceReadInput } | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
+type TaskBody =
+  | ({ readonly kind: 'query' } & QueryInput)
+  | { readonly kind: 'read'; readonly read: PriceReadInput }
+  | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
+  | Omit<WarmTask, keyof TaskHeader>
+
+type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTaskResult
+
+/** How long a warm-up task waits for its siblings on the other workers (they start together). */
+const warmWaitMs = 30_000
 
 export class QueryPoolBusy extends Error {
   override name = 'QueryPoolBusy'
@@ -128,18 +142,19 @@ export class QueryPool {
     this.#channel.postMessage(message)
   }
 
-  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState): void {
-    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant) }
+  /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
+  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null): void {
+    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant, catalog) }
     this.#channel.postMessage(message)
     feed.snapshotSequence = feed.sequence
   }
 
   /** A full snapshot at the current sequence. */
-  #snapshot(tenant: ReplicatedTenant): Snapshot {
+  #snapshot(tenant: ReplicatedTenant, catalog: Uint8Array | null = null): Snapshot {
     const feed = this.#feed(tenant)
     return {
       sequence: feed.sequence,
-      entries: [...tenant.catalog.entries()],
+      catalog: catalog ?? packCatalog(tenant.catalog.entries()),
       dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
     }
@@ -182,6 +197,23 @@ export class QueryPool {
   }
 
   /**
+   * Readiness: every worker builds the tenant's replica and runs `query` (null: none) on it, before
+   * the tenant counts as ready (server/tenants.ts). `catalog`: the catalogue's packed entries as the
+   * load read them, when it read a snapshot file (the same bytes, not packed again); only valid
+   * while nothing has been written since the load. Answers how many workers took part and how
+   * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
+   */
+  async warm(tenant: ReplicatedTenant, catalog: Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+    const feed = this.#feed(tenant)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, feed.sequence === 0 ? catalog : null)
+    const parties = this.threads
+    const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
+    const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
+    return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
+  }
+
+  /**
    * Checks a pricelist's rules on a worker (they compile, or the first refusal); QueryPoolBusy when
    * the queue is full.
    */
@@ -192,7 +224,7 @@ export class QueryPool {
   }
 
   /** Queues a task of the tenant (QueryPoolBusy when the queue is full), holding it while a gate is set. */
-  async #task(tenant: ReplicatedTenant, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
+  async #task(tenant: ReplicatedTenant, body: TaskBody): Promise<TaskResult> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
     while (feed.gate !== null) await feed.gate
@@ -225,18 +257,18 @@ export class QueryPool {
     }
   }
 
-  async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
+  async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<TaskResult> {
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)
     const task = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...body } as PriceTask
-    let result = (await this.#pool.run(task)) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+    let result = (await this.#pool.run(task)) as TaskResult
     if (result.kind === 'need_snapshot') {
       // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.
       if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed)
-      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as TaskResult
       if (result.kind === 'need_snapshot') {
-        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as TaskResult
       }
     }
     if (result.kind === 'need_snapshot') throw new Error('worker could not build a replica from a snapshot')

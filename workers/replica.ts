@@ -8,6 +8,7 @@
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
+import { unpackCatalog } from '../storage/book-snapshot.js'
 import { replicationChannelName, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
 /** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
@@ -20,7 +21,7 @@ export class TenantReplica {
 
   constructor(snapshot: Snapshot) {
     this.sequence = snapshot.sequence
-    for (const [type, key, versions] of snapshot.entries) this.catalog.apply(type, key, versions)
+    for (const [type, key, versions] of unpackCatalog(snapshot.catalog)) this.catalog.apply(type, key, versions)
     this.prices = new PriceReplica(snapshot.columns, snapshot.dictionary)
   }
 
