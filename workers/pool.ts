@@ -62,6 +62,13 @@ type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTask
 /** How long a warm-up task waits for its siblings on the other workers (they start together). */
 const warmWaitMs = 30_000
 
+/**
+ * Replica snapshots broadcast to the workers, by what asked for one: the warm-up after a tenant's
+ * load (`warm`), or a task that found no replica (`query`: its caller waited for the build). The
+ * metric `pricing_query_worker_snapshots_total`.
+ */
+export const workerSnapshotCounts = { warm: 0, query: 0 }
+
 export class QueryPoolBusy extends Error {
   override name = 'QueryPoolBusy'
 }
@@ -143,7 +150,8 @@ export class QueryPool {
   }
 
   /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
-  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null): void {
+  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query'): void {
+    workerSnapshotCounts[reason]++
     const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant, catalog) }
     this.#channel.postMessage(message)
     feed.snapshotSequence = feed.sequence
@@ -205,7 +213,7 @@ export class QueryPool {
    */
   async warm(tenant: ReplicatedTenant, catalog: Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
     const feed = this.#feed(tenant)
-    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, feed.sequence === 0 ? catalog : null)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, feed.sequence === 0 ? catalog : null, 'warm')
     const parties = this.threads
     const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
