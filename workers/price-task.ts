@@ -26,7 +26,18 @@ setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems)
  * 2x (the target is 3x); the big queries then run on what the main thread leaves.
  */
 const workerNiceIncrement = 19
-lowerPriority()
+/**
+ * Lowered before the first task that is not a warm-up: the warm-ups run before /readyz answers
+ * 200, when there is nothing yet for the workers to stay out of the way of, and at +19 on a busy
+ * machine they took several times as long (a thread can always lower its priority, never raise it
+ * back without privileges: so only once, and only then).
+ */
+let lowered = false
+function lowerOnce(): void {
+  if (lowered) return
+  lowered = true
+  lowerPriority()
+}
 
 /**
  * Price workers run below the main thread's CPU priority (nice +19; on Linux a thread's nice value
@@ -51,6 +62,7 @@ const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
 export default function run(task: PriceTask | RulesTask): QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult {
   if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  if (task.kind !== 'warm') lowerOnce()
   if (task.kind === 'rules') return checkRules(task)
   const replica = currentReplica(task)
   if (replica === null) return { kind: 'need_snapshot' }
