@@ -149,6 +149,7 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
   const headerBytes = new Packr({ useRecords: false }).pack(header)
   const temporary = path.join(directory, snapshotFileName + temporarySuffix)
   const fd = openSync(temporary, 'w', 0o600)
+  let written = false
   try {
     const hash = createHash('sha256')
     let offset = 0
@@ -170,8 +171,11 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
     const digest = hash.digest()
     for (let done = 0; done < digest.length;) done += writeSync(fd, digest, done, digest.length - done)
     fsyncSync(fd)
+    written = true
   } finally {
     closeSync(fd)
+    // A full disk, say: the partial file goes at once rather than at the next start.
+    if (!written) rmSync(temporary, { force: true })
   }
   renameSync(temporary, path.join(directory, snapshotFileName))
   syncDirectory(directory)

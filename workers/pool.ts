@@ -266,16 +266,19 @@ export class QueryPool {
   }
 
   async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<TaskResult> {
+    const reason = body.kind === 'warm' ? 'warm' : 'query'
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
-    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, null, reason)
     const task = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...body } as PriceTask
     let result = (await this.#pool.run(task)) as TaskResult
     if (result.kind === 'need_snapshot') {
       // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.
-      if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed)
+      if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed, null, reason)
       result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as TaskResult
       if (result.kind === 'need_snapshot') {
+        // This worker missed the broadcast (it subscribed after it): a snapshot of its own.
+        workerSnapshotCounts[reason]++
         result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as TaskResult
       }
     }
