@@ -129,6 +129,8 @@ export class TenantRuntime {
   warmed = false
   /** Workers that finished the warm-up together, of how many (null: not warmed by the pool). */
   warmedWorkers: { workers: number; warmed: number } | null = null
+  /** The change count right after the load (catalogue and price writes move it: engine/prices.ts). */
+  #loadedChangeCount = -1
 
   load(): void {
     const keys = this.store.loadInto(this.catalog)
@@ -143,6 +145,7 @@ export class TenantRuntime {
   async loadGradually(): Promise<void> {
     const started = performance.now()
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
+    this.#loadedChangeCount = this.prices.changeCount
     this.loaded = true
     this.webhooks?.start()
     // From the snapshot of the last clean shutdown, or from the tables (and why: storage/book-snapshot.ts).
@@ -161,10 +164,12 @@ export class TenantRuntime {
     const pool = this.queryPool
     if (pool === null) {
       this.warmed = true
+      this.#dropLoadedCatalog()
       return
     }
     const started = performance.now()
-    const catalog = this.store.lastLoad?.catalog ?? null
+    // The snapshot file's catalogue bytes, while they are still the catalogue: no write since the load.
+    const catalog = (): Uint8Array | null => (this.prices.changeCount === this.#loadedChangeCount ? (this.store.lastLoad?.catalog ?? null) : null)
     try {
       this.warmedWorkers = await pool.warm(this, catalog, warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax)))
       this.log.info({ ...this.warmedWorkers, ms: Math.round(performance.now() - started) }, 'query workers warmed')
@@ -173,7 +178,14 @@ export class TenantRuntime {
       this.log.warn({ err: error }, 'query workers not warmed')
     } finally {
       this.warmed = true
+      this.#dropLoadedCatalog()
     }
+  }
+
+  /** The snapshot's catalogue bytes are for the warm-up only (25 MB at 100,000 articles). */
+  #dropLoadedCatalog(): void {
+    const report = this.store.lastLoad
+    if (report !== null && report.catalog !== null) this.store.lastLoad = { ...report, catalog: null }
   }
 
   /**

@@ -16,7 +16,7 @@ import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
   protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
-  type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage, type TaskHeader, type WarmTask,
+  type OnlineMessage, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage, type TaskHeader, type WarmTask,
   type WarmTaskResult,
 } from './protocol.js'
 import { packCatalog } from '../storage/book-snapshot.js'
@@ -83,8 +83,19 @@ export class QueryPool {
    * @param threads worker threads (0: one per core)
    * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
    */
+  /** Workers that announced they listen on the replication channel (workers/replica.ts). */
+  #online = 0
+  readonly #onlineWaiters: (() => void)[] = []
+
   constructor(threads: number, answerCacheItems: number) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
+    // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
+    this.#channel.onmessage = (event) => {
+      if ((event as { data: OnlineMessage | null }).data?.kind !== 'online') return
+      this.#online++
+      for (const resolve of this.#onlineWaiters.splice(0)) resolve()
+    }
+    this.#channel.unref()
     this.#pool = new Piscina({
       filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
       workerData: { answerCacheItems } satisfies PriceWorkerData,
@@ -206,19 +217,36 @@ export class QueryPool {
 
   /**
    * Readiness: every worker builds the tenant's replica and runs `query` (null: none) on it, before
-   * the tenant counts as ready (server/tenants.ts). `catalog`: the catalogue's packed entries as the
-   * load read them, when it read a snapshot file (the same bytes, not packed again); only valid
-   * while nothing has been written since the load. Answers how many workers took part and how
+   * the tenant counts as ready (server/tenants.ts). `catalog` answers the catalogue's packed entries
+   * as the load read them from a snapshot file (the same bytes, not packed again), or null when
+   * there are none or something was written since the load. Answers how many workers took part and how
    * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
    */
-  async warm(tenant: ReplicatedTenant, catalog: Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+  async warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
     const feed = this.#feed(tenant)
-    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, feed.sequence === 0 ? catalog : null, 'warm')
+    // A small tenant loads before the workers have started: a broadcast now would miss them, and
+    // each would then need a snapshot of its own.
+    await this.#workersOnline(warmWaitMs)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, catalog(), 'warm')
     const parties = this.threads
     const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
     const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
     return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
+  }
+
+  /** Resolves once every worker listens on the replication channel, or after `timeoutMs`. */
+  async #workersOnline(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (this.#online < this.threads && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()))
+        this.#onlineWaiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
   }
 
   /**

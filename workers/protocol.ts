@@ -38,6 +38,14 @@ export interface SnapshotMessage {
   readonly snapshot: Snapshot
 }
 
+/**
+ * Posted by each worker once its replica set listens on the channel: a broadcast before that would
+ * not reach it, so the warm-up waits for every worker's (workers/pool.ts `warm`).
+ */
+export interface OnlineMessage {
+  readonly kind: 'online'
+}
+
 export interface Snapshot {
   readonly sequence: number
   /**
