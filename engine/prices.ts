@@ -626,7 +626,8 @@ export class PriceBook {
    * (`restoredCapacity`), and the views say how much is used; index arrays are taken whole.
    */
   restore(image: BookImage): void {
-    assert(this.skuCodes.length === 0 && this.pricelistCodes.length === 0 && this.#poolUsed === 0, 'a price book is restored only when empty')
+    const empty = this.skuCodes.length === 0 && this.pricelistCodes.length === 0 && this.#poolUsed === 0
+    assert(empty, 'a price book is restored only when empty')
     // Whole buffers: the views' underlying arrays hold the room beyond the used part.
     const whole = <T extends Float64Array | Int32Array | Uint16Array>(view: T): T =>
       new (view.constructor as new (buffer: ArrayBufferLike) => T)(view.buffer)
@@ -634,7 +635,8 @@ export class PriceBook {
     const used = image.from.length
     const capacity = pool[0]!.length
     // Every check before anything changes: a refused image leaves the book empty.
-    const consistent = [image.sales, image.extra, image.runCount, image.writtenAt, image.writtenBy].every((column) => column.length === used) &&
+    const columns = [image.sales, image.extra, image.runCount, image.writtenAt, image.writtenBy]
+    const consistent = columns.every((column) => column.length === used) &&
       pool.every((column) => column.length === capacity) && image.poolLive <= used &&
       image.extrasLive <= image.extras.length && image.index.length === image.pricelistCodes.length &&
       image.livePerPricelist.length === image.pricelistCodes.length && (image.actors.length > 0 || used === 0) &&

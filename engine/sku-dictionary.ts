@@ -244,7 +244,9 @@ export class SkuDictionary {
   codes(): string[] {
     const { keys, offsets } = this.#table
     const codes: string[] = new Array<string>(this.#count)
-    for (let id = 0; id < this.#count; id++) codes[id] = String.fromCharCode.apply(null, keys.subarray(offsets[id]!, offsets[id + 1]!) as unknown as number[])
+    for (let id = 0; id < this.#count; id++) {
+      codes[id] = String.fromCharCode.apply(null, keys.subarray(offsets[id]!, offsets[id + 1]!) as unknown as number[])
+    }
     return codes
   }
 

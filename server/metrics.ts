@@ -157,10 +157,15 @@ export class Metrics {
       ]),
     )
     this.registry.registerMetric(
-      exportedMetric('pricing_query_worker_snapshots_total', 'Tenant replica snapshots sent to the query workers: at the warm-up before /readyz answers 200, or for a task that found none', 'counter', () => [
-        { labels: { reason: 'warm' }, value: workerSnapshotCounts.warm },
-        { labels: { reason: 'query' }, value: workerSnapshotCounts.query },
-      ]),
+      exportedMetric(
+        'pricing_query_worker_snapshots_total',
+        'Tenant replica snapshots sent to the query workers: at the warm-up before /readyz answers 200, or for a task that found none',
+        'counter',
+        () => [
+          { labels: { reason: 'warm' }, value: workerSnapshotCounts.warm },
+          { labels: { reason: 'query' }, value: workerSnapshotCounts.query },
+        ],
+      ),
     )
     this.registry.registerMetric(
       exportedMetric('pricing_backups_total', 'Backups written or refused (no room, or a copy that failed or did not verify), by type', 'counter', () =>

@@ -151,8 +151,11 @@ export class TenantRuntime {
     // From the snapshot of the last clean shutdown, or from the tables (and why: storage/book-snapshot.ts).
     const report = this.store.lastLoad
     const snapshot = report === null ? null : { used: report.snapshot === 'used', reason: report.reason, bytes: report.bytes }
-    this.log.info({ keys, sequence: this.store.sequence, ms: Math.round(performance.now() - started), snapshot }, 'tenant loaded')
-    if (report?.snapshot === 'ignored') this.log.warn({ reason: report.reason }, 'book snapshot ignored: loaded from the tables')
+    const ms = Math.round(performance.now() - started)
+    this.log.info({ keys, sequence: this.store.sequence, ms, snapshot }, 'tenant loaded')
+    if (report?.snapshot === 'ignored') {
+      this.log.warn({ reason: report.reason }, 'book snapshot ignored: loaded from the tables')
+    }
   }
 
   /**
@@ -169,9 +172,11 @@ export class TenantRuntime {
     }
     const started = performance.now()
     // The snapshot file's catalogue bytes, while they are still the catalogue: no write since the load.
-    const catalog = (): Uint8Array | null => (this.prices.changeCount === this.#loadedChangeCount ? (this.store.lastLoad?.catalog ?? null) : null)
+    const catalog = (): Uint8Array | null =>
+      this.prices.changeCount === this.#loadedChangeCount ? (this.store.lastLoad?.catalog ?? null) : null
+    const query = warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax))
     try {
-      this.warmedWorkers = await pool.warm(this, catalog, warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax)))
+      this.warmedWorkers = await pool.warm(this, catalog, query)
       this.log.info({ ...this.warmedWorkers, ms: Math.round(performance.now() - started) }, 'query workers warmed')
     } catch (error) {
       // The tenant serves anyway: its first large query builds what is missing, as before.
@@ -198,7 +203,8 @@ export class TenantRuntime {
     const started = performance.now()
     try {
       const bytes = await this.store.saveSnapshot(this.prices, this.catalog)
-      this.log.info({ bytes, ms: Math.round(performance.now() - started), sequence: this.store.sequence }, 'book snapshot written')
+      const ms = Math.round(performance.now() - started)
+      this.log.info({ bytes, ms, sequence: this.store.sequence }, 'book snapshot written')
     } catch (error) {
       this.log.warn({ err: error }, 'book snapshot not written: the next start loads from the tables')
     }
@@ -365,7 +371,8 @@ function warmQuery(tenant: TenantRuntime, at: number, skuCount: number): QueryIn
   const count = Math.min(codes.length, skuCount)
   const step = codes.length / count
   const skus = Array.from({ length: count }, (_, index) => codes[Math.floor(index * step)]!)
-  return { at, cacheable: false, taxArea, skus, pricelists: pricelists.sort(), currency, rounding: null, sortOrder: null, quantity: 1 }
+  pricelists.sort()
+  return { at, cacheable: false, taxArea, skus, pricelists, currency, rounding: null, sortOrder: null, quantity: 1 }
 }
 
 /** Seconds a writer waits during a restore (SPEC "Restore write-block retry hint"). */
@@ -415,7 +422,9 @@ export class TenantRegistry {
   warmedWorkers(): { threads: number; warmed: number } | null {
     if (this.queryPool === null) return null
     let warmed = this.queryPool.threads
-    for (const tenant of this.#tenants.values()) if (tenant.warmedWorkers !== null) warmed = Math.min(warmed, tenant.warmedWorkers.warmed)
+    for (const tenant of this.#tenants.values()) {
+      if (tenant.warmedWorkers !== null) warmed = Math.min(warmed, tenant.warmedWorkers.warmed)
+    }
     return { threads: this.queryPool.threads, warmed }
   }
 

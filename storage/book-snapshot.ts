@@ -120,8 +120,12 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
   const image = book.image()
   const arrays: { array: Float64Array | Int32Array | Uint16Array | Uint8Array; capacity: number; shared: boolean }[] = []
   const poolCapacity = restoredCapacity(image.from.length, image.poolLive, false)
-  for (const name of poolSections) arrays.push({ array: image[name], capacity: poolCapacity, shared: name !== 'writtenAt' && name !== 'writtenBy' })
-  arrays.push({ array: image.extras, capacity: restoredCapacity(image.extras.length, image.extrasLive, true), shared: true })
+  // Who and when stay on the main thread (engine/prices.ts): not shared.
+  for (const name of poolSections) {
+    arrays.push({ array: image[name], capacity: poolCapacity, shared: name !== 'writtenAt' && name !== 'writtenBy' })
+  }
+  const extrasCapacity = restoredCapacity(image.extras.length, image.extrasLive, true)
+  arrays.push({ array: image.extras, capacity: extrasCapacity, shared: true })
   const skus = image.skus.table
   arrays.push({ array: skus.slots, capacity: skus.slots.length, shared: true })
   arrays.push({ array: skus.keys.subarray(0, image.skus.keyUnits), capacity: skus.keys.length, shared: true })
@@ -184,7 +188,13 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
 
 /** What a start found: the state to take over, or why there was none to use. */
 export type SnapshotRead =
-  | { readonly kind: 'used'; readonly image: BookImage; readonly catalog: CatalogEntries; readonly catalogBytes: Uint8Array; readonly bytes: number }
+  | {
+      readonly kind: 'used'
+      readonly image: BookImage
+      readonly catalog: CatalogEntries
+      readonly catalogBytes: Uint8Array
+      readonly bytes: number
+    }
   | { readonly kind: 'absent' }
   | { readonly kind: 'ignored'; readonly reason: string }
 
@@ -199,10 +209,13 @@ export function readBookSnapshot(directory: string, expected: SnapshotStamp | nu
   try {
     fd = openSync(file, 'r')
   } catch {
-    return expected === null ? { kind: 'absent' } : { kind: 'ignored', reason: 'the store names a snapshot but its file is missing' }
+    if (expected === null) return { kind: 'absent' }
+    return { kind: 'ignored', reason: 'the store names a snapshot but its file is missing' }
   }
   try {
-    if (expected === null) return { kind: 'ignored', reason: 'the store names no snapshot (a crash after it was written, or a restored data.mdb)' }
+    if (expected === null) {
+      return { kind: 'ignored', reason: 'the store names no snapshot (a crash after it was written, or a restored data.mdb)' }
+    }
     return readOpen(fd, statSync(file).size, expected)
   } catch (error) {
     return { kind: 'ignored', reason: `unreadable: ${error instanceof Error ? error.message : String(error)}` }
@@ -230,7 +243,9 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
   const headerBytes = Buffer.alloc(prefix.readUInt32LE(magic.length))
   take(headerBytes)
   const header = new Packr({ useRecords: false }).unpack(headerBytes) as Header
-  if (header.format !== formatVersion) return { kind: 'ignored', reason: `format ${String(header.format)}, not ${formatVersion}` }
+  if (header.format !== formatVersion) {
+    return { kind: 'ignored', reason: `format ${String(header.format)}, not ${formatVersion}` }
+  }
   if (header.token !== expected.token || header.sequence !== expected.sequence || header.checksum !== expected.checksum) {
     return { kind: 'ignored', reason: `stale: taken at sequence ${header.sequence}, the store is at ${expected.sequence}` }
   }
@@ -238,21 +253,25 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
   if (header.sections.length !== poolSections.length + 4 + indexCount + 1) throw new Error('section count')
   take(new Uint8Array(padding(offset)))
   const arrays = header.sections.map((section) => {
-    if (!(section.used >= 0 && section.used <= section.capacity && Number.isSafeInteger(section.capacity))) throw new Error('section sizes')
+    const sized = section.used >= 0 && section.used <= section.capacity && Number.isSafeInteger(section.capacity)
+    if (!sized) throw new Error('section sizes')
     const bytes = bytesPer[section.kind]
     if (bytes === undefined) throw new Error('section kind')
     if (offset + section.used * bytes > size - digestBytes) throw new Error('truncated')
-    const buffer = section.shared ? new SharedArrayBuffer(section.capacity * bytes) : new ArrayBuffer(section.capacity * bytes)
+    const length = section.capacity * bytes
+    const buffer = section.shared ? new SharedArrayBuffer(length) : new ArrayBuffer(length)
     take(new Uint8Array(buffer, 0, section.used * bytes))
     take(new Uint8Array(padding(offset)))
     return typed(section.kind, buffer, section.used)
   })
   const digest = Buffer.alloc(digestBytes)
-  if (offset + digestBytes !== size || readSync(fd, digest, 0, digestBytes, offset) !== digestBytes) throw new Error('trailing bytes')
+  const whole = offset + digestBytes === size && readSync(fd, digest, 0, digestBytes, offset) === digestBytes
+  if (!whole) throw new Error('trailing bytes')
   if (!hash.digest().equals(digest)) return { kind: 'ignored', reason: 'damaged: its SHA-256 does not match' }
   let at = 0
   const next = <T>(): T => arrays[at++] as T
-  const pool = Object.fromEntries(poolSections.map((name) => [name, next()])) as Record<(typeof poolSections)[number], never>
+  type PoolColumns = Record<(typeof poolSections)[number], never>
+  const pool = Object.fromEntries(poolSections.map((name) => [name, next()])) as PoolColumns
   const extras = next<Float64Array>()
   const slots = next<Int32Array>()
   const keys = next<Uint16Array>()
@@ -261,7 +280,13 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
   const catalogBytes = next<Uint8Array>()
   const image: BookImage = {
     skus: {
-      table: { slots: whole(slots), bytes: new Uint8Array(slots.buffer), keys: whole(keys), offsets: whole(offsets), seed: header.skuSeed },
+      table: {
+        slots: wholeOf(slots),
+        bytes: new Uint8Array(slots.buffer),
+        keys: wholeOf(keys),
+        offsets: wholeOf(offsets),
+        seed: header.skuSeed,
+      },
       count: header.skuCount,
       keyUnits: header.skuKeyUnits,
     },
@@ -274,13 +299,15 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
     extrasLive: header.extrasLive,
     ...pool,
     extras,
-    index: index.map((array) => (array === null ? null : whole(array))),
+    index: index.map((array) => (array === null ? null : wholeOf(array))),
   }
   return { kind: 'used', image, catalog: unpackCatalog(catalogBytes), catalogBytes, bytes: size }
 }
 
 /** The used part of a freshly read section, as its typed array. */
-function typed(kind: ElementKind, buffer: ArrayBufferLike, used: number): Float64Array | Int32Array | Uint16Array | Uint8Array {
+type Section = Float64Array | Int32Array | Uint16Array | Uint8Array
+
+function typed(kind: ElementKind, buffer: ArrayBufferLike, used: number): Section {
   switch (kind) {
     case 'f64':
       return new Float64Array(buffer, 0, used)
@@ -294,14 +321,15 @@ function typed(kind: ElementKind, buffer: ArrayBufferLike, used: number): Float6
 }
 
 /** The whole allocation behind a section's view (tables keep their room: their sizes are their capacity). */
-function whole<T extends Int32Array | Uint16Array>(view: T): T {
+function wholeOf<T extends Int32Array | Uint16Array>(view: T): T {
   return new (view.constructor as new (buffer: ArrayBufferLike) => T)(view.buffer)
 }
 
 /** Removes the snapshot file and any temporary one left by a crash while writing it. */
 export function removeBookSnapshot(directory: string): void {
   for (const name of readdirSync(directory)) {
-    if (name === snapshotFileName || name === snapshotFileName + temporarySuffix) rmSync(path.join(directory, name), { force: true })
+    const ours = name === snapshotFileName || name === snapshotFileName + temporarySuffix
+    if (ours) rmSync(path.join(directory, name), { force: true })
   }
 }
 

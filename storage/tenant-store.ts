@@ -26,7 +26,9 @@ import { entityTypes, type Catalog, type CatalogType, type Change } from '../eng
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
 import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
-import { packCatalog, readBookSnapshot, removeBookSnapshot, writeBookSnapshot, type SnapshotStamp } from './book-snapshot.js'
+import {
+  packCatalog, readBookSnapshot, removeBookSnapshot, writeBookSnapshot, type SnapshotStamp,
+} from './book-snapshot.js'
 import { defaultMapRelease, MapRelease, type MapReleaseOptions } from './map-release.js'
 import { environmentOptions } from './options.js'
 import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
@@ -272,36 +274,35 @@ export class TenantStore {
   async #loadSnapshot(catalog: Catalog, prices: PriceBook, writers: Map<string, string>): Promise<number | null> {
     const started = performance.now()
     const named = this.#db.meta.get(snapshotMetaKey) as SnapshotStamp | undefined
-    const expected = named !== undefined && named.sequence === this.#sequence && named.checksum === this.#checksum ? named : null
+    const current = named !== undefined && named.sequence === this.#sequence && named.checksum === this.#checksum
+    const expected = current ? named : null
     let found = readBookSnapshot(this.path, expected)
     if (found.kind === 'ignored' && named !== undefined && expected === null) {
-      found = { kind: 'ignored', reason: `stale: the store named a snapshot of sequence ${named.sequence}, its log is at ${this.#sequence}` }
+      const reason = `stale: the store named a snapshot of sequence ${named.sequence}, its log is at ${this.#sequence}`
+      found = { kind: 'ignored', reason }
     }
     if (named !== undefined) await this.#db.meta.remove(snapshotMetaKey)
     removeBookSnapshot(this.path)
-    if (found.kind !== 'used') {
-      this.lastLoad = { snapshot: found.kind, reason: found.kind === 'ignored' ? found.reason : null, bytes: 0, ms: 0, catalog: null }
+    const notUsed = (snapshot: 'absent' | 'ignored', reason: string | null): null => {
+      this.lastLoad = { snapshot, reason, bytes: 0, ms: 0, catalog: null }
       return null
     }
+    if (found.kind !== 'used') return notUsed(found.kind, found.kind === 'ignored' ? found.reason : null)
     // Checked before anything changes (PriceBook.restore checks its image first, too): a file that
     // passed its SHA-256 but does not fit together leaves both empty, and the tables load instead.
     const refusal = catalogRefusal(found.catalog)
-    if (refusal === null) {
-      try {
-        prices.restore(found.image)
-      } catch (error) {
-        this.lastLoad = { snapshot: 'ignored', reason: error instanceof Error ? error.message : String(error), bytes: 0, ms: 0, catalog: null }
-        return null
-      }
-    } else {
-      this.lastLoad = { snapshot: 'ignored', reason: refusal, bytes: 0, ms: 0, catalog: null }
-      return null
+    if (refusal !== null) return notUsed('ignored', refusal)
+    try {
+      prices.restore(found.image)
+    } catch (error) {
+      return notUsed('ignored', error instanceof Error ? error.message : String(error))
     }
     for (const [type, key, versions] of found.catalog) {
       for (const version of versions) internWriter(version, writers)
       catalog.apply(type, key, versions)
     }
-    this.lastLoad = { snapshot: 'used', reason: null, bytes: found.bytes, ms: Math.round(performance.now() - started), catalog: found.catalogBytes }
+    const ms = Math.round(performance.now() - started)
+    this.lastLoad = { snapshot: 'used', reason: null, bytes: found.bytes, ms, catalog: found.catalogBytes }
     await this.#remap()
     return found.catalog.length + prices.livePairCount
   }
@@ -675,7 +676,8 @@ function catalogRefusal(entries: unknown): string | null {
   for (const entry of entries as unknown[]) {
     if (!Array.isArray(entry) || entry.length !== 3) return 'catalogue: an entry is not [type, key, versions]'
     const [type, key, versions] = entry as unknown[]
-    if (typeof type !== 'string' || !types.has(type) || type === 'price' || typeof key !== 'string') return 'catalogue: an unknown type or key'
+    const known = typeof type === 'string' && types.has(type) && type !== 'price' && typeof key === 'string'
+    if (!known) return 'catalogue: an unknown type or key'
     if (!Array.isArray(versions) || versions.length === 0) return 'catalogue: a key without versions'
   }
   return null

@@ -15,9 +15,9 @@ import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
-  protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
-  type OnlineMessage, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage, type TaskHeader, type WarmTask,
-  type WarmTaskResult,
+  protocolVersion, replicationChannelName, type OnlineMessage, type PriceTask, type PriceWorkerData, type QueryTaskResult,
+  type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage,
+  type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
 import { packCatalog } from '../storage/book-snapshot.js'
 import { packaged } from '../server/packaged.js'
@@ -161,7 +161,9 @@ export class QueryPool {
   }
 
   /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
-  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query'): void {
+  #broadcastSnapshot(
+    tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query',
+  ): void {
     workerSnapshotCounts[reason]++
     const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant, catalog) }
     this.#channel.postMessage(message)
@@ -222,7 +224,9 @@ export class QueryPool {
    * there are none or something was written since the load. Answers how many workers took part and how
    * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
    */
-  async warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+  async warm(
+    tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
+  ): Promise<{ workers: number; warmed: number }> {
     const feed = this.#feed(tenant)
     // A small tenant loads before the workers have started: a broadcast now would miss them, and
     // each would then need a snapshot of its own.
@@ -307,7 +311,8 @@ export class QueryPool {
       if (result.kind === 'need_snapshot') {
         // This worker missed the broadcast (it subscribed after it): a snapshot of its own.
         workerSnapshotCounts[reason]++
-        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as TaskResult
+        const own = { ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence }
+        result = (await this.#pool.run(own)) as TaskResult
       }
     }
     if (result.kind === 'need_snapshot') throw new Error('worker could not build a replica from a snapshot')

@@ -12,8 +12,8 @@ import { searchArticles } from '../engine/article-search.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
-  protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult,
-  type SearchTaskResult, type WarmTask, type WarmTaskResult,
+  protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
+  type RulesTaskResult, type SearchTaskResult, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
@@ -60,7 +60,9 @@ const arena = new AnswerArena(threadId)
 const catchUpWaitMs = 1000
 const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
-export default function run(task: PriceTask | RulesTask): QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult {
+type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult
+
+export default function run(task: PriceTask | RulesTask): TaskResult {
   if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
   if (task.kind !== 'warm') lowerOnce()
   if (task.kind === 'rules') return checkRules(task)

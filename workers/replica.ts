@@ -11,6 +11,9 @@ import { PriceReplica } from '../engine/price-replica.js'
 import { unpackCatalog } from '../storage/book-snapshot.js'
 import { replicationChannelName, type OnlineMessage, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
+/** What the replication channel carries. */
+type ChannelMessage = SyncMessage | SnapshotMessage | OnlineMessage
+
 /** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
 const bufferedMessagesMax = 10_000
 
@@ -45,7 +48,7 @@ export class ReplicaSet {
   constructor() {
     // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
     // they arrive rather than held until the next task: a held message holds its column generation.
-    this.#channel.onmessage = (event) => this.#handle((event as { data: SyncMessage | SnapshotMessage | OnlineMessage }).data)
+    this.#channel.onmessage = (event) => this.#handle((event as { data: ChannelMessage }).data)
     const online: OnlineMessage = { kind: 'online' }
     this.#channel.postMessage(online)
   }
@@ -53,13 +56,13 @@ export class ReplicaSet {
   /** Applies every queued sync message (synchronously: they were posted before the task). */
   drain(): void {
     for (;;) {
-      const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage | SnapshotMessage | OnlineMessage } | undefined
+      const received = receiveMessageOnPort(this.#channel as never) as { message: ChannelMessage } | undefined
       if (received === undefined) return
       this.#handle(received.message)
     }
   }
 
-  #handle(message: SyncMessage | SnapshotMessage | OnlineMessage): void {
+  #handle(message: ChannelMessage): void {
     if (!('kind' in message)) this.#receive(message)
     // Another worker's announcement is for the main thread.
     else if (message.kind === 'snapshot') this.install(message.tenant, message.snapshot)
