@@ -224,7 +224,17 @@ export class QueryPool {
    * there are none or something was written since the load. Answers how many workers took part and how
    * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
    */
-  async warm(
+  warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+    // One tenant at a time: two tenants' warm-ups at once could each hold one worker at its barrier,
+    // waiting for a sibling queued behind the other's.
+    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query))
+    this.#warming = warmed.catch(() => undefined)
+    return warmed
+  }
+
+  #warming: Promise<unknown> = Promise.resolve()
+
+  async #warmNow(
     tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
   ): Promise<{ workers: number; warmed: number }> {
     const feed = this.#feed(tenant)
