@@ -21,7 +21,7 @@ import { cellExtras, cellNoPrice, CurrentRows } from './current-rows.js'
 import { sha256Hex128 } from './hash.js'
 import { amountAbsMax } from './limits.js'
 import { amountUnit, mulDivRound } from './money.js'
-import { lookupSkus, SkuDictionary, type SkuTable } from './sku-dictionary.js'
+import { lookupSkus, SkuDictionary, type SkuDictionaryImage, type SkuTable } from './sku-dictionary.js'
 
 /** A quantity break: `kind` 0 = fixed price (scaled amount), 1 = percent of base (scaled percent). */
 export interface QuantityBreak {
@@ -96,6 +96,40 @@ export interface SharedColumns {
 export interface DictionaryDelta {
   readonly pricelists: string[]
   readonly fields: string[]
+}
+
+/**
+ * A price book's whole state: its columns (the used part of each: views, not copies, when taken
+ * from a book), dictionaries and counts. What a snapshot of the book holds (storage/book-snapshot.ts),
+ * so that a start takes the columns as they are instead of decoding and applying every record.
+ */
+export interface BookImage {
+  readonly skus: SkuDictionaryImage
+  readonly pricelistCodes: readonly string[]
+  readonly fieldNames: readonly string[]
+  /** Writers, by the ids the `writtenBy` column holds. */
+  readonly actors: readonly string[]
+  readonly livePerPricelist: readonly number[]
+  readonly livePairs: number
+  /** Versions of live runs, and extras slots of live runs (the rest of the used parts is garbage). */
+  readonly poolLive: number
+  readonly extrasLive: number
+  /** Pool columns, each as long as the pool's used part. */
+  readonly from: Float64Array
+  readonly sales: Float64Array
+  readonly extra: Int32Array
+  readonly runCount: Int32Array
+  readonly writtenAt: Float64Array
+  readonly writtenBy: Uint16Array | Int32Array
+  /** The used part of the extras. */
+  readonly extras: Float64Array
+  /** Per pricelist id, as the book holds it (null: no prices). */
+  readonly index: readonly (Int32Array | null)[]
+}
+
+/** Room a restored book gives its columns: the used part plus the fit headroom (see `compactToFit`). */
+export function restoredCapacity(used: number, live: number, extras: boolean): number {
+  return used + fitHeadroom(live, extras ? extrasInitialCount : poolInitialCount)
 }
 
 export class PriceBook {
@@ -561,6 +595,73 @@ export class PriceBook {
       this.#newGeneration()
     }
     return index
+  }
+
+  /** The book's state as views of its buffers (no copy), for a snapshot; valid until the next write. */
+  image(): BookImage {
+    const used = this.#poolUsed
+    return {
+      skus: this.#skus.image(),
+      pricelistCodes: this.pricelistCodes,
+      fieldNames: this.fieldNames,
+      actors: this.#actors,
+      livePerPricelist: this.#livePerPricelist,
+      livePairs: this.#livePairs,
+      poolLive: this.#poolLive,
+      extrasLive: this.#extrasLive,
+      from: this.#from.subarray(0, used),
+      sales: this.#sales.subarray(0, used),
+      extra: this.#extra.subarray(0, used),
+      runCount: this.#runCount.subarray(0, used),
+      writtenAt: this.#writtenAt.subarray(0, used),
+      writtenBy: this.#writtenBy.subarray(0, used),
+      extras: this.#extras.subarray(0, this.#extrasUsed),
+      index: this.#index,
+    }
+  }
+
+  /**
+   * Takes over the state of a snapshot (an empty book only). The columns are used as they are: the
+   * caller allocated them (shared where the book shares them) with room beyond the used part
+   * (`restoredCapacity`), and the views say how much is used; index arrays are taken whole.
+   */
+  restore(image: BookImage): void {
+    const empty = this.skuCodes.length === 0 && this.pricelistCodes.length === 0 && this.#poolUsed === 0
+    assert(empty, 'a price book is restored only when empty')
+    // Whole buffers: the views' underlying arrays hold the room beyond the used part.
+    const whole = <T extends Float64Array | Int32Array | Uint16Array>(view: T): T =>
+      new (view.constructor as new (buffer: ArrayBufferLike) => T)(view.buffer)
+    const pool = [image.from, image.sales, image.extra, image.runCount, image.writtenAt, image.writtenBy].map(whole)
+    const used = image.from.length
+    const capacity = pool[0]!.length
+    // Every check before anything changes: a refused image leaves the book empty.
+    const columns = [image.sales, image.extra, image.runCount, image.writtenAt, image.writtenBy]
+    const consistent = columns.every((column) => column.length === used) &&
+      pool.every((column) => column.length === capacity) && image.poolLive <= used &&
+      image.extrasLive <= image.extras.length && image.index.length === image.pricelistCodes.length &&
+      image.livePerPricelist.length === image.pricelistCodes.length && (image.actors.length > 0 || used === 0) &&
+      (image.actors.length <= 0xffff + 1 || image.writtenBy instanceof Int32Array)
+    assert(consistent, 'price book image: inconsistent sizes')
+    this.#skus.restore(image.skus)
+    this.skuCodes.push(...this.#skus.codes())
+    for (const code of image.pricelistCodes) this.#internPricelist(code)
+    for (const name of image.fieldNames) this.#internField(name)
+    for (const actor of image.actors) this.#internActor(actor)
+    this.#livePerPricelist.splice(0, this.#livePerPricelist.length, ...image.livePerPricelist)
+    this.#livePairs = image.livePairs
+    this.#from = pool[0] as Float64Array
+    this.#sales = pool[1] as Float64Array
+    this.#extra = pool[2] as Int32Array
+    this.#runCount = pool[3] as Int32Array
+    this.#writtenAt = pool[4] as Float64Array<ArrayBuffer>
+    this.#writtenBy = pool[5] as Uint16Array | Int32Array
+    this.#extras = whole(image.extras)
+    this.#poolUsed = used
+    this.#poolLive = image.poolLive
+    this.#extrasUsed = image.extras.length
+    this.#extrasLive = image.extrasLive
+    this.#index = [...image.index]
+    this.#newGeneration()
   }
 
   #newGeneration(): void {

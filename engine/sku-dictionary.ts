@@ -31,7 +31,16 @@ export interface SkuTable {
   readonly seed: number
 }
 
-const slotWords = 8
+/** A dictionary's buffers and counts: what a snapshot keeps (storage/book-snapshot.ts). */
+export interface SkuDictionaryImage {
+  readonly table: SkuTable
+  /** Codes held (ids 0 .. count - 1). */
+  readonly count: number
+  /** Code units used in `keys`. */
+  readonly keyUnits: number
+}
+
+export const slotWords = 8
 const inlineBytes = 20
 /** Set on the length word when the first characters are not all Latin-1 (no inline copy). */
 const wideFlag = 1 << 30
@@ -205,6 +214,40 @@ export class SkuDictionary {
       slots.set(old.slots)
     }
     this.#table = tableOf(slots, keys, offsets, old.seed)
+  }
+
+  /**
+   * The table as it stands, for a snapshot of the price book (storage/book-snapshot.ts): the
+   * buffers themselves (no copy) and the counts that say how much of them is used.
+   */
+  image(): SkuDictionaryImage {
+    return { table: this.#table, count: this.#count, keyUnits: this.#keyUnits }
+  }
+
+  /**
+   * Takes over a table read back from a snapshot (an empty dictionary only): the slots are used as
+   * they are, so a start does not hash and place every code again.
+   */
+  restore(image: SkuDictionaryImage): void {
+    if (this.#count !== 0) throw new Error('a SKU dictionary is restored only when empty')
+    const { table, count, keyUnits } = image
+    const capacity = table.slots.length >>> 3
+    const valid = capacity > 0 && (capacity & (capacity - 1)) === 0 && table.slots.length === capacity * slotWords &&
+      count * 2 <= capacity && count + 1 <= table.offsets.length && keyUnits <= table.keys.length
+    if (!valid) throw new Error('SKU dictionary image: inconsistent sizes')
+    this.#table = tableOf(table.slots, table.keys, table.offsets, table.seed)
+    this.#count = count
+    this.#keyUnits = keyUnits
+  }
+
+  /** The code of every id, in id order (from the kept text: a restored table has no strings). */
+  codes(): string[] {
+    const { keys, offsets } = this.#table
+    const codes: string[] = new Array<string>(this.#count)
+    for (let id = 0; id < this.#count; id++) {
+      codes[id] = String.fromCharCode.apply(null, keys.subarray(offsets[id]!, offsets[id + 1]!) as unknown as number[])
+    }
+    return codes
   }
 
   /** Bytes of the shared buffers. */

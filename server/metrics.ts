@@ -17,6 +17,7 @@ import { restoreCounts } from './backups/restore.js'
 import { retentionCounts } from './retention/pass.js'
 import { backupCounts } from './backups/take.js'
 import { answerCacheCounts } from '../workers/execute.js'
+import { workerSnapshotCounts } from '../workers/pool.js'
 import { buildInfo } from './version.js'
 
 /** Latency bucket upper bounds in seconds (the `le` labels), ascending. */
@@ -154,6 +155,17 @@ export class Metrics {
         { labels: { result: 'hit' }, value: answerCacheCounts.hits },
         { labels: { result: 'miss' }, value: answerCacheCounts.misses },
       ]),
+    )
+    this.registry.registerMetric(
+      exportedMetric(
+        'pricing_query_worker_snapshots_total',
+        'Tenant replica snapshots sent to the query workers: at the warm-up before /readyz answers 200, or for a task that found none',
+        'counter',
+        () => [
+          { labels: { reason: 'warm' }, value: workerSnapshotCounts.warm },
+          { labels: { reason: 'query' }, value: workerSnapshotCounts.query },
+        ],
+      ),
     )
     this.registry.registerMetric(
       exportedMetric('pricing_backups_total', 'Backups written or refused (no room, or a copy that failed or did not verify), by type', 'counter', () =>

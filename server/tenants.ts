@@ -11,6 +11,7 @@ import { PriceBook, type PriceVersion } from '../engine/prices.js'
 import type { SystemStore, TenantRecord } from '../storage/system-store.js'
 import { commitFailureCause, StorageError, TenantStore, type PriceChange } from '../storage/tenant-store.js'
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
+import type { QueryInput } from '../workers/execute.js'
 import type { QueryPool } from '../workers/pool.js'
 import { ApiError } from './errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
@@ -120,19 +121,93 @@ export class TenantRuntime {
     this.buckets = fresh
   }
 
+  /**
+   * Whether the query workers hold this tenant's replica and have run a query on it (`warm`), or
+   * there is nothing to warm: /readyz waits for it, so the first large query after a start finds its
+   * worker ready instead of building a replica (seconds at 3 million versions).
+   */
+  warmed = false
+  /** Workers that finished the warm-up together, of how many (null: not warmed by the pool). */
+  warmedWorkers: { workers: number; warmed: number } | null = null
+  /** The change count right after the load (catalogue and price writes move it: engine/prices.ts). */
+  #loadedChangeCount = -1
+
   load(): void {
     const keys = this.store.loadInto(this.catalog)
     this.loaded = true
+    // Loaded at once: a tenant created or placed while the server runs, which /readyz does not wait for.
+    this.warmed = true
     this.webhooks?.start()
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
 
   /** As `load`, yielding to the event loop between chunks (startup: the server answers meanwhile). */
   async loadGradually(): Promise<void> {
+    const started = performance.now()
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
+    this.#loadedChangeCount = this.prices.changeCount
     this.loaded = true
     this.webhooks?.start()
-    this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
+    // From the snapshot of the last clean shutdown, or from the tables (and why: storage/book-snapshot.ts).
+    const report = this.store.lastLoad
+    const snapshot = report === null ? null : { used: report.snapshot === 'used', reason: report.reason, bytes: report.bytes }
+    const ms = Math.round(performance.now() - started)
+    this.log.info({ keys, sequence: this.store.sequence, ms, snapshot }, 'tenant loaded')
+    if (report?.snapshot === 'ignored') {
+      this.log.warn({ reason: report.reason }, 'book snapshot ignored: loaded from the tables')
+    }
+  }
+
+  /**
+   * Builds the tenant's replica on every query worker and runs a query of the worker threshold's
+   * size on each (server/routes/price-reads.ts sends those there), right after the load: nothing
+   * has been written since, so the load's packed catalogue, if any, is still the catalogue.
+   */
+  async warm(): Promise<void> {
+    const pool = this.queryPool
+    if (pool === null) {
+      this.warmed = true
+      this.#dropLoadedCatalog()
+      return
+    }
+    const started = performance.now()
+    // The snapshot file's catalogue bytes, while they are still the catalogue: no write since the load.
+    const catalog = (): Uint8Array | null =>
+      this.prices.changeCount === this.#loadedChangeCount ? (this.store.lastLoad?.catalog ?? null) : null
+    const query = warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax))
+    try {
+      this.warmedWorkers = await pool.warm(this, catalog, query)
+      this.log.info({ ...this.warmedWorkers, ms: Math.round(performance.now() - started) }, 'query workers warmed')
+    } catch (error) {
+      // The tenant serves anyway: its first large query builds what is missing, as before.
+      this.log.warn({ err: error }, 'query workers not warmed')
+    } finally {
+      this.warmed = true
+      this.#dropLoadedCatalog()
+    }
+  }
+
+  /** The snapshot's catalogue bytes are for the warm-up only (25 MB at 100,000 articles). */
+  #dropLoadedCatalog(): void {
+    const report = this.store.lastLoad
+    if (report !== null && report.catalog !== null) this.store.lastLoad = { ...report, catalog: null }
+  }
+
+  /**
+   * Clean shutdown: the book and catalogue as a snapshot file for the next start (only for a tenant
+   * that is loaded and not in the middle of a restore). A failure costs the next start its speed,
+   * nothing else: it is logged and the shutdown goes on.
+   */
+  async saveSnapshot(): Promise<void> {
+    if (!this.loaded || this.restoring !== null) return
+    const started = performance.now()
+    try {
+      const bytes = await this.store.saveSnapshot(this.prices, this.catalog)
+      const ms = Math.round(performance.now() - started)
+      this.log.info({ bytes, ms, sequence: this.store.sequence }, 'book snapshot written')
+    } catch (error) {
+      this.log.warn({ err: error }, 'book snapshot not written: the next start loads from the tables')
+    }
   }
 
   /**
@@ -273,6 +348,33 @@ export class TenantRuntime {
   }
 }
 
+/** SKUs of the warm-up query at most (the worker threshold's size, if smaller). */
+const warmQuerySkusMax = 1_000
+
+/**
+ * A query like a storefront's for the warm-up (`TenantRuntime.warm`): `skuCount` SKUs spread over
+ * the book, every pricelist with prices that is in force at `at` in the first one's currency, the
+ * first tax area in force. Null when the tenant has none of these yet.
+ */
+function warmQuery(tenant: TenantRuntime, at: number, skuCount: number): QueryInput | null {
+  const codes = tenant.prices.skuCodes
+  const pricelists: string[] = []
+  let currency: string | null = null
+  for (const code of tenant.prices.pricelistsWithPrices()) {
+    const pricelist = tenant.catalog.get('pricelist', code, at)
+    if (pricelist === null) continue
+    currency ??= pricelist.currency_code
+    if (pricelist.currency_code === currency) pricelists.push(code)
+  }
+  const taxArea = tenant.catalog.keys('tax_area').find((code) => tenant.catalog.get('tax_area', code, at) !== null)
+  if (codes.length === 0 || currency === null || taxArea === undefined || !(skuCount > 0)) return null
+  const count = Math.min(codes.length, skuCount)
+  const step = codes.length / count
+  const skus = Array.from({ length: count }, (_, index) => codes[Math.floor(index * step)]!)
+  pricelists.sort()
+  return { at, cacheable: false, taxArea, skus, pricelists, currency, rounding: null, sortOrder: null, quantity: 1 }
+}
+
 /** Seconds a writer waits during a restore (SPEC "Restore write-block retry hint"). */
 export const restoreRetryAfterS = 15
 
@@ -305,6 +407,25 @@ export class TenantRegistry {
   get allLoaded(): boolean {
     for (const tenant of this.#tenants.values()) if (!tenant.loaded) return false
     return true
+  }
+
+  /** Every tenant loaded and warmed on the query workers (`TenantRuntime.warm`): what /readyz waits for. */
+  get allReady(): boolean {
+    for (const tenant of this.#tenants.values()) if (!tenant.loaded || !tenant.warmed) return false
+    return true
+  }
+
+  /**
+   * The query workers and how many of them every tenant warmed (the fewest over tenants warmed by
+   * the pool; all of them when none was), for /readyz; null without workers.
+   */
+  warmedWorkers(): { threads: number; warmed: number } | null {
+    if (this.queryPool === null) return null
+    let warmed = this.queryPool.threads
+    for (const tenant of this.#tenants.values()) {
+      if (tenant.warmedWorkers !== null) warmed = Math.min(warmed, tenant.warmedWorkers.warmed)
+    }
+    return { threads: this.queryPool.threads, warmed }
   }
 
   /** The tenants' rate-limit buckets: cluster mode shares them through Redis (set before tenants open). */
@@ -345,12 +466,19 @@ export class TenantRegistry {
     const runtimes = this.system.listTenants().map((record) => this.open(record, nowMs))
     // Between opening and loading: stores are readable, and no tenant serves yet.
     await opened()
-    for (const runtime of runtimes) await runtime.loadGradually()
+    // Each tenant warms its workers while the next one loads.
+    const warming: Promise<void>[] = []
+    for (const runtime of runtimes) {
+      await runtime.loadGradually()
+      warming.push(runtime.warm())
+    }
+    await Promise.all(warming)
   }
 
   async close(): Promise<void> {
     for (const tenant of this.#tenants.values()) await tenant.webhooks?.stop()
     this.webhookEnvironment?.close()
+    for (const tenant of this.#tenants.values()) await tenant.saveSnapshot()
     for (const tenant of this.#tenants.values()) await tenant.store.close()
   }
 }

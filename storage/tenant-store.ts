@@ -10,13 +10,15 @@
  *   price_runs  [pricelist, SKU] -> the pair's versions as a binary record (storage/price-record.ts)
  *   prices      legacy msgpack form of the same (read at startup, never written)
  *   meta        'sequence' | 'checksum' -> last appended sequence and its checksum;
- *               'actors' -> the writer names price records refer to by index
+ *               'actors' -> the writer names price records refer to by index;
+ *               'book_snapshot' -> the stamp of the snapshot file a clean shutdown wrote (./book-snapshot.ts)
  *   webhooks    id -> the webhook's registration and delivery state (server/webhooks.ts)
  * A write is one transaction that appends entries and updates tables; it resolves once durable.
  * The log holds at most `capacity` entries: the commit that passes it evicts the oldest ones (and
  * their type-index runs) in the same transaction.
  * @module
  */
+import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { open, type Database, type DatabaseOptions, type RootDatabase } from 'lmdb'
 import { assert } from '../engine/assert.js'
@@ -24,6 +26,9 @@ import { entityTypes, type Catalog, type CatalogType, type Change } from '../eng
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
 import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import {
+  packCatalog, readBookSnapshot, removeBookSnapshot, writeBookSnapshot, type SnapshotStamp,
+} from './book-snapshot.js'
 import { defaultMapRelease, MapRelease, type MapReleaseOptions } from './map-release.js'
 import { environmentOptions } from './options.js'
 import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
@@ -237,6 +242,10 @@ export class TenantStore {
 
   async #loadChunks(catalog: Catalog, chunkEntries: number, prices: PriceBook | undefined): Promise<number> {
     const writers = new Map<string, string>()
+    if (prices !== undefined) {
+      const loaded = await this.#loadSnapshot(catalog, prices, writers)
+      if (loaded !== null) return loaded
+    }
     let count = await loadRange(this.#db.entities, chunkEntries, (key, value) => {
       for (const version of value) internWriter(version, writers)
       catalog.apply(key[0] as CatalogType, key[1], value)
@@ -254,6 +263,75 @@ export class TenantStore {
       await this.#remap()
     }
     return count
+  }
+
+  /**
+   * Startup: the book and catalogue from the snapshot a clean shutdown wrote (./book-snapshot.ts),
+   * when the meta table names it and the log has not moved since; answers the keys loaded, or null
+   * to load from the tables. Either way the meta entry and the file are removed before anything can
+   * write: a snapshot serves one start only. What happened is in `lastLoad`.
+   */
+  async #loadSnapshot(catalog: Catalog, prices: PriceBook, writers: Map<string, string>): Promise<number | null> {
+    const started = performance.now()
+    const named = this.#db.meta.get(snapshotMetaKey) as SnapshotStamp | undefined
+    const current = named !== undefined && named.sequence === this.#sequence && named.checksum === this.#checksum
+    const expected = current ? named : null
+    let found = readBookSnapshot(this.path, expected)
+    if (found.kind === 'ignored' && named !== undefined && expected === null) {
+      const reason = `stale: the store named a snapshot of sequence ${named.sequence}, its log is at ${this.#sequence}`
+      found = { kind: 'ignored', reason }
+    }
+    if (named !== undefined) await this.#db.meta.remove(snapshotMetaKey)
+    removeBookSnapshot(this.path)
+    const notUsed = (snapshot: 'absent' | 'ignored', reason: string | null): null => {
+      this.lastLoad = { snapshot, reason, bytes: 0, ms: 0, catalog: null }
+      return null
+    }
+    if (found.kind !== 'used') return notUsed(found.kind, found.kind === 'ignored' ? found.reason : null)
+    // Checked before anything changes (PriceBook.restore checks its image first, too): a file that
+    // passed its SHA-256 but does not fit together leaves both empty, and the tables load instead.
+    const refusal = catalogRefusal(found.catalog)
+    if (refusal !== null) return notUsed('ignored', refusal)
+    try {
+      prices.restore(found.image)
+    } catch (error) {
+      return notUsed('ignored', error instanceof Error ? error.message : String(error))
+    }
+    for (const [type, key, versions] of found.catalog) {
+      for (const version of versions) internWriter(version, writers)
+      catalog.apply(type, key, versions)
+    }
+    const ms = Math.round(performance.now() - started)
+    this.lastLoad = { snapshot: 'used', reason: null, bytes: found.bytes, ms, catalog: found.catalogBytes }
+    await this.#remap()
+    return found.catalog.length + prices.livePairCount
+  }
+
+  /** How the last `loadIntoGradually` with a price book went (the tenant logs it; workers reuse `catalog`). */
+  lastLoad: LoadReport | null = null
+
+  /**
+   * Clean shutdown: writes the snapshot of `prices` and `catalog` (./book-snapshot.ts) once no
+   * commit is in flight, then names it in the meta table, durably. Memory and the log agree at that
+   * moment: both include every queued commit, and nothing queues one in the same turn. A crash
+   * before the meta entry is durable leaves a file no start uses. Answers the file's size.
+   */
+  async saveSnapshot(prices: PriceBook, catalog: Catalog): Promise<number> {
+    const release = this.mapRelease.hold()
+    try {
+      for (;;) {
+        if (this.mapRelease.running !== null) await this.mapRelease.running
+        await this.whenSettled()
+        if (this.#inFlight === 0 && this.mapRelease.running === null) break
+      }
+      const stamp: SnapshotStamp = { token: randomUUID(), sequence: this.#sequence, checksum: this.#checksum }
+      const bytes = writeBookSnapshot(this.path, stamp, prices, packCatalog(catalog.entries()))
+      await this.#db.meta.put(snapshotMetaKey, stamp)
+      await this.#db.root.flushed
+      return bytes
+    } finally {
+      release()
+    }
   }
 
   /**
@@ -576,6 +654,33 @@ export class TenantStore {
     await this.mapRelease.close()
     await this.#db.root.close()
   }
+}
+
+/** The meta entry naming the snapshot a clean shutdown wrote (./book-snapshot.ts). */
+const snapshotMetaKey = 'book_snapshot'
+
+/** How a start loaded the book: from a snapshot (`used`), or from the tables, and why. */
+export interface LoadReport {
+  readonly snapshot: 'used' | 'absent' | 'ignored'
+  readonly reason: string | null
+  readonly bytes: number
+  readonly ms: number
+  /** The catalogue's packed entries when read from a snapshot (the workers' replicas start from them). */
+  readonly catalog: Uint8Array | null
+}
+
+/** Why a snapshot's catalogue entries cannot be applied (null: they can): types known, keys named, versions present. */
+function catalogRefusal(entries: unknown): string | null {
+  if (!Array.isArray(entries)) return 'catalogue: not a list'
+  const types = new Set<string>(entityTypes)
+  for (const entry of entries as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 3) return 'catalogue: an entry is not [type, key, versions]'
+    const [type, key, versions] = entry as unknown[]
+    const known = typeof type === 'string' && types.has(type) && type !== 'price' && typeof key === 'string'
+    if (!known) return 'catalogue: an unknown type or key'
+    if (!Array.isArray(versions) || versions.length === 0) return 'catalogue: a key without versions'
+  }
+  return null
 }
 
 /** A planned change of one (pricelist, SKU) price: the new version list and what the log records. */

@@ -65,7 +65,10 @@ t.test('/readyz answers 200 once every tenant is loaded', async (t) => {
   const answer = await server.request('GET', '/readyz')
   t.equal(answer.status, 200)
   // The data directory's free space (server/storage-guard.ts): the default reserve, 1024 MiB.
-  t.same(Object.keys(answer.body), ['status', 'storage'])
+  t.same(Object.keys(answer.body), ['status', 'storage', 'query_workers'])
+  // Every worker warmed before the first 200 (server/tenants.ts `warm`).
+  t.ok(answer.body.query_workers.threads >= 1, `query workers (${answer.body.query_workers.threads})`)
+  t.equal(answer.body.query_workers.warmed, answer.body.query_workers.threads, 'every worker warmed')
   t.equal(answer.body.status, 'ready')
   t.same(Object.keys(answer.body.storage).sort(), ['free_bytes', 'nearly_full', 'reserve_bytes'])
   t.equal(answer.body.storage.reserve_bytes, 1024 * 1024 * 1024)

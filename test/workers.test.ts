@@ -145,7 +145,7 @@ t.test('workers keep answering after a restart (replicas are rebuilt from snapsh
 })
 
 t.test('price workers run at the lowest CPU priority (nice +19), the main thread at its own', { skip: process.platform !== 'linux' ? 'per-thread nice values are read from /proc (Linux)' : false }, async (t) => {
-  // Enough big queries at once that both workers have loaded the task module (which lowers them).
+  // Enough big queries at once that both workers have run one (the first task after the warm-up lowers them).
   const answers = await Promise.all(Array.from({ length: 16 }, () => query(['W-001', 'W-002', 'W-003', 'W-004'])))
   t.same(answers.map((answer) => answer.status), answers.map(() => 200))
   const pid = server.pid

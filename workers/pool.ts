@@ -14,7 +14,12 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import { protocolVersion, replicationChannelName, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import {
+  protocolVersion, replicationChannelName, type OnlineMessage, type PriceTask, type PriceWorkerData, type QueryTaskResult,
+  type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage,
+  type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
+} from './protocol.js'
+import { packCatalog } from '../storage/book-snapshot.js'
 import { packaged } from '../server/packaged.js'
 
 /** What the pool needs to know of a tenant. */
@@ -46,7 +51,23 @@ export interface PoolAnswer {
 }
 
 /** A task without the header the pool adds (version, tenant, sequence, snapshot). */
-type TaskBody = ({ readonly kind: 'query' } & QueryInput) | { readonly kind: 'read'; readonly read: PriceReadInput } | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
+type TaskBody =
+  | ({ readonly kind: 'query' } & QueryInput)
+  | { readonly kind: 'read'; readonly read: PriceReadInput }
+  | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
+  | Omit<WarmTask, keyof TaskHeader>
+
+type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTaskResult
+
+/** How long a warm-up task waits for its siblings on the other workers (they start together). */
+const warmWaitMs = 30_000
+
+/**
+ * Replica snapshots broadcast to the workers, by what asked for one: the warm-up after a tenant's
+ * load (`warm`), or a task that found no replica (`query`: its caller waited for the build). The
+ * metric `pricing_query_worker_snapshots_total`.
+ */
+export const workerSnapshotCounts = { warm: 0, query: 0 }
 
 export class QueryPoolBusy extends Error {
   override name = 'QueryPoolBusy'
@@ -58,6 +79,10 @@ export class QueryPool {
   readonly #feeds = new Map<string, FeedState>()
   readonly #arenas = new ArenaReader()
 
+  /** Workers that announced they listen on the replication channel (workers/replica.ts). */
+  #online = 0
+  readonly #onlineWaiters: (() => void)[] = []
+
   /**
    * @param threads worker threads (0: one per core)
    * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
@@ -65,6 +90,13 @@ export class QueryPool {
    */
   constructor(threads: number, answerCacheItems: number, answerCacheMinHitShare = 0.8) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
+    // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
+    this.#channel.onmessage = (event) => {
+      if ((event as { data: OnlineMessage | null }).data?.kind !== 'online') return
+      this.#online++
+      for (const resolve of this.#onlineWaiters.splice(0)) resolve()
+    }
+    this.#channel.unref()
     this.#pool = new Piscina({
       filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
       workerData: { answerCacheItems, answerCacheMinHitShare } satisfies PriceWorkerData,
@@ -129,18 +161,22 @@ export class QueryPool {
     this.#channel.postMessage(message)
   }
 
-  #broadcastSnapshot(tenant: ReplicatedTenant, feed: FeedState): void {
-    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant) }
+  /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
+  #broadcastSnapshot(
+    tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query',
+  ): void {
+    workerSnapshotCounts[reason]++
+    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant, catalog) }
     this.#channel.postMessage(message)
     feed.snapshotSequence = feed.sequence
   }
 
   /** A full snapshot at the current sequence. */
-  #snapshot(tenant: ReplicatedTenant): Snapshot {
+  #snapshot(tenant: ReplicatedTenant, catalog: Uint8Array | null = null): Snapshot {
     const feed = this.#feed(tenant)
     return {
       sequence: feed.sequence,
-      entries: [...tenant.catalog.entries()],
+      catalog: catalog ?? packCatalog(tenant.catalog.entries()),
       dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
     }
@@ -183,6 +219,52 @@ export class QueryPool {
   }
 
   /**
+   * Readiness: every worker builds the tenant's replica and runs `query` (null: none) on it, before
+   * the tenant counts as ready (server/tenants.ts). `catalog` answers the catalogue's packed entries
+   * as the load read them from a snapshot file (the same bytes, not packed again), or null when
+   * there are none or something was written since the load. Answers how many workers took part and how
+   * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
+   */
+  warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+    // One tenant at a time: two tenants' warm-ups at once could each hold one worker at its barrier,
+    // waiting for a sibling queued behind the other's.
+    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query))
+    this.#warming = warmed.catch(() => undefined)
+    return warmed
+  }
+
+  #warming: Promise<unknown> = Promise.resolve()
+
+  async #warmNow(
+    tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
+  ): Promise<{ workers: number; warmed: number }> {
+    const feed = this.#feed(tenant)
+    // A small tenant loads before the workers have started: a broadcast now would miss them, and
+    // each would then need a snapshot of its own.
+    await this.#workersOnline(warmWaitMs)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, catalog(), 'warm')
+    const parties = this.threads
+    const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
+    const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
+    return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
+  }
+
+  /** Resolves once every worker listens on the replication channel, or after `timeoutMs`. */
+  async #workersOnline(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (this.#online < this.threads && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()))
+        this.#onlineWaiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
+  /**
    * Checks a pricelist's rules on a worker (they compile, or the first refusal); QueryPoolBusy when
    * the queue is full.
    */
@@ -193,7 +275,7 @@ export class QueryPool {
   }
 
   /** Queues a task of the tenant (QueryPoolBusy when the queue is full), holding it while a gate is set. */
-  async #task(tenant: ReplicatedTenant, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
+  async #task(tenant: ReplicatedTenant, body: TaskBody): Promise<TaskResult> {
     const feed = this.#feed(tenant)
     if (this.#pool.queueSize >= this.#pool.options.maxQueue) throw new QueryPoolBusy('query pool queue is full')
     while (feed.gate !== null) await feed.gate
@@ -226,18 +308,22 @@ export class QueryPool {
     }
   }
 
-  async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<QueryTaskResult | ReadTaskResult | SearchTaskResult> {
+  async #run(tenant: ReplicatedTenant, feed: FeedState, body: TaskBody): Promise<TaskResult> {
+    const reason = body.kind === 'warm' ? 'warm' : 'query'
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
-    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed)
+    if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, null, reason)
     const task = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...body } as PriceTask
-    let result = (await this.#pool.run(task)) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+    let result = (await this.#pool.run(task)) as TaskResult
     if (result.kind === 'need_snapshot') {
       // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.
-      if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed)
-      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+      if (feed.snapshotSequence < feed.sequence) this.#broadcastSnapshot(tenant, feed, null, reason)
+      result = (await this.#pool.run({ ...task, sequence: feed.sequence })) as TaskResult
       if (result.kind === 'need_snapshot') {
-        result = (await this.#pool.run({ ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence })) as QueryTaskResult | ReadTaskResult | SearchTaskResult
+        // This worker missed the broadcast (it subscribed after it): a snapshot of its own.
+        workerSnapshotCounts[reason]++
+        const own = { ...task, snapshot: this.#snapshot(tenant), sequence: feed.sequence }
+        result = (await this.#pool.run(own)) as TaskResult
       }
     }
     if (result.kind === 'need_snapshot') throw new Error('worker could not build a replica from a snapshot')

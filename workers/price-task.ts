@@ -11,7 +11,10 @@ import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execu
 import { searchArticles } from '../engine/article-search.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
-import { protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult } from './protocol.js'
+import {
+  protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
+  type RulesTaskResult, type SearchTaskResult, type WarmTask, type WarmTaskResult,
+} from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
 setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (workerData as PriceWorkerData).answerCacheMinHitShare)
@@ -23,7 +26,18 @@ setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (worker
  * 2x (the target is 3x); the big queries then run on what the main thread leaves.
  */
 const workerNiceIncrement = 19
-lowerPriority()
+/**
+ * Lowered before the first task that is not a warm-up: the warm-ups run before /readyz answers
+ * 200, when there is nothing yet for the workers to stay out of the way of, and at +19 on a busy
+ * machine they took several times as long (a thread can always lower its priority, never raise it
+ * back without privileges: so only once, and only then).
+ */
+let lowered = false
+function lowerOnce(): void {
+  if (lowered) return
+  lowered = true
+  lowerPriority()
+}
 
 /**
  * Price workers run below the main thread's CPU priority (nice +19; on Linux a thread's nice value
@@ -46,16 +60,45 @@ const arena = new AnswerArena(threadId)
 const catchUpWaitMs = 1000
 const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
-export default function run(task: PriceTask | RulesTask): QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult {
+type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult
+
+export default function run(task: PriceTask | RulesTask): TaskResult {
   if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  if (task.kind !== 'warm') lowerOnce()
   if (task.kind === 'rules') return checkRules(task)
   const replica = currentReplica(task)
   if (replica === null) return { kind: 'need_snapshot' }
   if (task.kind === 'read') return { kind: 'read', outcome: readPrice(replica.catalog, replica.prices, task.read) }
   if (task.kind === 'search') return { kind: 'search', outcome: searchArticles(replica.catalog, task.criteria) }
+  if (task.kind === 'warm') return warm(replica, task)
   const { hits, misses } = answerCacheCounts
   const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
+}
+
+/**
+ * Readiness: the replica is built (by `currentReplica`); a query like the ones to come builds the
+ * rest (VAT column, rows, optimised code), uncached so that the answer cache and its counts stay
+ * as they were; then the task waits for its siblings, which are on the other workers.
+ */
+function warm(replica: TenantReplica, task: WarmTask): WarmTaskResult {
+  if (task.query !== null) {
+    try {
+      executeQuery(replica.catalog, replica.prices, task.query)
+    } catch {
+      // A warm-up query that the data does not answer (no such currency yet): the replica is built.
+    }
+  }
+  Atomics.add(task.barrier, 0, 1)
+  Atomics.notify(task.barrier, 0)
+  const deadline = Date.now() + task.waitMs
+  for (;;) {
+    const arrived = Atomics.load(task.barrier, 0)
+    if (arrived >= task.parties) return { kind: 'warm', met: true }
+    const left = deadline - Date.now()
+    if (left <= 0) return { kind: 'warm', met: false }
+    Atomics.wait(task.barrier, 0, arrived, left)
+  }
 }
 
 function checkRules(task: RulesTask): RulesTaskResult {

@@ -8,7 +8,11 @@
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
-import { replicationChannelName, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { unpackCatalog } from '../storage/book-snapshot.js'
+import { replicationChannelName, type OnlineMessage, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+
+/** What the replication channel carries. */
+type ChannelMessage = SyncMessage | SnapshotMessage | OnlineMessage
 
 /** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
 const bufferedMessagesMax = 10_000
@@ -20,7 +24,7 @@ export class TenantReplica {
 
   constructor(snapshot: Snapshot) {
     this.sequence = snapshot.sequence
-    for (const [type, key, versions] of snapshot.entries) this.catalog.apply(type, key, versions)
+    for (const [type, key, versions] of unpackCatalog(snapshot.catalog)) this.catalog.apply(type, key, versions)
     this.prices = new PriceReplica(snapshot.columns, snapshot.dictionary)
   }
 
@@ -44,21 +48,24 @@ export class ReplicaSet {
   constructor() {
     // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
     // they arrive rather than held until the next task: a held message holds its column generation.
-    this.#channel.onmessage = (event) => this.#handle((event as { data: SyncMessage | SnapshotMessage }).data)
+    this.#channel.onmessage = (event) => this.#handle((event as { data: ChannelMessage }).data)
+    const online: OnlineMessage = { kind: 'online' }
+    this.#channel.postMessage(online)
   }
 
   /** Applies every queued sync message (synchronously: they were posted before the task). */
   drain(): void {
     for (;;) {
-      const received = receiveMessageOnPort(this.#channel as never) as { message: SyncMessage | SnapshotMessage } | undefined
+      const received = receiveMessageOnPort(this.#channel as never) as { message: ChannelMessage } | undefined
       if (received === undefined) return
       this.#handle(received.message)
     }
   }
 
-  #handle(message: SyncMessage | SnapshotMessage): void {
-    if ('kind' in message) this.install(message.tenant, message.snapshot)
-    else this.#receive(message)
+  #handle(message: ChannelMessage): void {
+    if (!('kind' in message)) this.#receive(message)
+    // Another worker's announcement is for the main thread.
+    else if (message.kind === 'snapshot') this.install(message.tenant, message.snapshot)
   }
 
   #receive(message: SyncMessage): void {

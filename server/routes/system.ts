@@ -80,7 +80,19 @@ const StorageDetails = Type.Object(
   },
   { description: 'the data directory\'s free space (server/storage-guard.ts); nearly full, the node still answers 200: reads go on' },
 )
-const ReadyAnswer = Type.Object({ status: Type.Literal('ready'), storage: Type.Optional(StorageDetails), cluster: Type.Optional(ClusterDetails) })
+const WorkerDetails = Type.Object(
+  {
+    threads: Type.Integer({ description: 'price-query worker threads' }),
+    warmed: Type.Integer({ description: 'workers that hold every loaded tenant\'s replica and have run a query on it (the fewest over the tenants)' }),
+  },
+  { description: 'the query workers, warmed before the first 200 (server/tenants.ts `warm`); absent without workers' },
+)
+const ReadyAnswer = Type.Object({
+  status: Type.Literal('ready'),
+  storage: Type.Optional(StorageDetails),
+  cluster: Type.Optional(ClusterDetails),
+  query_workers: Type.Optional(WorkerDetails),
+})
 const LoadingAnswer = Type.Object({ status: Type.Literal('loading') })
 /** The OpenAPI document itself: its own schema is the OpenAPI 3.1 specification's, not repeated here. */
 const OpenApiDocument = Type.Object({ openapi: Type.String() }, { additionalProperties: true })
@@ -142,17 +154,20 @@ export function rootRoutes(): RootRoute[] {
       method: 'GET',
       path: '/readyz',
       operationId: 'getReadiness',
-      summary: 'Every tenant is loaded (503 with Retry-After until then)',
+      summary: 'Every tenant is loaded and warmed on the query workers (503 with Retry-After until then)',
       tag: 'system',
       response: ReadyAnswer,
       otherAnswers: { 503: LoadingAnswer },
       handler: ({ deps }) => {
-        if (!deps.tenants.allLoaded) return { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } }
+        // Loaded and warmed: a worker answers the first large query without building anything first.
+        if (!deps.tenants.allReady) return { status: 503, headers: { 'retry-after': '1' }, body: { status: 'loading' } }
         const status = deps.clusterStatus?.()
         const storage = deps.storage?.state
         const body: Record<string, unknown> = { status: 'ready' }
         if (storage !== undefined) body['storage'] = { nearly_full: storage.nearlyFull, free_bytes: storage.freeBytes, reserve_bytes: storage.reserveBytes }
         if (status !== undefined) body['cluster'] = clusterDetails(status)
+        const workers = deps.tenants.warmedWorkers()
+        if (workers !== null) body['query_workers'] = workers
         return { status: 200, body }
       },
     },
