@@ -92,10 +92,10 @@ export const SETTINGS = {
     50_000,
     'price query items kept per thread and tenant in the answer cache (about 350 bytes each); 0 turns the cache off',
   ),
-  answerCacheMinHitShare: setting(
+  answerCacheMinRepeatShare: setting(
     Type.Number({ minimum: 0, maximum: 1 }),
     0.8,
-    "share of a query's SKUs the answer cache must find (moving average) for it to serve; below it by 0.1 it steps aside and one query in 128 still fills it (a miss through the cache costs about four plain computations); 0: it always serves",
+    'share of price queries repeating a recent one (same settings and SKUs, within what the cache holds; a moving average) from which the answer cache serves; below it by 0.1, or when repeats keep missing (writes), it steps aside and queries are computed as without it (a miss through the cache costs several plain computations); 0: it always serves',
   ),
   mallocTuning: setting(
     Type.Boolean(),

@@ -103,8 +103,8 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   announceSecretsAtRest(logger, sealer)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
-  setAnswerCacheItemsMax(config.answerCacheItems, config.answerCacheMinHitShare)
-  const queryPool = new QueryPool(config.workers, config.answerCacheItems, config.answerCacheMinHitShare)
+  setAnswerCacheItemsMax(config.answerCacheItems, config.answerCacheMinRepeatShare)
+  const queryPool = new QueryPool(config.workers, config.answerCacheItems, config.answerCacheMinRepeatShare)
   const metrics = new Metrics(config.metricsTenantsMax)
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },

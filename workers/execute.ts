@@ -65,49 +65,58 @@ export const answerCacheCounts = { hits: 0, misses: 0 }
 let cachedItemsMax = 50_000
 
 /**
- * Sets this thread's answer-cache bound and the share of SKUs found from which it serves (0: it
- * always serves); main.ts for the main thread, price-task.ts for a worker.
+ * Sets this thread's answer-cache bound and the share of repeated queries from which it serves
+ * (0: it always serves); main.ts for the main thread, price-task.ts for a worker.
  */
-export function setAnswerCacheItemsMax(count: number, minHitShare = cacheOnFrom): void {
+export function setAnswerCacheItemsMax(count: number, minRepeatShare = cacheOnFrom): void {
   if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`answer cache items must be a whole number >= 0, got ${count}`)
-  if (!(minHitShare >= 0 && minHitShare <= 1)) throw new RangeError(`answer cache hit share must be from 0 to 1, got ${minHitShare}`)
+  if (!(minRepeatShare >= 0 && minRepeatShare <= 1)) throw new RangeError(`answer cache repeat share must be from 0 to 1, got ${minRepeatShare}`)
   cachedItemsMax = count
-  cacheOnFrom = minHitShare
+  cacheOnFrom = minRepeatShare
   caches.clear()
 }
 
 /**
  * Whether the cache pays for itself. A query through the cache computes each SKU it misses with
- * what the cache needs besides the price (how long the answer holds, its rendered bytes): about four
- * times the cost of the plain batch computation. So the cache pays only while most SKUs are found,
- * and with many distinct bodies (carts, searches) it would make every query slower. Per thread and
- * tenant, it serves while the share of SKUs found (a moving average over the queries that went
- * through it) is at least `cacheOnFrom` (`PRICING_ANSWER_CACHE_MIN_HIT_SHARE`), and steps aside
- * below it by `cacheOffMargin`: queries are then
- * computed as without a cache, and one in `sampleEvery` still goes through it, to fill it and to
- * see whether the traffic turned into repeats (a category page that many shoppers open). Measured:
- * bench/results/latest.md, the query scenarios with the cache on and off.
+ * what the cache needs besides the price (how long the answer holds, its rendered bytes), one SKU
+ * at a time: several times the cost of the plain batch computation. So it pays only where queries
+ * come back (a category page that many shoppers open) while their items are still held, and with
+ * many distinct bodies (carts, searches) it would make every query slower.
+ *
+ * Per thread and tenant, every cacheable query leaves a fingerprint (its settings, SKU count and
+ * three of its SKUs): a query repeats when its fingerprint came within the SKUs the cache holds
+ * (half its bound, as it starts again empty when full). The cache serves while the share of
+ * repeats (a moving average) is at least `cacheOnFrom` (`PRICING_ANSWER_CACHE_MIN_REPEAT_SHARE`),
+ * and steps aside below it by `cacheOffMargin`: queries are then computed as without a cache, at
+ * the cost of the fingerprint. While serving, repeated queries that still miss (writes keep ending
+ * their items) put it aside too, for `holdAsideQueries`. A fingerprint that collides only moves
+ * the decision; answers are always computed or served as the module comment says.
+ * Measured: bench/results/latest.md, the query scenarios with the cache on and off.
  */
 let cacheOnFrom = 0.8
 /** Hysteresis: a share between the two keeps the cache as it is. */
 const cacheOffMargin = 0.1
-const sampleEvery = 128
-/**
- * Weight of one query in the moving average of the share found: while serving, and for a sampled
- * query while aside (rare, so each counts more: three in a row that find all switch it on).
- */
-const hitShareWeight = 1 / 8
-const sampleWeight = 1 / 2
+/** Weight of one query in the moving averages. */
+const shareWeight = 1 / 8
+/** Queries the cache stays aside after repeated queries kept missing. */
+const holdAsideQueries = 1_024
+/** Fingerprints kept per thread and tenant before the table starts again. */
+const fingerprintsMax = 8_192
 
 interface TenantCache {
   size: number
   byQuery: Map<string, Map<string, CachedItem>>
-  /** Moving average of the share of SKUs found, over the queries that went through the cache. */
+  /** Fingerprint -> the count of SKUs asked for (`skusSeen`) when it last came. */
+  readonly fingerprints: Map<string, number>
+  skusSeen: number
+  /** Moving average of the share of queries that repeat. */
+  repeatShare: number
+  /** Moving average of the share of SKUs found, over repeated queries through the cache. */
   hitShare: number
-  /** Whether every cacheable query goes through the cache (else one in `sampleEvery`). */
+  /** Whether every cacheable query goes through the cache. */
   serving: boolean
-  /** Queries computed without the cache since the last one through it. */
-  sinceSample: number
+  /** Queries left to stay aside whatever the repeats (after repeats kept missing). */
+  heldAside: number
 }
 
 const caches = new Map<string, TenantCache>()
@@ -115,31 +124,56 @@ const caches = new Map<string, TenantCache>()
 function cacheFor(tenant: string): TenantCache {
   let cache = caches.get(tenant)
   if (cache === undefined) {
-    // A new cache serves until the traffic shows that it does not pay: a few queries of misses.
-    cache = { size: 0, byQuery: new Map(), hitShare: 1, serving: true, sinceSample: 0 }
+    // A new cache serves until the traffic shows that it does not pay: a few queries that do not repeat.
+    cache = { size: 0, byQuery: new Map(), fingerprints: new Map(), skusSeen: 0, repeatShare: 1, hitShare: 1, serving: true, heldAside: 0 }
     caches.set(tenant, cache)
   } else if (cache.size > cachedItemsMax) {
-    // Full: it starts again empty (the share found stays: it describes the traffic).
+    // Full: it starts again empty (the shares stay: they describe the traffic).
     cache.size = 0
     cache.byQuery = new Map()
   }
   return cache
 }
 
-/** Whether this query goes through `cache` (see cacheOnFrom). */
-function throughCache(cache: TenantCache): boolean {
-  if (cache.serving) return true
-  if (++cache.sinceSample < sampleEvery) return false
-  cache.sinceSample = 0
-  return true
+function queryKeyOf(input: QueryInput): string {
+  return `${input.taxArea}\u0001${input.currency}\u0001${input.rounding ?? ''}\u0001${input.quantity}\u0001${input.pricelists.join('\u0002')}`
 }
 
-/** Records the share of a query's SKUs the cache found, and switches it on or aside. */
+/**
+ * Records the query's fingerprint and answers whether it goes through the cache (see cacheOnFrom);
+ * `repeated.value` says whether it repeats.
+ */
+function throughCache(cache: TenantCache, queryKey: string, skus: readonly string[]): boolean {
+  const count = skus.length
+  const fingerprint = `${queryKey}\u0003${count}\u0003${skus[0] ?? ''}\u0003${skus[count >> 1] ?? ''}\u0003${skus[count - 1] ?? ''}`
+  const last = cache.fingerprints.get(fingerprint)
+  repeated.value = last !== undefined && cache.skusSeen - last <= cachedItemsMax / 2
+  if (cache.fingerprints.size >= fingerprintsMax) cache.fingerprints.clear()
+  cache.fingerprints.set(fingerprint, cache.skusSeen)
+  cache.skusSeen += count
+  cache.repeatShare += ((repeated.value ? 1 : 0) - cache.repeatShare) * shareWeight
+  if (cache.heldAside > 0) {
+    cache.heldAside--
+    return false
+  }
+  if (cache.serving && cache.repeatShare < cacheOnFrom - cacheOffMargin) cache.serving = false
+  else if (!cache.serving && cache.repeatShare >= cacheOnFrom) {
+    cache.serving = true
+    cache.hitShare = 1
+  }
+  return cache.serving
+}
+
+const repeated = { value: false }
+
+/** Records the share of a repeated query's SKUs the cache found; puts it aside when repeats keep missing. */
 function recordHitShare(cache: TenantCache, found: number, looked: number): void {
-  if (looked === 0) return
-  cache.hitShare += (found / looked - cache.hitShare) * (cache.serving ? hitShareWeight : sampleWeight)
-  if (cache.serving && cache.hitShare < cacheOnFrom - cacheOffMargin) cache.serving = false
-  else if (!cache.serving && cache.hitShare >= cacheOnFrom) cache.serving = true
+  if (looked === 0 || !repeated.value || cacheOnFrom === 0) return
+  cache.hitShare += (found / looked - cache.hitShare) * shareWeight
+  if (cache.hitShare < cacheOnFrom - cacheOffMargin) {
+    cache.serving = false
+    cache.heldAside = holdAsideQueries
+  }
 }
 
 /**
@@ -152,18 +186,18 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const options: AnswerOptions = { currency: input.currency, rounding, quantity: input.quantity }
-  if (!input.cacheable || tenant === '' || cachedItemsMax === 0 || !throughCache(cacheFor(tenant))) {
+  const queryKey = input.cacheable && tenant !== '' && cachedItemsMax > 0 ? queryKeyOf(input) : ''
+  if (queryKey === '' || !throughCache(cacheFor(tenant), queryKey, input.skus)) {
     answerCacheCounts.misses += input.skus.length
     const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
     return view ? answerBytesView(result.items, result.unavailable) : answerBytes(result.items, result.unavailable)
   }
-  return cachedQuery(context, input, options, tenant, sequence)
+  return cachedQuery(context, input, options, tenant, sequence, queryKey)
 }
 
-function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number): Buffer {
+function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number, queryKey: string): Buffer {
   const changeCount = context.prices.changeCount
   const cache = cacheFor(tenant)
-  const queryKey = `${input.taxArea}\u0001${input.currency}\u0001${input.rounding ?? ''}\u0001${input.quantity}\u0001${input.pricelists.join('\u0002')}`
   let items = cache.byQuery.get(queryKey)
   if (items === undefined) {
     items = new Map()

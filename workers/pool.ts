@@ -86,9 +86,9 @@ export class QueryPool {
   /**
    * @param threads worker threads (0: one per core)
    * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
-   * @param answerCacheMinHitShare the share of SKUs found from which it serves
+   * @param answerCacheMinRepeatShare the share of repeated queries from which it serves
    */
-  constructor(threads: number, answerCacheItems: number, answerCacheMinHitShare = 0.8) {
+  constructor(threads: number, answerCacheItems: number, answerCacheMinRepeatShare = 0.8) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
     this.#channel.onmessage = (event) => {
@@ -99,7 +99,7 @@ export class QueryPool {
     this.#channel.unref()
     this.#pool = new Piscina({
       filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
-      workerData: { answerCacheItems, answerCacheMinHitShare } satisfies PriceWorkerData,
+      workerData: { answerCacheItems, answerCacheMinRepeatShare } satisfies PriceWorkerData,
       // All threads start at once, so each subscribes to the replication channel from the start.
       minThreads: count,
       maxThreads: count,

@@ -17,7 +17,7 @@ import {
 } from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
-setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (workerData as PriceWorkerData).answerCacheMinHitShare)
+setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (workerData as PriceWorkerData).answerCacheMinRepeatShare)
 
 /**
  * How much lower than the main thread a price worker runs, in nice steps: 19, the lowest weight

@@ -62,8 +62,8 @@ export interface Snapshot {
 /** What every price worker is started with (Piscina's `workerData`). */
 export interface PriceWorkerData {
   readonly answerCacheItems: number
-  /** The share of SKUs found from which the answer cache serves (workers/execute.ts). */
-  readonly answerCacheMinHitShare: number
+  /** The share of repeated queries from which the answer cache serves (workers/execute.ts). */
+  readonly answerCacheMinRepeatShare: number
 }
 
 /** What every task carries: the tenant, and the replication state its answer must reflect. */
