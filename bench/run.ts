@@ -140,8 +140,8 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
         targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
       })
     }
-    const cacheOff = await runCacheOff(server, client, definitions, options)
-    return results.map((result, index) => ({ ...result, cacheOff: cacheOff[index]! }))
+    const { off, again } = await runCacheOff(server, client, definitions, options)
+    return results.map((result, index) => ({ ...result, cacheOff: off[index]!, defaultAgain: again[index]! }))
   } finally {
     bare.child.kill('SIGTERM')
     await exited(bare.child)
@@ -150,30 +150,39 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
 
 /**
  * The query scenarios again on the same data with the answer cache off (a start with that one
- * setting changed), then a start with the defaults again: what the cache costs and gains.
+ * setting changed), then on a start with the defaults again (the comparison takes the mean of the
+ * two default runs around the one without, so that drift over the run does not count): what the
+ * cache costs and gains.
  */
-async function runCacheOff(server: PricingServer, client: TenantClient, definitions: readonly ScenarioDefinition[], options: RunOptions): Promise<(LoadResult | null)[]> {
-  await server.stop()
-  await server.start(cacheOffSetting)
-  await server.waitReady()
-  const results: (LoadResult | null)[] = []
-  try {
+async function runCacheOff(
+  server: PricingServer, client: TenantClient, definitions: readonly ScenarioDefinition[], options: RunOptions,
+): Promise<{ off: (LoadResult | null)[]; again: (LoadResult | null)[] }> {
+  const runQueries = async (label: string): Promise<(LoadResult | null)[]> => {
     const headers = { authorization: `Bearer ${await client.refreshToken()}` }
+    const results: (LoadResult | null)[] = []
     for (const definition of definitions) {
       if (definition.requests[0]!.method !== 'POST') {
         results.push(null)
         continue
       }
-      progress(`scenario ${definition.name}: server, answer cache off`)
+      progress(`scenario ${definition.name}: server, ${label}`)
       results.push(await measureLoad(server.url, server.pid, definition.requests, headers, options.load))
     }
+    return results
+  }
+  await server.stop()
+  await server.start(cacheOffSetting)
+  await server.waitReady()
+  let off: (LoadResult | null)[]
+  try {
+    off = await runQueries('answer cache off')
   } finally {
     await server.stop()
     await server.start()
     await server.waitReady()
-    await client.refreshToken()
   }
-  return results
+  const again = await runQueries('shipped defaults again')
+  return { off, again }
 }
 
 /** 10000000 -> '10m' (the cache folder's name). */
