@@ -41,8 +41,13 @@ export interface ScenarioResult {
    * a server started with that one setting changed); null for the GET, absent in earlier results.
    */
   readonly cacheOff?: LoadResult | null
-  /** The same requests with the defaults again after the cache-off run (ABA); absent in earlier results. */
+  /**
+   * The same requests on the server as shipped, in rounds alternating with the cache-off server
+   * (bench/run.ts runCacheOff); absent in earlier results.
+   */
   readonly defaultAgain?: LoadResult | null
+  /** The median over those rounds of default CPU per request / cache-off CPU per request. */
+  readonly cacheRatio?: number | null
   readonly cpuRatio: number
   readonly requestsRatio: number
   readonly targets: Pick<ScenarioDefinition, 'cpuRatioMax' | 'requestsRatioMin' | 'latencyP99MaxMs'>
@@ -110,10 +115,10 @@ export const formatInteger = (value: number): string => integer.format(value)
 const formatMiB = (bytes: number): string => `${oneDecimal.format(bytes / 1_048_576)} MiB`
 const formatSeconds = (ms: number): string => `${twoDecimals.format(ms / 1000)} s`
 
-/** The default's CPU per request for the cache comparison: the mean of the runs before and after the cache-off run. */
-function defaultCpu(scenario: ScenarioResult): number {
-  const again = scenario.defaultAgain
-  return again === undefined || again === null ? scenario.real.cpuMicrosPerRequest : (scenario.real.cpuMicrosPerRequest + again.cpuMicrosPerRequest) / 2
+/** Default / cache-off CPU per request: the median of the alternating rounds' ratios where there are some. */
+function cacheRatio(scenario: ScenarioResult): number {
+  if (scenario.cacheRatio !== undefined && scenario.cacheRatio !== null) return scenario.cacheRatio
+  return scenario.real.cpuMicrosPerRequest / scenario.cacheOff!.cpuMicrosPerRequest
 }
 
 export function scenarioChecks(scenario: ScenarioResult): Check[] {
@@ -153,7 +158,7 @@ export function scenarioChecks(scenario: ScenarioResult): Check[] {
   }
   const off = scenario.cacheOff
   if (off !== undefined && off !== null) {
-    const ratio = defaultCpu(scenario) / off.cpuMicrosPerRequest
+    const ratio = cacheRatio(scenario)
     checks.push(
       repeated
         ? {
@@ -375,10 +380,10 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
   return {
     header: [
       'scenario', 'distinct requests', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'answer cache hits', 'bare req/s', 'bare CPU us/req',
-      'CPU ratio', 'req/s ratio', 'cache off: req/s', 'cache off: p99 ms', 'cache off: CPU us/req', 'default again: CPU us/req',
-      'CPU default (mean of both) / cache off',
+      'CPU ratio', 'req/s ratio', 'rounds: default CPU us/req', 'rounds: cache off CPU us/req', 'rounds: cache off p99 ms',
+      'CPU default / cache off (median of rounds)',
     ],
-    rightAligned: [false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
+    rightAligned: [false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
     rows: scenarios.map((scenario) => [
       scenario.name,
       scenario.distinctRequests === undefined ? '' : formatInteger(scenario.distinctRequests),
@@ -393,13 +398,12 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       `${twoDecimals.format(scenario.cpuRatio)}x`,
       `${Math.round(scenario.requestsRatio * 100)}%`,
       ...(scenario.cacheOff === undefined || scenario.cacheOff === null
-        ? ['', '', '', '', '']
+        ? ['', '', '', '']
         : [
-            formatInteger(scenario.cacheOff.requestsPerSecond),
-            String(scenario.cacheOff.latencyP99Ms),
-            oneDecimal.format(scenario.cacheOff.cpuMicrosPerRequest),
             scenario.defaultAgain === undefined || scenario.defaultAgain === null ? '' : oneDecimal.format(scenario.defaultAgain.cpuMicrosPerRequest),
-            `${twoDecimals.format(defaultCpu(scenario) / scenario.cacheOff.cpuMicrosPerRequest)}x`,
+            oneDecimal.format(scenario.cacheOff.cpuMicrosPerRequest),
+            String(scenario.cacheOff.latencyP99Ms),
+            `${twoDecimals.format(cacheRatio(scenario))}x`,
           ]),
     ]),
   }
@@ -632,7 +636,7 @@ function renderMarkdown(table: Table): string {
 function tables(results: BenchResults): { title: string; table: Table }[] {
   return [
     {
-      title: `HTTP scenarios, the shipped defaults${settingsLabel(results)} (server vs bare uWS endpoint, same requests; "cache off": the same requests on the same data, \`PRICING_ANSWER_CACHE_ITEMS=0\`, then "default again" on a start with the defaults)`,
+      title: `HTTP scenarios, the shipped defaults${settingsLabel(results)} (server vs bare uWS endpoint, same requests; "rounds": a second server with \`PRICING_ANSWER_CACHE_ITEMS=0\` on a copy of the data, the query scenarios sent to both in 4 alternating rounds of 3 s)`,
       table: scenarioTable(results.scenarios),
     },
     { title: 'Ingest, memory, restart', table: figureTable(results) },

@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,7 +30,7 @@ import { runRetentionBench } from './retention.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
 import { accessLogChecks, changelogChecks, clusterChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
 import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult, type ScenarioDefinition } from './scenarios.js'
-import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, type TenantClient } from './server-process.js'
+import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, TenantClient } from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
 import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
 
@@ -140,49 +140,86 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
         targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
       })
     }
-    const { off, again } = await runCacheOff(server, client, definitions, options)
-    return results.map((result, index) => ({ ...result, cacheOff: off[index]!, defaultAgain: again[index]! }))
+    const { off, again, ratios } = await runCacheOff(server, client, definitions, options)
+    return results.map((result, index) => ({ ...result, cacheOff: off[index]!, defaultAgain: again[index]!, cacheRatio: ratios[index]! }))
   } finally {
     bare.child.kill('SIGTERM')
     await exited(bare.child)
   }
 }
 
+/** Alternating rounds of the cache comparison per query scenario, and each round's length. */
+const cacheRounds = { count: 4, seconds: 3 }
+
 /**
- * The query scenarios again on the same data with the answer cache off (a start with that one
- * setting changed), then on a start with the defaults again (the comparison takes the mean of the
- * two default runs around the one without, so that drift over the run does not count): what the
- * cache costs and gains.
+ * What the answer cache costs and gains: a second server with the answer cache off
+ * (`PRICING_ANSWER_CACHE_ITEMS=0`, that one setting changed) on a copy of the data directory,
+ * beside the server as shipped, and each query scenario sent to one, then the other, in
+ * alternating rounds. A shared machine's speed drifts by a third over minutes; the median of each
+ * round's ratio is the figure that drift does not swamp. `off` and `again` hold the two sides'
+ * mean figures over the rounds (the main table's figures come from the longer run before).
  */
 async function runCacheOff(
   server: PricingServer, client: TenantClient, definitions: readonly ScenarioDefinition[], options: RunOptions,
-): Promise<{ off: (LoadResult | null)[]; again: (LoadResult | null)[] }> {
-  const runQueries = async (label: string): Promise<(LoadResult | null)[]> => {
+): Promise<{ off: (LoadResult | null)[]; again: (LoadResult | null)[]; ratios: (number | null)[] }> {
+  await server.stop()
+  const copyDir = `${server.options.dataDir}-cache-off`
+  rmSync(copyDir, { recursive: true, force: true })
+  cpSync(server.options.dataDir, copyDir, { recursive: true })
+  const other = new PricingServer({ ...server.options, dataDir: copyDir, env: { ...server.options.env, ...cacheOffSetting } })
+  await server.start()
+  await server.waitReady()
+  await other.start()
+  await other.waitReady()
+  const off: (LoadResult | null)[] = []
+  const again: (LoadResult | null)[] = []
+  const ratios: (number | null)[] = []
+  try {
+    const otherClient = new TenantClient(other, client.slug, client.clientId, client.clientSecret)
     const headers = { authorization: `Bearer ${await client.refreshToken()}` }
-    const results: (LoadResult | null)[] = []
+    const otherHeaders = { authorization: `Bearer ${await otherClient.refreshToken()}` }
+    const load = { ...options.load, durationS: cacheRounds.seconds, warmupS: 1 }
     for (const definition of definitions) {
       if (definition.requests[0]!.method !== 'POST') {
-        results.push(null)
+        off.push(null)
+        again.push(null)
+        ratios.push(null)
         continue
       }
-      progress(`scenario ${definition.name}: server, ${label}`)
-      results.push(await measureLoad(server.url, server.pid, definition.requests, headers, options.load))
+      progress(`scenario ${definition.name}: shipped defaults and answer cache off, ${cacheRounds.count} alternating rounds`)
+      const defaults: LoadResult[] = []
+      const offs: LoadResult[] = []
+      for (let round = 0; round < cacheRounds.count; round++) {
+        defaults.push(await measureLoad(server.url, server.pid, definition.requests, headers, load))
+        offs.push(await measureLoad(other.url, other.pid, definition.requests, otherHeaders, load))
+      }
+      again.push(meanLoad(defaults))
+      off.push(meanLoad(offs))
+      const perRound = defaults.map((result, round) => result.cpuMicrosPerRequest / offs[round]!.cpuMicrosPerRequest).sort((a, b) => a - b)
+      ratios.push((perRound[(perRound.length - 1) >> 1]! + perRound[perRound.length >> 1]!) / 2)
     }
-    return results
-  }
-  await server.stop()
-  await server.start(cacheOffSetting)
-  await server.waitReady()
-  let off: (LoadResult | null)[]
-  try {
-    off = await runQueries('answer cache off')
   } finally {
-    await server.stop()
-    await server.start()
-    await server.waitReady()
+    await other.stop()
+    rmSync(copyDir, { recursive: true, force: true })
   }
-  const again = await runQueries('shipped defaults again')
-  return { off, again }
+  return { off, again, ratios }
+}
+
+/** The mean of load results (requests summed, rates and CPU per request weighted by requests). */
+function meanLoad(results: readonly LoadResult[]): LoadResult {
+  const requests = results.reduce((sum, result) => sum + result.requestCount, 0)
+  const weighted = (figure: (result: LoadResult) => number) => results.reduce((sum, result) => sum + figure(result) * result.requestCount, 0) / requests
+  return {
+    requestCount: requests,
+    requestsPerSecond: results.reduce((sum, result) => sum + result.requestsPerSecond, 0) / results.length,
+    latencyP50Ms: Math.max(...results.map((result) => result.latencyP50Ms)),
+    latencyP99Ms: Math.max(...results.map((result) => result.latencyP99Ms)),
+    latencyMaxMs: Math.max(...results.map((result) => result.latencyMaxMs)),
+    cpuMicrosPerRequest: weighted((result) => result.cpuMicrosPerRequest),
+    cpuCores: results.reduce((sum, result) => sum + result.cpuCores, 0) / results.length,
+    non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
+    errors: results.reduce((sum, result) => sum + result.errors, 0),
+  }
 }
 
 /** 10000000 -> '10m' (the cache folder's name). */
