@@ -32,13 +32,11 @@ import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { loadResult, type LoadResult } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request, spawnListening, TenantClient } from './server-process.js'
 import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
+import { flagValue } from './flags.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const argv = process.argv.slice(2)
-const flag = (name: string): string | undefined => {
-  const index = argv.indexOf(`--${name}`)
-  return index < 0 ? undefined : argv[index + 1]
-}
+const flag = (name: string): string | undefined => flagValue(argv, name)
 const shape: WorkloadShape = { ...defaultShape, skuCount: Number(flag('skus') ?? 5_000) }
 const seconds = Number(flag('seconds') ?? 5)
 const warmupS = Number(flag('warmup') ?? 2)

@@ -21,14 +21,12 @@ import { batchItemCount, generate, ingestConcurrency } from './generate.js'
 import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { PricingServer, provisionTenant } from './server-process.js'
 import { defaultShape, pricelists } from './workload.js'
+import { flagValue } from './flags.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const repositoryRoot = path.resolve(buildRoot, '..')
 const argv = process.argv.slice(2)
-const flag = (name: string): string | undefined => {
-  const index = argv.indexOf(`--${name}`)
-  return index < 0 ? undefined : argv[index + 1]
-}
+const flag = (name: string): string | undefined => flagValue(argv, name)
 const versionCount = Number(flag('versions') ?? 300_000)
 const runCount = Number(flag('runs') ?? 1)
 const top = Number(flag('top') ?? 15)

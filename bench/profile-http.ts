@@ -23,14 +23,12 @@ import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { measureLoad, scenarioDefinitions } from './scenarios.js'
 import { answerCacheCounts, PricingServer, provisionTenant, TenantClient } from './server-process.js'
 import { defaultShape } from './workload.js'
+import { flagValue } from './flags.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const repositoryRoot = path.resolve(buildRoot, '..')
 const argv = process.argv.slice(2)
-const flag = (name: string): string | undefined => {
-  const index = argv.indexOf(`--${name}`)
-  return index < 0 ? undefined : argv[index + 1]
-}
+const flag = (name: string): string | undefined => flagValue(argv, name)
 const scenarioName = flag('scenario') ?? 'query-100'
 const shape = { ...defaultShape, skuCount: Number(flag('skus') ?? defaultShape.skuCount) }
 const seconds = Number(flag('seconds') ?? 8)
