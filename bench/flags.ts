@@ -8,3 +8,10 @@ export function flagValue(argv: readonly string[], name: string): string | undef
   const index = argv.indexOf(`--${name}`)
   return index < 0 ? undefined : argv[index + 1]
 }
+
+/** Every value after a repeated `--name` in `argv`, in order. */
+export function flagValues(argv: readonly string[], name: string): string[] {
+  const values: string[] = []
+  for (let index = 0; index < argv.length - 1; index++) if (argv[index] === `--${name}`) values.push(argv[index + 1]!)
+  return values
+}

@@ -9,7 +9,8 @@
  * Chrome's DevTools).
  * `--scenario ingest` profiles the price ingest of a fresh copy of the workload instead.
  * Flags: --scenario get|query-100|query-1000|ingest (query-100), --skus N (100,000), --seconds S (8),
- * --connections N (64), --data DIR, --top N (25), --cache-off, --no-profile (the figures only).
+ * --connections N (64), --data DIR, --top N (25), --cache-off, --no-profile (the figures only),
+ * --env NAME=VALUE (repeatable: a server setting besides the defaults, named in the figures' label).
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -23,7 +24,7 @@ import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { measureLoad, scenarioDefinitions } from './scenarios.js'
 import { answerCacheCounts, PricingServer, provisionTenant, TenantClient } from './server-process.js'
 import { defaultShape } from './workload.js'
-import { flagValue } from './flags.js'
+import { flagValue, flagValues } from './flags.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const repositoryRoot = path.resolve(buildRoot, '..')
@@ -51,8 +52,10 @@ const profileDir = path.join(workDir, 'cpu-profiles')
 const cacheOff = argv.includes('--cache-off')
 const profiling = !argv.includes('--no-profile')
 // The shipped defaults but the FX feed (no network here), as `npm run bench` runs the server.
-const env: Record<string, string> = { PRICING_FX_FEED_URL: '', ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}) }
-const label = cacheOff ? ' (PRICING_ANSWER_CACHE_ITEMS=0)' : ' (shipped defaults)'
+const extraSettings = flagValues(argv, 'env').map((setting) => setting.split('=') as [string, string])
+const env: Record<string, string> = { PRICING_FX_FEED_URL: '', ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}), ...Object.fromEntries(extraSettings) }
+const labelled = [...(cacheOff ? ['PRICING_ANSWER_CACHE_ITEMS=0'] : []), ...extraSettings.map(([name, value]) => `${name}=${value}`)]
+const label = labelled.length > 0 ? ` (${labelled.join(', ')})` : ' (shipped defaults)'
 
 try {
   let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null
