@@ -636,7 +636,7 @@ function renderMarkdown(table: Table): string {
 function tables(results: BenchResults): { title: string; table: Table }[] {
   return [
     {
-      title: `HTTP scenarios, the shipped defaults${settingsLabel(results)} (server vs bare uWS endpoint, same requests; "rounds": a second server with \`PRICING_ANSWER_CACHE_ITEMS=0\` on a copy of the data, the query scenarios sent to both in 4 alternating rounds of 3 s)`,
+      title: `HTTP scenarios, the shipped defaults${settingsLabel(results)} (server vs bare uWS endpoint, same requests; "rounds": a second server with \`PRICING_ANSWER_CACHE_ITEMS=0\` on a copy of the data, the query scenarios sent to both, one unmeasured round each, then 6 rounds of 3 s with the side that goes first alternating)`,
       table: scenarioTable(results.scenarios),
     },
     { title: 'Ingest, memory, restart', table: figureTable(results) },

@@ -149,13 +149,14 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
 }
 
 /** Alternating rounds of the cache comparison per query scenario, and each round's length. */
-const cacheRounds = { count: 4, seconds: 3 }
+const cacheRounds = { count: 6, seconds: 3 }
 
 /**
  * What the answer cache costs and gains: a second server with the answer cache off
  * (`PRICING_ANSWER_CACHE_ITEMS=0`, that one setting changed) on a copy of the data directory,
- * beside the server as shipped, and each query scenario sent to one, then the other, in
- * alternating rounds. A shared machine's speed drifts by a third over minutes; the median of each
+ * beside the server as shipped (both started afresh), and each query scenario sent to both in
+ * rounds: one unmeasured round each (their VAT columns and rows fill), then rounds in which the
+ * side that goes first alternates. A shared machine's speed drifts by a third over minutes; the median of each
  * round's ratio is the figure that drift does not swamp. `off` and `again` hold the two sides'
  * mean figures over the rounds (the main table's figures come from the longer run before).
  */
@@ -189,9 +190,20 @@ async function runCacheOff(
       progress(`scenario ${definition.name}: shipped defaults and answer cache off, ${cacheRounds.count} alternating rounds`)
       const defaults: LoadResult[] = []
       const offs: LoadResult[] = []
+      const onDefault = () => measureLoad(server.url, server.pid, definition.requests, headers, load)
+      const onOff = () => measureLoad(other.url, other.pid, definition.requests, otherHeaders, load)
+      // One round each unmeasured first: both fill their VAT columns and rows before any figure.
+      await onDefault()
+      await onOff()
+      // Which side goes first alternates (ABBA): drift within a round favours neither.
       for (let round = 0; round < cacheRounds.count; round++) {
-        defaults.push(await measureLoad(server.url, server.pid, definition.requests, headers, load))
-        offs.push(await measureLoad(other.url, other.pid, definition.requests, otherHeaders, load))
+        if (round % 2 === 0) {
+          defaults.push(await onDefault())
+          offs.push(await onOff())
+        } else {
+          offs.push(await onOff())
+          defaults.push(await onDefault())
+        }
       }
       again.push(meanLoad(defaults))
       off.push(meanLoad(offs))
