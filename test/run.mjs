@@ -42,11 +42,22 @@ function nodeBinaries() {
 }
 
 /**
- * Suites that SIGKILL the server over and over to check what LMDB and the restore keep (minutes
- * each): they test the storage's crash safety, not the runtime, so with several Node.js versions
- * they run on the first only, which keeps CI within its time.
+ * Suites that test what the storage keeps (LMDB, files, the restore) across SIGKILLs, a full disk
+ * and restarts (minutes of kills and restarts together): they test the storage and the operating
+ * system, not the runtime, so with several Node.js versions they run on the first only, which keeps
+ * CI within its time. Everything else runs on every version.
  */
-const crashSuites = ['test/torture.test.js', 'test/backup/kill-during-restore.test.js', 'test/backup/kill-during-large-restore.test.js']
+const storageSuites = [
+  'test/torture.test.js',
+  'test/backup/kill-during-restore.test.js',
+  'test/backup/kill-during-large-restore.test.js',
+  'test/backup/kill-during-backup.test.js',
+  'test/durability.test.js',
+  'test/disk-full.test.js',
+  'test/data-dir.test.js',
+  'test/webhook-durability.test.js',
+  'test/book-snapshot.test.js',
+]
 
 /** Every compiled suite (paths from the root, as tap's glob gives them) but `left` (paths under the build folder). */
 function suitesBut(left) {
@@ -57,7 +68,7 @@ function suitesBut(left) {
     .sort()
 }
 
-/** Runs every suite on one Node binary (`first`: also the crash suites); answers its pass and fail counts. */
+/** Runs every suite on one Node binary (`first`: also the storage suites); answers its pass and fail counts. */
 function runSuites(node, first) {
   const tapArgs = [
     path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
@@ -65,7 +76,7 @@ function runSuites(node, first) {
     '--reporter=tap',
     '--jobs=2',
     '--timeout=300',
-    ...(files.length > 0 ? files : first ? [`${buildDir}/test/**/*.test.js`] : suitesBut(crashSuites)),
+    ...(files.length > 0 ? files : first ? [`${buildDir}/test/**/*.test.js`] : suitesBut(storageSuites)),
   ]
   console.log(`# running the suites on ${node.name} (${node.path})`)
   return new Promise((resolve) => {
