@@ -17,12 +17,13 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * 128 bits of SHA-256 over a text, in hex. The one-shot `crypto.hash` (Node 20.12+) costs about half
- * of createHash/update/digest for short texts, which matters once per written item.
+ * of createHash/update/digest for short texts, which matters once per written item; which of the
+ * two is chosen once, not per call.
  */
-export function sha256Hex128(text: string): string {
-  if (typeof crypto.hash === 'function') return crypto.hash('sha256', text, 'hex').slice(0, 32)
-  return crypto.createHash('sha256').update(text).digest('hex').slice(0, 32)
-}
+export const sha256Hex128: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex').slice(0, 32)
+    : (text) => crypto.createHash('sha256').update(text).digest('hex').slice(0, 32)
 
 /** 128 bits of SHA-256 over the canonical JSON, in hex. */
 export function contentHash(value: unknown): string {

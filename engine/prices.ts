@@ -862,16 +862,26 @@ export function sameContent(left: PriceContent | null, right: PriceContent | nul
  * through the generic walk (sorted keys: breaks, fields, sales; a break's: kind, quantity, value).
  */
 export function priceContentHash(content: PriceContent): string {
-  let breaks = 'null'
-  if (content.breaks !== null) {
-    breaks = `[${content.breaks.map((entry) => `{"kind":${entry.kind},"quantity":${entry.quantity},"value":${entry.value}}`).join(',')}]`
+  // Appended piece by piece (no array, closure or join per price: this runs once per written version).
+  let text = '{"breaks":'
+  const breaks = content.breaks
+  if (breaks === null) text += 'null'
+  else {
+    for (let index = 0; index < breaks.length; index++) {
+      const entry = breaks[index]!
+      text += `${index === 0 ? '[' : ','}{"kind":${entry.kind},"quantity":${entry.quantity},"value":${entry.value}}`
+    }
+    text += breaks.length === 0 ? '[]' : ']'
   }
-  let fields = 'null'
-  if (content.fields !== null) {
-    const values = content.fields
-    fields = `{${Object.keys(values).sort().map((name) => `${JSON.stringify(name)}:${values[name]}`).join(',')}}`
+  text += ',"fields":'
+  const values = content.fields
+  if (values === null) text += 'null'
+  else {
+    const names = Object.keys(values).sort()
+    for (let index = 0; index < names.length; index++) text += `${index === 0 ? '{' : ','}${JSON.stringify(names[index])}:${values[names[index]!]}`
+    text += names.length === 0 ? '{}' : '}'
   }
-  return sha256Hex128(`{"breaks":${breaks},"fields":${fields},"sales":${content.sales}}`)
+  return sha256Hex128(`${text},"sales":${content.sales}}`)
 }
 
 /** A planned price write: the pair's new version list and its change type. */

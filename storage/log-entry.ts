@@ -60,19 +60,41 @@ export function entryChecksum(
 }
 
 export function makeEntry(sequence: number, content: EntryContent, previousChecksum: string): LogEntry {
-  const entry: LogEntry = {
+  return makeEntryOf(
+    sequence, content.entityType, content.changeType, content.entityCode, content.compositeKey,
+    content.changedAt, content.changedBy, content.contentHash, previousChecksum,
+  )
+}
+
+/**
+ * As makeEntry, from the fields themselves: a price write (one entry per version) builds its entry
+ * without an EntryContent object first.
+ */
+export function makeEntryOf(
+  sequence: number,
+  entityType: LogEntry['entityType'],
+  changeType: ChangeType,
+  entityCode: string,
+  compositeKey: string | null,
+  changedAt: number,
+  changedBy: string,
+  contentHash: string,
+  previousChecksum: string,
+): LogEntry {
+  const entry: { -readonly [Field in keyof LogEntry]: LogEntry[Field] } = {
     schemaVersion: logSchemaVersion,
     sequence,
-    entityType: content.entityType,
-    changeType: content.changeType,
-    entityCode: content.entityCode,
-    compositeKey: content.compositeKey,
-    changedAt: content.changedAt,
-    changedBy: content.changedBy,
-    contentHash: content.contentHash,
+    entityType,
+    changeType,
+    entityCode,
+    compositeKey,
+    changedAt,
+    changedBy,
+    contentHash,
     previousChecksum,
-    checksum: entryChecksum(sequence, content, previousChecksum),
+    checksum: '',
   }
+  entry.checksum = entryChecksum(sequence, entry, previousChecksum)
   // The checksum was just computed from these very fields: recomputing it would prove nothing.
   verifyShape(entry)
   return entry
@@ -113,22 +135,30 @@ export function isRawEntry(bytes: Uint8Array): boolean {
  * (about 0.8 us and 170 bytes an entry; field names are not repeated in every entry).
  */
 export function encodeEntries(entries: readonly LogEntry[]): Buffer[] {
-  return entries.map((entry) =>
-    packr.pack([
-      entry.schemaVersion,
-      entry.sequence,
-      entry.entityType,
-      entry.changeType,
-      entry.entityCode,
-      entry.compositeKey,
-      entry.changedAt,
-      entry.changedBy,
-      entry.contentHash,
-      entry.previousChecksum,
-      entry.checksum,
-    ]),
-  )
+  const stored = new Array<Buffer>(entries.length)
+  // One array refilled per entry: msgpackr reads it during pack() only, so no array per entry.
+  const fields = packFields
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index]!
+    fields[0] = entry.schemaVersion
+    fields[1] = entry.sequence
+    fields[2] = entry.entityType
+    fields[3] = entry.changeType
+    fields[4] = entry.entityCode
+    fields[5] = entry.compositeKey
+    fields[6] = entry.changedAt
+    fields[7] = entry.changedBy
+    fields[8] = entry.contentHash
+    fields[9] = entry.previousChecksum
+    fields[10] = entry.checksum
+    stored[index] = packr.pack(fields)
+  }
+  fields.fill(null)
+  return stored
 }
+
+/** The scratch array `encodeEntries` packs each entry from, in the stored order of the fields. */
+const packFields: (string | number | null)[] = new Array(11).fill(null)
 
 /** Reads a stored entry (msgpackr array, or the binary form of earlier builds). */
 export function decodeStoredEntry(bytes: Uint8Array): LogEntry {

@@ -25,7 +25,9 @@ import { assert } from '../engine/assert.js'
 import { entityTypes, type Catalog, type CatalogType, type Change } from '../engine/catalog.js'
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
-import { changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, verifyEntry, type EntryContent, type LogEntry } from './log-entry.js'
+import {
+  changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, makeEntryOf, verifyEntry, type EntryContent, type LogEntry,
+} from './log-entry.js'
 import {
   packCatalog, readBookSnapshot, removeBookSnapshot, writeBookSnapshot, type SnapshotStamp,
 } from './book-snapshot.js'
@@ -362,16 +364,15 @@ export class TenantStore {
     if (reopening !== null) return reopening.then(() => this.commit(changes, extra, prices, meta))
     const entries: LogEntry[] = []
     for (const change of changes) entries.push(this.#append(changeContent(change)))
+    const versionLists: (readonly PriceVersion[])[] = []
     for (const change of prices) {
-      entries.push(this.#append({
-        entityType: 'price',
-        changeType: change.changeType,
-        entityCode: change.sku,
-        compositeKey: change.pricelist,
-        changedAt: change.at,
-        changedBy: change.by,
-        contentHash: change.hash,
-      }))
+      const entry = makeEntryOf(
+        this.#sequence + 1, 'price', change.changeType, change.sku, change.pricelist, change.at, change.by, change.hash, this.#checksum,
+      )
+      this.#sequence = entry.sequence
+      this.#checksum = entry.checksum
+      entries.push(entry)
+      if (change.versions.length > 0) versionLists.push(change.versions)
     }
     for (const content of extra) entries.push(this.#append(content))
     const sequence = this.#sequence
@@ -379,7 +380,7 @@ export class TenantStore {
     // later, which these keys and plain values do not, would leave a partial batch queued; lmdb-js
     // commits a batch only when the event turn ends, and TenantRuntime.commit exits before that.)
     // A change without versions removes its key (a restore of a backup that never held it).
-    const records = encodePriceRecords(prices.filter((change) => change.versions.length > 0).map((change) => change.versions), this.#actors)
+    const records = encodePriceRecords(versionLists, this.#actors)
     const actors = this.#actors.takeGrowth()
     const stored = encodeEntries(entries)
     const oldest = this.#evict(entries[0]?.sequence ?? this.#sequence + 1)

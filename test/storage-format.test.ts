@@ -11,7 +11,8 @@ import { open } from 'lmdb'
 import { Packr } from 'msgpackr'
 import t, { type Test } from 'tap'
 import { Catalog } from '../engine/catalog.js'
-import { PriceBook, type PriceVersion } from '../engine/prices.js'
+import { contentHash } from '../engine/hash.js'
+import { PriceBook, priceContentHash, type PriceContent, type PriceVersion } from '../engine/prices.js'
 import { decodeEntry, decodeStoredEntry, encodeBinaryEntries as encodeEntries, encodeEntries as encodeArrayEntries, isBinaryEntry, isRawEntry, makeEntry, type LogEntry } from '../storage/log-entry.js'
 import { environmentOptions } from '../storage/options.js'
 import { ActorTable, decodePriceRecord, encodePriceRecords, measurePriceRecord } from '../storage/price-record.js'
@@ -213,4 +214,18 @@ t.test('a startup load allocates the price book once, at its size plus the fit h
     t.same(book.versions(change.pricelist, change.sku), change.versions, `${change.sku} reads back`)
   }
   t.equal(book.livePairCount, 3_000 - Math.ceil(3_000 / 7))
+})
+
+t.test("a price's content hash is the canonical JSON's hash, as stored entries hold it", async (t) => {
+  // Pinned: entries written by earlier builds hold this value for this content.
+  t.equal(priceContentHash({ sales: 1, fields: null, breaks: null }), 'e5ad71e367cd8b09701609c8e9fdb07f')
+  const contents: PriceContent[] = [
+    { sales: -5, fields: {}, breaks: [] },
+    { sales: 129_900, fields: { b: 1, a: 2, 'é"x': 3 }, breaks: null },
+    { sales: 129_900, fields: null, breaks: [{ quantity: 10_000, kind: 1, value: 950_000 }, { quantity: 1_000_000, kind: 0, value: 12 }] },
+  ]
+  for (const content of contents) {
+    t.equal(priceContentHash(content), contentHash({ sales: content.sales, fields: content.fields, breaks: content.breaks }), JSON.stringify(content))
+  }
+  t.not(priceContentHash(contents[1]!), priceContentHash({ ...contents[1]!, fields: { b: 2, a: 1, 'é"x': 3 } }), 'values swapped between fields differ')
 })
