@@ -240,7 +240,9 @@ export class PriceContext {
   }
 
   hasBundleRule(sku: string): boolean {
-    return this.#bundleSkus.has(sku)
+    // Most tenants have no bundle rules: then no SKU string is hashed for the look-up (a query's
+    // SKUs arrive as new strings, and each inherited price asks).
+    return this.#bundleSkus.size !== 0 && this.#bundleSkus.has(sku)
   }
 
   /** What rule filters and expressions see as `article`, once per SKU and request. */
