@@ -228,12 +228,15 @@ export class QueryPool {
   warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
     // One tenant at a time: two tenants' warm-ups at once could each hold one worker at its barrier,
     // waiting for a sibling queued behind the other's.
-    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query))
+    this.#warmsQueued++
+    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query)).finally(() => this.#warmsQueued--)
     this.#warming = warmed.catch(() => undefined)
     return warmed
   }
 
   #warming: Promise<unknown> = Promise.resolve()
+  /** Warm-ups queued or running: the last of a start's collects the workers' garbage (WarmTask `collect`). */
+  #warmsQueued = 0
 
   async #warmNow(
     tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
@@ -245,7 +248,7 @@ export class QueryPool {
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, catalog(), 'warm')
     const parties = this.threads
     const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
-    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
+    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs, collect: this.#warmsQueued === 1 } as const
     const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
     return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
   }

@@ -20,7 +20,7 @@ import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 3
+export const protocolVersion = 4
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -105,6 +105,12 @@ export interface WarmTask extends TaskHeader {
   readonly barrier: Int32Array
   readonly parties: number
   readonly waitMs: number
+  /**
+   * Whether to collect the worker's garbage before arriving at the barrier: set on the last
+   * warm-up queued (a start warms its tenants one after another), so that a worker counts as ready
+   * without the decode's garbage and grown heap, which an idle worker keeps (workers/idle-collection.ts).
+   */
+  readonly collect: boolean
 }
 
 export type WarmTaskResult = { readonly kind: 'warm'; readonly met: boolean } | { readonly kind: 'need_snapshot' }

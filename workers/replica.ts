@@ -9,6 +9,7 @@ import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
 import { unpackCatalog } from '../storage/book-snapshot.js'
+import { IdleCollection } from './idle-collection.js'
 import { replicationChannelName, type OnlineMessage, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
 /** What the replication channel carries. */
@@ -44,6 +45,8 @@ export class ReplicaSet {
   readonly #channel = new BroadcastChannel(replicationChannelName)
   readonly #replicas = new Map<string, TenantReplica>()
   readonly #buffered = new Map<string, SyncMessage[] | 'overflow'>()
+  /** Replication leaves garbage (a snapshot's decode, past column generations) that an idle worker would keep. */
+  readonly collection = new IdleCollection()
 
   constructor() {
     // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
@@ -69,6 +72,7 @@ export class ReplicaSet {
   }
 
   #receive(message: SyncMessage): void {
+    this.collection.noteWork()
     const replica = this.#replicas.get(message.tenant)
     if (replica !== undefined) {
       if (message.sequence === replica.sequence + 1) replica.apply(message)
@@ -88,6 +92,7 @@ export class ReplicaSet {
   install(tenant: string, snapshot: Snapshot): TenantReplica | null {
     const existing = this.#replicas.get(tenant)
     if (existing !== undefined && existing.sequence >= snapshot.sequence) return existing
+    this.collection.noteWork()
     const replica = new TenantReplica(snapshot)
     const buffer = this.#buffered.get(tenant)
     this.#buffered.delete(tenant)
