@@ -297,10 +297,8 @@ export class TenantStore {
     } catch (error) {
       return notUsed('ignored', error instanceof Error ? error.message : String(error))
     }
-    for (const [type, key, versions] of found.catalog) {
-      for (const version of versions) internWriter(version, writers)
-      catalog.apply(type, key, versions)
-    }
+    for (const entry of found.catalog) for (const version of entry[2]) internWriter(version, writers)
+    catalog.load(found.catalog)
     const ms = Math.round(performance.now() - started)
     this.lastLoad = { snapshot: 'used', reason: null, bytes: found.bytes, ms, catalog: found.catalogBytes }
     await this.#remap()

@@ -8,7 +8,7 @@
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
-import { unpackCatalog } from '../storage/book-snapshot.js'
+import { catalogParts, packEntries, unpackEntries, type CatalogEntries } from '../storage/book-snapshot.js'
 import { IdleCollection } from './idle-collection.js'
 import { replicationChannelName, type OnlineMessage, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
 
@@ -23,21 +23,48 @@ export class TenantReplica {
   readonly catalog = new Catalog()
   readonly prices: PriceReplica
 
+  /**
+   * Article changes received while the articles are still packed, packed in turn (in order): a
+   * live ingest of articles does not grow the worker's heap until something reads them.
+   */
+  #pendingArticles: Buffer[] = []
+
   constructor(snapshot: Snapshot) {
     this.sequence = snapshot.sequence
-    for (const [type, key, versions] of unpackCatalog(snapshot.catalog)) this.catalog.apply(type, key, versions)
+    const { articles, others } = catalogParts(snapshot.catalog)
+    this.catalog.load(unpackEntries(others))
+    // Decoded at the first read of an article (a pricelist's rules, an article search: the warm-up
+    // query runs the rules before the worker counts as ready). A copy of the part alone, so that
+    // the rest of the snapshot's bytes can go.
+    const packed = articles.slice()
+    this.catalog.defer('article', () => {
+      this.catalog.load(unpackEntries(packed))
+      for (const changes of this.#pendingArticles) this.#applyChanges(unpackEntries(changes))
+      this.#pendingArticles = []
+    })
     this.prices = new PriceReplica(snapshot.columns, snapshot.dictionary)
   }
 
   apply(message: SyncMessage): void {
-    for (const [type, key, versions] of message.changes) {
-      // No versions: the key was removed (a restore of a backup that never held it).
-      if (versions.length === 0) this.catalog.remove(type, key)
-      else this.catalog.apply(type, key, versions)
+    if (!this.catalog.isDeferred('article')) this.#applyChanges(message.changes)
+    else {
+      const articles: CatalogEntries = []
+      const others: CatalogEntries = []
+      for (const change of message.changes) (change[0] === 'article' ? articles : others).push(change)
+      if (articles.length > 0) this.#pendingArticles.push(packEntries(articles))
+      this.#applyChanges(others)
     }
     this.prices.append(message.dictionary)
     if (message.columns !== null) this.prices.setColumns(message.columns)
     this.sequence = message.sequence
+  }
+
+  #applyChanges(changes: SyncMessage['changes']): void {
+    for (const [type, key, versions] of changes) {
+      // No versions: the key was removed (a restore of a backup that never held it).
+      if (versions.length === 0) this.catalog.remove(type, key)
+      else this.catalog.apply(type, key, versions)
+    }
   }
 }
 
