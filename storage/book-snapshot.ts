@@ -230,7 +230,7 @@ export type SnapshotRead =
   | {
       readonly kind: 'used'
       readonly image: BookImage
-      readonly catalog: CatalogEntries
+      /** The catalogue section, not decoded yet (`unpackCatalog`): the caller may hand it on first. */
       readonly catalogBytes: Uint8Array
       readonly bytes: number
     }
@@ -340,7 +340,7 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
     extras,
     index: index.map((array) => (array === null ? null : wholeOf(array))),
   }
-  return { kind: 'used', image, catalog: unpackCatalog(catalogBytes), catalogBytes, bytes: size }
+  return { kind: 'used', image, catalogBytes, bytes: size }
 }
 
 /** The used part of a freshly read section, as its typed array. */

@@ -2,16 +2,18 @@
  * A worker's tenant replica (workers/replica.ts) holds less than the main thread's catalogue until
  * something reads it: the articles stay packed until a rule or a search reads one, and the article
  * changes of sync messages meanwhile are kept packed too. Whatever is read then must equal the main
- * thread's catalogue after the same changes. Also: `Catalog.load`, the bulk form of `apply` that a
+ * thread's catalogue after the same changes. A catalogue built from a prefetch (a snapshot file's
+ * bytes, sent before the main thread decodes them) serves only the snapshot that names it. Also: `Catalog.load`, the bulk form of `apply` that a
  * start and a replica use, leaves the same catalogue as `apply` entry by entry.
  */
+import { BroadcastChannel } from 'node:worker_threads'
 import t from 'tap'
 import { Catalog, compositeKey, type Article, type CatalogType, type Change } from '../engine/catalog.js'
 import { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { packCatalog } from '../storage/book-snapshot.js'
-import type { SyncMessage } from '../workers/protocol.js'
-import { TenantReplica } from '../workers/replica.js'
+import { replicationChannelName, type PrefetchMessage, type SnapshotMessage, type SyncMessage } from '../workers/protocol.js'
+import { ReplicaSet, TenantReplica } from '../workers/replica.js'
 
 const day = 86_400_000
 const start = Date.UTC(2026, 0, 1)
@@ -37,7 +39,7 @@ function sourceCatalog(count: number): Catalog {
 }
 
 function snapshotOf(catalog: Catalog, book: PriceBook): ConstructorParameters<typeof TenantReplica>[0] {
-  return { sequence: 0, catalog: packCatalog(catalog.entries()), dictionary: book.dictionaryDelta(0, 0), columns: book.sharedColumns() }
+  return { sequence: 0, catalog: packCatalog(catalog.entries()), prepared: null, dictionary: book.dictionaryDelta(0, 0), columns: book.sharedColumns() }
 }
 
 /** Every entry of a type as [key, versions], in key order. */
@@ -113,4 +115,35 @@ t.test('Catalog.load leaves what apply leaves entry by entry', async (t) => {
   t.equal(loaded.liveCount('article'), 30, 'the deleted one is live again')
   t.equal(loaded.liveCount('article'), applied.liveCount('article'))
   t.equal(loaded.revision('article'), applied.revision('article'))
+})
+
+t.test('a prefetched catalogue serves the snapshot that names its token, and no other', async (t) => {
+  const replicas = new ReplicaSet()
+  const channel = new BroadcastChannel(replicationChannelName)
+  t.teardown(() => {
+    replicas.close()
+    channel.close()
+  })
+  const book = new PriceBook()
+  const prefetched = sourceCatalog(12)
+  const other = sourceCatalog(5)
+  const prefetch: PrefetchMessage = { kind: 'prefetch', tenant: 'a', token: 7, catalog: packCatalog(prefetched.entries()) }
+  // The snapshot's own bytes differ from the prefetch's here, so the catalogue shows which was used.
+  const named: SnapshotMessage = { kind: 'snapshot', tenant: 'a', snapshot: { ...snapshotOf(other, book), prepared: 7 } }
+  channel.postMessage(prefetch)
+  channel.postMessage(named)
+  const settled = async (tenant: string): Promise<TenantReplica> => {
+    for (let wait = 0; wait < 200 && replicas.get(tenant) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 10))
+    return replicas.get(tenant)!
+  }
+  const used = await settled('a')
+  t.same(table(used.catalog, 'article_taxclass'), table(prefetched, 'article_taxclass'), 'built from the prefetch')
+  t.same(table(used.catalog, 'article'), table(prefetched, 'article'), 'its articles too')
+
+  const mismatch: SnapshotMessage = { kind: 'snapshot', tenant: 'b', snapshot: { ...snapshotOf(other, book), prepared: 8 } }
+  channel.postMessage({ ...prefetch, tenant: 'b', token: 9 } satisfies PrefetchMessage)
+  channel.postMessage(mismatch)
+  const decoded = await settled('b')
+  t.same(table(decoded.catalog, 'article_taxclass'), table(other, 'article_taxclass'), "another token: the snapshot's own bytes")
+  t.equal(decoded.catalog.keys('article').length, 5)
 })

@@ -20,7 +20,7 @@ import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 4
+export const protocolVersion = 5
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -36,6 +36,19 @@ export interface SnapshotMessage {
   readonly kind: 'snapshot'
   readonly tenant: string
   readonly snapshot: Snapshot
+}
+
+/**
+ * A snapshot file's catalogue bytes, sent as soon as the file passed its checks, so that the
+ * workers build the catalogue part of their replicas while the main thread decodes its own. A
+ * worker keeps what it built under `token` and uses it only for a snapshot that names that token
+ * (`Snapshot.prepared`); the next snapshot of the tenant drops it either way.
+ */
+export interface PrefetchMessage {
+  readonly kind: 'prefetch'
+  readonly tenant: string
+  readonly token: number
+  readonly catalog: Uint8Array
 }
 
 /**
@@ -55,6 +68,8 @@ export interface Snapshot {
    * from the snapshot file's bytes.
    */
   readonly catalog: Uint8Array
+  /** The token of a `PrefetchMessage` of these same catalogue bytes, or null. */
+  readonly prepared: number | null
   readonly dictionary: DictionaryDelta
   readonly columns: SharedColumns
 }
