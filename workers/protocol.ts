@@ -6,7 +6,8 @@
  * per-tenant sequence. A worker builds a tenant's replica once from a `Snapshot` (broadcast when the
  * tenant is loaded, before /readyz answers 200, or sent with a task after a gap),
  * then applies the numbered messages after it. Prices themselves are never sent: they are in
- * shared memory.
+ * shared memory. At a start from a snapshot file, the file's catalogue goes out first on its own
+ * (`PrefetchMessage`), so that the workers build that part while the main thread decodes it.
  * Freshness: a task carries the sequence current when it was dispatched; a worker answers only
  * once its replica has applied that sequence, so it never answers from state older than the
  * caller's writes.
