@@ -80,7 +80,8 @@ const server = new PricingServer({
   shippedDefaults: true,
 })
 try {
-  process.stdout.write(`memory: ${skuCount.toLocaleString('en-US')} SKUs, server ${path.relative(process.cwd(), serverRoot) || '.'}\n`)
+  const build = path.relative(process.cwd(), serverRoot) || '.'
+  process.stdout.write(`memory: ${skuCount.toLocaleString('en-US')} SKUs, server ${build}\n`)
   await server.start()
   await server.waitReady()
   const client = await provisionTenant(server, 'bench')
@@ -95,7 +96,8 @@ try {
   await restart(server)
   const restarted = await reading(server, 'after a restart on that data')
   const perVersion = (at: 'now' | 'later'): string =>
-    `after the ingest ${((live[at] - empty[at]) / versions).toFixed(0)} bytes, after the restart ${((restarted[at] - empty[at]) / versions).toFixed(0)} bytes`
+    `after the ingest ${((live[at] - empty[at]) / versions).toFixed(0)} bytes, ` +
+    `after the restart ${((restarted[at] - empty[at]) / versions).toFixed(0)} bytes`
   process.stdout.write(`RSS growth per price version over the empty server, as the bench reads it: ${perVersion('now')}; ` +
     `${laterMs / 1000} s later: ${perVersion('later')}\n`)
 } finally {

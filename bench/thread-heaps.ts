@@ -30,14 +30,17 @@ interface Reply {
 
 const heapExpression = `(() => {
   const heap = process.getBuiltinModule('node:v8').getHeapStatistics()
-  return JSON.stringify({ used: heap.used_heap_size, total: heap.total_heap_size, arrayBuffers: process.memoryUsage().arrayBuffers })
+  const arrayBuffers = process.memoryUsage().arrayBuffers
+  return JSON.stringify({ used: heap.used_heap_size, total: heap.total_heap_size, arrayBuffers })
 })()`
 
 async function debuggerUrl(pid: number): Promise<string> {
   process.kill(pid, 'SIGUSR1')
   const deadline = Date.now() + 5_000
   for (;;) {
-    const targets = await fetch(inspectorUrl).then((answer) => answer.json() as Promise<{ webSocketDebuggerUrl: string }[]>).catch(() => null)
+    const targets = await fetch(inspectorUrl)
+      .then((answer) => answer.json() as Promise<{ webSocketDebuggerUrl: string }[]>)
+      .catch(() => null)
     if (targets !== null && targets.length > 0) return targets[0]!.webSocketDebuggerUrl
     if (Date.now() > deadline) throw new Error(`process ${pid} did not open its inspector on 127.0.0.1:9229`)
     await new Promise((resolve) => setTimeout(resolve, 50))

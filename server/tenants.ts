@@ -149,7 +149,8 @@ export class TenantRuntime {
     // A snapshot file's catalogue goes to the query workers before this thread decodes it: they
     // build their replicas' catalogues meanwhile, for the warm-up (workers/pool.ts `prefetch`).
     const pool = this.queryPool
-    this.store.onSnapshotCatalog = pool === null ? null : (bytes) => (this.#prefetched = pool.prefetch(this.slug, bytes))
+    this.store.onSnapshotCatalog =
+      pool === null ? null : (bytes) => (this.#prefetched = pool.prefetch(this.slug, bytes))
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
     this.store.onSnapshotCatalog = null
     this.#loadedChangeCount = this.prices.changeCount

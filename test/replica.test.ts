@@ -3,8 +3,9 @@
  * something reads it: the articles stay packed until a rule or a search reads one, and the article
  * changes of sync messages meanwhile are kept packed too. Whatever is read then must equal the main
  * thread's catalogue after the same changes. A catalogue built from a prefetch (a snapshot file's
- * bytes, sent before the main thread decodes them) serves only the snapshot that names it. Also: `Catalog.load`, the bulk form of `apply` that a
- * start and a replica use, leaves the same catalogue as `apply` entry by entry.
+ * bytes, sent before the main thread decodes them) serves only the snapshot that names it. Also:
+ * `Catalog.load`, the bulk form of `apply` that a start and a replica use, leaves the same
+ * catalogue as `apply` entry by entry.
  */
 import { BroadcastChannel } from 'node:worker_threads'
 import t from 'tap'
@@ -39,7 +40,8 @@ function sourceCatalog(count: number): Catalog {
 }
 
 function snapshotOf(catalog: Catalog, book: PriceBook): ConstructorParameters<typeof TenantReplica>[0] {
-  return { sequence: 0, catalog: packCatalog(catalog.entries()), prepared: null, dictionary: book.dictionaryDelta(0, 0), columns: book.sharedColumns() }
+  const catalogBytes = packCatalog(catalog.entries())
+  return { sequence: 0, catalog: catalogBytes, prepared: null, dictionary: book.dictionaryDelta(0, 0), columns: book.sharedColumns() }
 }
 
 /** Every entry of a type as [key, versions], in key order. */
@@ -68,7 +70,10 @@ t.test('a replica decodes its articles at the first read, with the changes it re
   const message: SyncMessage = {
     tenant: 'test',
     sequence: 1,
-    changes: [...changes.map((change) => [change.type, change.key, change.versions] as [CatalogType, string, Version<unknown>[]]), ['article', 'SKU-3', []]],
+    changes: [
+      ...changes.map((change) => [change.type, change.key, change.versions] as [CatalogType, string, Version<unknown>[]]),
+      ['article', 'SKU-3', []],
+    ],
     dictionary: book.dictionaryDelta(0, 0),
     columns: null,
   }
@@ -133,7 +138,9 @@ t.test('a prefetched catalogue serves the snapshot that names its token, and no 
   channel.postMessage(prefetch)
   channel.postMessage(named)
   const settled = async (tenant: string): Promise<TenantReplica> => {
-    for (let wait = 0; wait < 200 && replicas.get(tenant) === undefined; wait++) await new Promise((resolve) => setTimeout(resolve, 10))
+    for (let wait = 0; wait < 200 && replicas.get(tenant) === undefined; wait++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     return replicas.get(tenant)!
   }
   const used = await settled('a')

@@ -15,7 +15,8 @@ import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
-  protocolVersion, replicationChannelName, type OnlineMessage, type PrefetchMessage, type PriceTask, type PriceWorkerData, type QueryTaskResult,
+  protocolVersion, replicationChannelName, type OnlineMessage, type PrefetchMessage, type PriceTask, type PriceWorkerData,
+  type QueryTaskResult,
   type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage,
   type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
@@ -207,7 +208,9 @@ export class QueryPool {
     this.#prefetched.delete(tenant.slug)
     return {
       sequence: feed.sequence,
-      prepared: prefetched !== undefined && catalog !== null && prefetched.catalog === catalog ? prefetched.token : null,
+      prepared: prefetched !== undefined && catalog !== null && prefetched.catalog === catalog
+        ? prefetched.token
+        : null,
       catalog: catalog ?? packCatalog(tenant.catalog.entries()),
       dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
@@ -280,7 +283,8 @@ export class QueryPool {
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, catalog(), 'warm')
     const parties = this.threads
     const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
-    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs, collect: this.#warmsQueued === 1 } as const
+    const collect = this.#warmsQueued === 1
+    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs, collect } as const
     const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
     return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
   }

@@ -144,7 +144,8 @@ export class ReplicaSet {
     this.collection.noteWork()
     const prepared = this.#prepared.get(tenant)
     this.#prepared.delete(tenant)
-    const replica = new TenantReplica(snapshot, prepared !== undefined && prepared.token === snapshot.prepared ? prepared.built : null)
+    const built = prepared !== undefined && prepared.token === snapshot.prepared ? prepared.built : null
+    const replica = new TenantReplica(snapshot, built)
     const buffer = this.#buffered.get(tenant)
     this.#buffered.delete(tenant)
     if (buffer === 'overflow') return null
