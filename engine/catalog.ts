@@ -166,6 +166,8 @@ export class Catalog {
   readonly #liveCounts = new Map<CatalogType, number>()
   /** Writes applied per type: caches of derived facts (engine/vat-column.ts) compare them. */
   readonly #revisions = new Map<CatalogType, number>()
+  /** Types whose entries are loaded at their first use (`defer`); null when none. */
+  #deferred: Map<CatalogType, () => void> | null = null
 
   constructor() {
     for (const type of ['article', 'pricelist', 'currency', 'tax_area', 'vat_class', 'vat_rate',
@@ -179,10 +181,36 @@ export class Catalog {
 
   /** How many writes of this type have been applied (moves with every `apply`). */
   revision(type: CatalogType): number {
+    if (this.#deferred !== null) this.#undefer(type)
     return this.#revisions.get(type)!
   }
 
+  /**
+   * Leaves a type's entries to `load`, called (once) before anything reads or writes that type: a
+   * worker's replica keeps its articles packed until a rule or a search needs them
+   * (workers/replica.ts). `load` fills the type through `load`/`apply` like any other.
+   */
+  defer(type: CatalogType, load: () => void): void {
+    assert(!this.#deferred?.has(type), 'a type is deferred once at a time')
+    ;(this.#deferred ??= new Map()).set(type, load)
+  }
+
+  /** Whether a type's entries still wait for their first use (`defer`). */
+  isDeferred(type: CatalogType): boolean {
+    return this.#deferred?.has(type) ?? false
+  }
+
+  #undefer(type: CatalogType): void {
+    const load = this.#deferred!.get(type)
+    if (load === undefined) return
+    this.#deferred!.delete(type)
+    if (this.#deferred!.size === 0) this.#deferred = null
+    load()
+  }
+
   #table(type: CatalogType): Map<string, Version<unknown>[]> {
+    // One field read on the hot path when nothing is deferred (the main thread's catalogue).
+    if (this.#deferred !== null) this.#undefer(type)
     const table = this.#tables.get(type)
     assert(table !== undefined, 'unknown catalogue type')
     return table
@@ -217,6 +245,7 @@ export class Catalog {
 
   /** All keys of a type, sorted; the array is cached until a new key appears. */
   keys(type: CatalogType): readonly string[] {
+    if (this.#deferred !== null) this.#undefer(type)
     let sorted = this.#sorted.get(type) ?? null
     if (sorted === null) {
       sorted = [...this.#table(type).keys()].sort(compareCodes)
@@ -240,6 +269,7 @@ export class Catalog {
 
   /** Keys whose latest version is live: the count plan quotas limit. O(1). */
   liveCount(type: CatalogType): number {
+    if (this.#deferred !== null) this.#undefer(type)
     return this.#liveCounts.get(type) ?? 0
   }
 
@@ -279,9 +309,47 @@ export class Catalog {
 
   /** Every stored key with its versions: a replica (worker thread) is built from this once. */
   *entries(): Generator<[CatalogType, string, Version<unknown>[]]> {
+    for (const type of [...(this.#deferred?.keys() ?? [])]) this.#undefer(type)
     for (const [type, table] of this.#tables) {
       for (const [key, versions] of table) yield [type, key, versions]
     }
+  }
+
+  /**
+   * `apply` for many entries at once (a start's load, a replica's snapshot): the per-type counts are
+   * updated once per run of one type rather than per entry (a quarter of the catalogue's load time
+   * went to them, 200,000 entries).
+   */
+  load(entries: Iterable<readonly [CatalogType, string, Version<unknown>[]]>): void {
+    let type: CatalogType | null = null
+    let table: Map<string, Version<unknown>[]> | null = null
+    let applied = 0
+    let live = 0
+    let added = false
+    const flush = (): void => {
+      if (type === null) return
+      this.#revisions.set(type, this.#revisions.get(type)! + applied)
+      this.#liveCounts.set(type, this.#liveCounts.get(type)! + live)
+      if (added) this.#sorted.set(type, null)
+    }
+    for (const [entryType, key, versions] of entries) {
+      assert(versions.length > 0, 'a stored key has at least one version')
+      if (entryType !== type) {
+        flush()
+        type = entryType
+        table = this.#table(type)
+        applied = 0
+        live = 0
+        added = false
+      }
+      const before = table!.get(key)
+      if (before === undefined) added = true
+      else if (before[before.length - 1]!.value !== null) live--
+      if (versions[versions.length - 1]!.value !== null) live++
+      applied++
+      table!.set(key, versions)
+    }
+    flush()
   }
 
   /** The only mutator: installs a planned (or loaded) version list. */

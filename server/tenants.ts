@@ -129,6 +129,8 @@ export class TenantRuntime {
   warmed = false
   /** Workers that finished the warm-up together, of how many (null: not warmed by the pool). */
   warmedWorkers: { workers: number; warmed: number } | null = null
+  /** Whether the load sent the query workers its snapshot file's catalogue ahead (logged with the warm-up). */
+  #prefetched = false
   /** The change count right after the load (catalogue and price writes move it: engine/prices.ts). */
   #loadedChangeCount = -1
 
@@ -144,7 +146,13 @@ export class TenantRuntime {
   /** As `load`, yielding to the event loop between chunks (startup: the server answers meanwhile). */
   async loadGradually(): Promise<void> {
     const started = performance.now()
+    // A snapshot file's catalogue goes to the query workers before this thread decodes it: they
+    // build their replicas' catalogues meanwhile, for the warm-up (workers/pool.ts `prefetch`).
+    const pool = this.queryPool
+    this.store.onSnapshotCatalog =
+      pool === null ? null : (bytes) => (this.#prefetched = pool.prefetch(this.slug, bytes))
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
+    this.store.onSnapshotCatalog = null
     this.#loadedChangeCount = this.prices.changeCount
     this.loaded = true
     this.webhooks?.start()
@@ -177,7 +185,8 @@ export class TenantRuntime {
     const query = warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax))
     try {
       this.warmedWorkers = await pool.warm(this, catalog, query)
-      this.log.info({ ...this.warmedWorkers, ms: Math.round(performance.now() - started) }, 'query workers warmed')
+      const ms = Math.round(performance.now() - started)
+      this.log.info({ ...this.warmedWorkers, ms, prefetched: this.#prefetched }, 'query workers warmed')
     } catch (error) {
       // The tenant serves anyway: its first large query builds what is missing, as before.
       this.log.warn({ err: error }, 'query workers not warmed')

@@ -19,7 +19,8 @@
  * section's element type, used length and the room to allocate for it, so the loader reads the
  * bytes straight into the typed arrays the book keeps (shared ones where the book shares them).
  * The catalogue is one section of msgpackr bytes (records: about 3x faster to decode than the
- * stored entities with their keys); the same bytes seed the query workers' replicas.
+ * stored entities with their keys), the articles apart from the rest (`packCatalog`); the same bytes
+ * seed the query workers' replicas.
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -33,7 +34,7 @@ import type { Version } from '../engine/temporal.js'
 export const snapshotFileName = 'book.snapshot'
 const temporarySuffix = '.tmp'
 const magic = Buffer.from('PBSNAP\u0000\u0001', 'latin1')
-const formatVersion = 1
+const formatVersion = 2
 const digestBytes = 32
 const alignment = 8
 
@@ -89,13 +90,51 @@ function catalogPackr(): Packr {
   return new Packr({ useRecords: true })
 }
 
-/** The catalogue's entries as msgpackr bytes (the section of the file; the workers' snapshot too). */
+/**
+ * The catalogue's entries as bytes (the section of the file; the workers' snapshot too): the
+ * articles' byte length (uint32 LE), the articles as msgpackr bytes, then every other entry as
+ * msgpackr bytes. Apart, because a worker decodes the articles only when a rule or a search needs
+ * them (workers/replica.ts): with 100,000 SKUs they are 60 MB of each worker's heap and most of its
+ * decode, and the queries of a tenant without rules never read them.
+ */
 export function packCatalog(entries: Iterable<[CatalogType, string, Version<unknown>[]]>): Buffer {
-  return catalogPackr().pack([...entries])
+  const articles: CatalogEntries = []
+  const others: CatalogEntries = []
+  for (const entry of entries) (entry[0] === 'article' ? articles : others).push(entry)
+  const packr = catalogPackr()
+  const packedArticles = packr.pack(articles)
+  const packedOthers = packr.pack(others)
+  const bytes = Buffer.allocUnsafe(4 + packedArticles.length + packedOthers.length)
+  bytes.writeUInt32LE(packedArticles.length, 0)
+  bytes.set(packedArticles, 4)
+  bytes.set(packedOthers, 4 + packedArticles.length)
+  return bytes
 }
 
+/** The two parts of `packCatalog`'s bytes, as views (no copy): decode each with `unpackEntries`. */
+export function catalogParts(bytes: Uint8Array): { readonly articles: Uint8Array; readonly others: Uint8Array } {
+  if (bytes.length < 4) throw new Error('catalogue: too short')
+  const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true)
+  if (4 + length > bytes.length) throw new Error('catalogue: article part past the end')
+  return { articles: bytes.subarray(4, 4 + length), others: bytes.subarray(4 + length) }
+}
+
+/** Entries as self-describing msgpackr bytes, as one part of `packCatalog` (a worker keeps article changes so). */
+export function packEntries(entries: CatalogEntries): Buffer {
+  return catalogPackr().pack(entries)
+}
+
+/** One part's entries (`catalogParts`), or `packEntries`' bytes. */
+export function unpackEntries(part: Uint8Array): CatalogEntries {
+  return catalogPackr().unpack(part) as CatalogEntries
+}
+
+/** Every entry of `packCatalog`'s bytes: the articles, then the others. */
 export function unpackCatalog(bytes: Uint8Array): CatalogEntries {
-  return catalogPackr().unpack(bytes) as CatalogEntries
+  const { articles, others } = catalogParts(bytes)
+  const entries = unpackEntries(articles)
+  for (const entry of unpackEntries(others)) entries.push(entry)
+  return entries
 }
 
 function kindOf(array: Float64Array | Int32Array | Uint16Array | Uint8Array): ElementKind {
@@ -191,7 +230,7 @@ export type SnapshotRead =
   | {
       readonly kind: 'used'
       readonly image: BookImage
-      readonly catalog: CatalogEntries
+      /** The catalogue section, not decoded yet (`unpackCatalog`): the caller may hand it on first. */
       readonly catalogBytes: Uint8Array
       readonly bytes: number
     }
@@ -301,7 +340,7 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
     extras,
     index: index.map((array) => (array === null ? null : wholeOf(array))),
   }
-  return { kind: 'used', image, catalog: unpackCatalog(catalogBytes), catalogBytes, bytes: size }
+  return { kind: 'used', image, catalogBytes, bytes: size }
 }
 
 /** The used part of a freshly read section, as its typed array. */

@@ -29,7 +29,8 @@ import {
   changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, makeEntryOf, verifyEntry, type EntryContent, type LogEntry,
 } from './log-entry.js'
 import {
-  packCatalog, readBookSnapshot, removeBookSnapshot, writeBookSnapshot, type SnapshotStamp,
+  packCatalog, readBookSnapshot, removeBookSnapshot, unpackCatalog, writeBookSnapshot, type CatalogEntries,
+  type SnapshotStamp,
 } from './book-snapshot.js'
 import { defaultMapRelease, MapRelease, type MapReleaseOptions } from './map-release.js'
 import { environmentOptions } from './options.js'
@@ -290,24 +291,34 @@ export class TenantStore {
       return null
     }
     if (found.kind !== 'used') return notUsed(found.kind, found.kind === 'ignored' ? found.reason : null)
+    // The query workers start on the catalogue while this thread decodes it (they use what they
+    // build only if the warm-up's snapshot names these bytes: server/tenants.ts).
+    this.onSnapshotCatalog?.(found.catalogBytes)
+    let entries: CatalogEntries
+    try {
+      entries = unpackCatalog(found.catalogBytes)
+    } catch (error) {
+      return notUsed('ignored', `unreadable catalogue: ${error instanceof Error ? error.message : String(error)}`)
+    }
     // Checked before anything changes (PriceBook.restore checks its image first, too): a file that
     // passed its SHA-256 but does not fit together leaves both empty, and the tables load instead.
-    const refusal = catalogRefusal(found.catalog)
+    const refusal = catalogRefusal(entries)
     if (refusal !== null) return notUsed('ignored', refusal)
     try {
       prices.restore(found.image)
     } catch (error) {
       return notUsed('ignored', error instanceof Error ? error.message : String(error))
     }
-    for (const [type, key, versions] of found.catalog) {
-      for (const version of versions) internWriter(version, writers)
-      catalog.apply(type, key, versions)
-    }
+    for (const entry of entries) for (const version of entry[2]) internWriter(version, writers)
+    catalog.load(entries)
     const ms = Math.round(performance.now() - started)
     this.lastLoad = { snapshot: 'used', reason: null, bytes: found.bytes, ms, catalog: found.catalogBytes }
     await this.#remap()
-    return found.catalog.length + prices.livePairCount
+    return entries.length + prices.livePairCount
   }
+
+  /** Told of a snapshot file's catalogue bytes once the file passed its checks, before they are decoded. */
+  onSnapshotCatalog: ((bytes: Uint8Array) => void) | null = null
 
   /** How the last `loadIntoGradually` with a price book went (the tenant logs it; workers reuse `catalog`). */
   lastLoad: LoadReport | null = null

@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { BroadcastChannel } from 'node:worker_threads'
+import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-search.js'
 import type { Catalog, CatalogType } from '../engine/catalog.js'
@@ -15,7 +15,8 @@ import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
-  protocolVersion, replicationChannelName, type OnlineMessage, type PriceTask, type PriceWorkerData, type QueryTaskResult,
+  protocolVersion, replicationChannelName, type OnlineMessage, type PrefetchMessage, type PriceTask, type PriceWorkerData,
+  type QueryTaskResult,
   type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage,
   type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
@@ -91,11 +92,7 @@ export class QueryPool {
   constructor(threads: number, answerCacheItems: number, answerCacheMinRepeatShare = 0.8) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
-    this.#channel.onmessage = (event) => {
-      if ((event as { data: OnlineMessage | null }).data?.kind !== 'online') return
-      this.#online++
-      for (const resolve of this.#onlineWaiters.splice(0)) resolve()
-    }
+    this.#channel.onmessage = (event) => this.#announced((event as { data: OnlineMessage | null }).data)
     this.#channel.unref()
     this.#pool = new Piscina({
       filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
@@ -161,6 +158,38 @@ export class QueryPool {
     this.#channel.postMessage(message)
   }
 
+  /** What the main thread reads on the replication channel: the workers' announcements. */
+  #announced(message: OnlineMessage | null): void {
+    if (message?.kind !== 'online') return
+    this.#online++
+    for (const resolve of this.#onlineWaiters.splice(0)) resolve()
+  }
+
+  /** The last prefetch per tenant (`prefetch`), until its snapshot is broadcast. */
+  readonly #prefetched = new Map<string, { readonly token: number; readonly catalog: Uint8Array }>()
+  #prefetches = 0
+
+  /**
+   * Hands a snapshot file's catalogue bytes to the workers before the main thread decodes them
+   * (storage/tenant-store.ts), so that their replicas' catalogues are built meanwhile. Nothing if
+   * some worker does not listen yet (it would miss it): the warm-up's snapshot then carries all.
+   * Answers whether it was sent.
+   */
+  prefetch(slug: string, catalog: Uint8Array): boolean {
+    // The load runs in one synchronous stretch from the start: announcements may wait unread.
+    for (;;) {
+      const received = receiveMessageOnPort(this.#channel as never) as { message: OnlineMessage | null } | undefined
+      if (received === undefined) break
+      this.#announced(received.message)
+    }
+    if (this.#online < this.threads) return false
+    const token = ++this.#prefetches
+    this.#prefetched.set(slug, { token, catalog })
+    const message: PrefetchMessage = { kind: 'prefetch', tenant: slug, token, catalog }
+    this.#channel.postMessage(message)
+    return true
+  }
+
   /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
   #broadcastSnapshot(
     tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query',
@@ -174,8 +203,14 @@ export class QueryPool {
   /** A full snapshot at the current sequence. */
   #snapshot(tenant: ReplicatedTenant, catalog: Uint8Array | null = null): Snapshot {
     const feed = this.#feed(tenant)
+    // What the workers built from a prefetch serves only for the very bytes it was built from.
+    const prefetched = this.#prefetched.get(tenant.slug)
+    this.#prefetched.delete(tenant.slug)
     return {
       sequence: feed.sequence,
+      prepared: prefetched !== undefined && catalog !== null && prefetched.catalog === catalog
+        ? prefetched.token
+        : null,
       catalog: catalog ?? packCatalog(tenant.catalog.entries()),
       dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
@@ -228,12 +263,15 @@ export class QueryPool {
   warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
     // One tenant at a time: two tenants' warm-ups at once could each hold one worker at its barrier,
     // waiting for a sibling queued behind the other's.
-    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query))
+    this.#warmsQueued++
+    const warmed = this.#warming.then(() => this.#warmNow(tenant, catalog, query)).finally(() => this.#warmsQueued--)
     this.#warming = warmed.catch(() => undefined)
     return warmed
   }
 
   #warming: Promise<unknown> = Promise.resolve()
+  /** Warm-ups queued or running: the last of a start's collects the workers' garbage (WarmTask `collect`). */
+  #warmsQueued = 0
 
   async #warmNow(
     tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
@@ -245,7 +283,8 @@ export class QueryPool {
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, catalog(), 'warm')
     const parties = this.threads
     const barrier = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
-    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs } as const
+    const collect = this.#warmsQueued === 1
+    const body = { kind: 'warm', query, barrier, parties, waitMs: warmWaitMs, collect } as const
     const results = await Promise.all(Array.from({ length: parties }, () => this.#task(tenant, body)))
     return { workers: parties, warmed: results.filter((result) => result.kind === 'warm' && result.met).length }
   }

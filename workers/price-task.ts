@@ -89,6 +89,9 @@ function warm(replica: TenantReplica, task: WarmTask): WarmTaskResult {
       // A warm-up query that the data does not answer (no such currency yet): the replica is built.
     }
   }
+  // What the decodes and the query left goes now, before the worker counts as ready: idle, it
+  // would keep it (workers/idle-collection.ts). Only after a start's last warm-up: one collection.
+  if (task.collect) replicas.collection.collectNow()
   Atomics.add(task.barrier, 0, 1)
   Atomics.notify(task.barrier, 0)
   const deadline = Date.now() + task.waitMs

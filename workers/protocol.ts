@@ -6,7 +6,8 @@
  * per-tenant sequence. A worker builds a tenant's replica once from a `Snapshot` (broadcast when the
  * tenant is loaded, before /readyz answers 200, or sent with a task after a gap),
  * then applies the numbered messages after it. Prices themselves are never sent: they are in
- * shared memory.
+ * shared memory. At a start from a snapshot file, the file's catalogue goes out first on its own
+ * (`PrefetchMessage`), so that the workers build that part while the main thread decodes it.
  * Freshness: a task carries the sequence current when it was dispatched; a worker answers only
  * once its replica has applied that sequence, so it never answers from state older than the
  * caller's writes.
@@ -20,7 +21,7 @@ import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 3
+export const protocolVersion = 5
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -36,6 +37,19 @@ export interface SnapshotMessage {
   readonly kind: 'snapshot'
   readonly tenant: string
   readonly snapshot: Snapshot
+}
+
+/**
+ * A snapshot file's catalogue bytes, sent as soon as the file passed its checks, so that the
+ * workers build the catalogue part of their replicas while the main thread decodes its own. A
+ * worker keeps what it built under `token` and uses it only for a snapshot that names that token
+ * (`Snapshot.prepared`); the next snapshot of the tenant drops it either way.
+ */
+export interface PrefetchMessage {
+  readonly kind: 'prefetch'
+  readonly tenant: string
+  readonly token: number
+  readonly catalog: Uint8Array
 }
 
 /**
@@ -55,6 +69,8 @@ export interface Snapshot {
    * from the snapshot file's bytes.
    */
   readonly catalog: Uint8Array
+  /** The token of a `PrefetchMessage` of these same catalogue bytes, or null. */
+  readonly prepared: number | null
   readonly dictionary: DictionaryDelta
   readonly columns: SharedColumns
 }
@@ -105,6 +121,12 @@ export interface WarmTask extends TaskHeader {
   readonly barrier: Int32Array
   readonly parties: number
   readonly waitMs: number
+  /**
+   * Whether to collect the worker's garbage before arriving at the barrier: set on the last
+   * warm-up queued (a start warms its tenants one after another), so that a worker counts as ready
+   * without the decode's garbage and grown heap, which an idle worker keeps (workers/idle-collection.ts).
+   */
+  readonly collect: boolean
 }
 
 export type WarmTaskResult = { readonly kind: 'warm'; readonly met: boolean } | { readonly kind: 'need_snapshot' }

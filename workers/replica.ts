@@ -8,31 +8,75 @@
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Catalog } from '../engine/catalog.js'
 import { PriceReplica } from '../engine/price-replica.js'
-import { unpackCatalog } from '../storage/book-snapshot.js'
-import { replicationChannelName, type OnlineMessage, type Snapshot, type SnapshotMessage, type SyncMessage } from './protocol.js'
+import { catalogParts, packEntries, unpackEntries, type CatalogEntries } from '../storage/book-snapshot.js'
+import { IdleCollection } from './idle-collection.js'
+import {
+  replicationChannelName, type OnlineMessage, type PrefetchMessage, type Snapshot, type SnapshotMessage, type SyncMessage,
+} from './protocol.js'
 
 /** What the replication channel carries. */
-type ChannelMessage = SyncMessage | SnapshotMessage | OnlineMessage
+type ChannelMessage = SyncMessage | SnapshotMessage | OnlineMessage | PrefetchMessage
+
+/**
+ * A replica's catalogue as built from packed bytes: every type but the articles decoded, the
+ * articles packed until their first read, with the article changes applied since (`pending`, packed
+ * in turn: a live ingest of articles does not grow the worker's heap until something reads them).
+ */
+class ReplicaCatalog {
+  readonly catalog = new Catalog()
+  pending: Buffer[] = []
+
+  constructor(bytes: Uint8Array) {
+    const { articles, others } = catalogParts(bytes)
+    this.catalog.load(unpackEntries(others))
+    // Decoded at the first read of an article (a pricelist's rules, an article search: the warm-up
+    // query runs the rules before the worker counts as ready). A copy of the part alone, so that
+    // the rest of the snapshot's bytes can go.
+    const packed = articles.slice()
+    this.catalog.defer('article', () => {
+      this.catalog.load(unpackEntries(packed))
+      for (const changes of this.pending) applyChanges(this.catalog, unpackEntries(changes))
+      this.pending = []
+    })
+  }
+}
+
+function applyChanges(catalog: Catalog, changes: SyncMessage['changes']): void {
+  for (const [type, key, versions] of changes) {
+    // No versions: the key was removed (a restore of a backup that never held it).
+    if (versions.length === 0) catalog.remove(type, key)
+    else catalog.apply(type, key, versions)
+  }
+}
 
 /** Messages kept per tenant before its snapshot arrives; beyond this a new snapshot is needed. */
 const bufferedMessagesMax = 10_000
 
 export class TenantReplica {
   sequence: number
-  readonly catalog = new Catalog()
+  readonly #built: ReplicaCatalog
   readonly prices: PriceReplica
 
-  constructor(snapshot: Snapshot) {
+  /** `prepared`: the catalogue built from a prefetch of these same bytes (`PrefetchMessage`), if any. */
+  constructor(snapshot: Snapshot, prepared: ReplicaCatalog | null = null) {
     this.sequence = snapshot.sequence
-    for (const [type, key, versions] of unpackCatalog(snapshot.catalog)) this.catalog.apply(type, key, versions)
+    this.#built = prepared ?? new ReplicaCatalog(snapshot.catalog)
     this.prices = new PriceReplica(snapshot.columns, snapshot.dictionary)
   }
 
+  get catalog(): Catalog {
+    return this.#built.catalog
+  }
+
   apply(message: SyncMessage): void {
-    for (const [type, key, versions] of message.changes) {
-      // No versions: the key was removed (a restore of a backup that never held it).
-      if (versions.length === 0) this.catalog.remove(type, key)
-      else this.catalog.apply(type, key, versions)
+    const catalog = this.#built.catalog
+    if (!catalog.isDeferred('article')) applyChanges(catalog, message.changes)
+    else {
+      const articles: CatalogEntries = []
+      const others: CatalogEntries = []
+      for (const change of message.changes) (change[0] === 'article' ? articles : others).push(change)
+      if (articles.length > 0) this.#built.pending.push(packEntries(articles))
+      applyChanges(catalog, others)
     }
     this.prices.append(message.dictionary)
     if (message.columns !== null) this.prices.setColumns(message.columns)
@@ -44,6 +88,10 @@ export class ReplicaSet {
   readonly #channel = new BroadcastChannel(replicationChannelName)
   readonly #replicas = new Map<string, TenantReplica>()
   readonly #buffered = new Map<string, SyncMessage[] | 'overflow'>()
+  /** Catalogues built from a prefetch, by tenant, until that tenant's next snapshot. */
+  readonly #prepared = new Map<string, { readonly token: number; readonly built: ReplicaCatalog }>()
+  /** Replication leaves garbage (a snapshot's decode, past column generations) that an idle worker would keep. */
+  readonly collection = new IdleCollection()
 
   constructor() {
     // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
@@ -66,9 +114,14 @@ export class ReplicaSet {
     if (!('kind' in message)) this.#receive(message)
     // Another worker's announcement is for the main thread.
     else if (message.kind === 'snapshot') this.install(message.tenant, message.snapshot)
+    else if (message.kind === 'prefetch') {
+      this.collection.noteWork()
+      this.#prepared.set(message.tenant, { token: message.token, built: new ReplicaCatalog(message.catalog) })
+    }
   }
 
   #receive(message: SyncMessage): void {
+    this.collection.noteWork()
     const replica = this.#replicas.get(message.tenant)
     if (replica !== undefined) {
       if (message.sequence === replica.sequence + 1) replica.apply(message)
@@ -88,7 +141,11 @@ export class ReplicaSet {
   install(tenant: string, snapshot: Snapshot): TenantReplica | null {
     const existing = this.#replicas.get(tenant)
     if (existing !== undefined && existing.sequence >= snapshot.sequence) return existing
-    const replica = new TenantReplica(snapshot)
+    this.collection.noteWork()
+    const prepared = this.#prepared.get(tenant)
+    this.#prepared.delete(tenant)
+    const built = prepared !== undefined && prepared.token === snapshot.prepared ? prepared.built : null
+    const replica = new TenantReplica(snapshot, built)
     const buffer = this.#buffered.get(tenant)
     this.#buffered.delete(tenant)
     if (buffer === 'overflow') return null
@@ -103,5 +160,10 @@ export class ReplicaSet {
 
   get(tenant: string): TenantReplica | undefined {
     return this.#replicas.get(tenant)
+  }
+
+  /** Stops listening (a worker's set lives as long as its thread; tests close theirs). */
+  close(): void {
+    this.#channel.close()
   }
 }
