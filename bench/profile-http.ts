@@ -10,7 +10,8 @@
  * `--scenario ingest` profiles the price ingest of a fresh copy of the workload instead.
  * Flags: --scenario get|query-100|query-1000|ingest (query-100), --skus N (100,000), --seconds S (8),
  * --connections N (64), --data DIR, --top N (25), --cache-off, --no-profile (the figures only),
- * --env NAME=VALUE (repeatable: a server setting besides the defaults, named in the figures' label).
+ * --env NAME=VALUE (repeatable: a server setting besides the defaults, named in the figures' label),
+ * --node-args "..." (options for the server's node, e.g. --perf-basic-prof for `perf record`).
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -52,9 +53,11 @@ const profileDir = path.join(workDir, 'cpu-profiles')
 const cacheOff = argv.includes('--cache-off')
 const profiling = !argv.includes('--no-profile')
 // The shipped defaults but the FX feed (no network here), as `npm run bench` runs the server.
+/** `--node-args "--perf-basic-prof"`: options for the server's node (labelled as settings are). */
+const nodeArgs = (flag('node-args') ?? '').split(' ').filter((argument) => argument !== '')
 const extraSettings = flagValues(argv, 'env').map((setting) => setting.split('=') as [string, string])
 const env: Record<string, string> = { PRICING_FX_FEED_URL: '', ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}), ...Object.fromEntries(extraSettings) }
-const labelled = [...(cacheOff ? ['PRICING_ANSWER_CACHE_ITEMS=0'] : []), ...extraSettings.map(([name, value]) => `${name}=${value}`)]
+const labelled = [...(cacheOff ? ['PRICING_ANSWER_CACHE_ITEMS=0'] : []), ...extraSettings.map(([name, value]) => `${name}=${value}`), ...nodeArgs]
 const label = labelled.length > 0 ? ` (${labelled.join(', ')})` : ' (shipped defaults)'
 
 try {
@@ -80,7 +83,7 @@ try {
     // The price ingest of a fresh workload (the data directory's tenant is left alone).
     const fresh = new PricingServer({ entry: server.options.entry, dataDir: path.join(workDir, 'ingest-data'), adminToken, env })
     rmSync(path.join(workDir, 'ingest-data'), { recursive: true, force: true })
-    await fresh.start({}, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])
+    await fresh.start({}, [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`])
     await fresh.waitReady()
     const client = await provisionTenant(fresh, slug)
     const generated = await generate(client, shape, () => cpuTicks(fresh.pid) / clockTicksPerSecond())
@@ -92,7 +95,7 @@ try {
     window = { fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000, untilEndUs: (stopped - ingestEnded) * 1000 }
     summary = `ingest: ${Math.round(ingest.itemsPerSecond).toLocaleString('en-US')} price versions/s, ${ingest.serverCpuMicrosPerItem.toFixed(1)} us CPU/version under the profiler`
   } else {
-    await server.start({}, profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])
+    await server.start({}, [...nodeArgs, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])])
     await server.waitReady()
     const client = new TenantClient(server, slug, credentials.clientId, credentials.clientSecret)
     const token = await client.refreshToken()
