@@ -28,7 +28,7 @@ import autocannon, { type Request } from 'autocannon'
 import type { BareAnswers, CapturedAnswer } from './bare-server.js'
 import { formatSelfTimes, selfTimes, type CpuProfile } from './cpu-profile.js'
 import { generate } from './generate.js'
-import { clockTicksPerSecond, cpuTicks } from './proc.js'
+import { clockTicksPerSecond, cpuTicks, threadTicks } from './proc.js'
 import { loadResult, type LoadResult } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request, spawnListening, TenantClient } from './server-process.js'
 import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
@@ -98,20 +98,11 @@ async function capture(server: PricingServer, token: string, scenario: EdgeScena
   return { body: answer.text, headers }
 }
 
-/** CPU ticks of the main thread of `pid` and of all its other threads together. */
-function threadTicks(pid: number): Map<string, number> {
-  const byName = new Map<string, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = tid === String(pid) ? 'main' : 'others'
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]))
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return byName
+/** Per-thread ticks (bench/proc.ts) as the main thread's and all the others' together. */
+function mainAndOthers(ticks: Map<string, number>): Map<string, number> {
+  let others = 0
+  for (const [name, count] of ticks) if (name !== 'main') others += count
+  return new Map([['main', ticks.get('main') ?? 0], ['others', others]])
 }
 
 /** utime and stime of the whole process `pid`, in clock ticks (/proc/<pid>/stat fields 14 and 15). */
@@ -213,12 +204,12 @@ try {
       for (let round = 0; round < rounds; round++) {
         progress(`${definition.name} round ${round + 1}/${rounds}: server`)
         const started = performance.now() + warmupS * 1000
-        const threadsBefore = threadTicks(server.pid)
+        const threadsBefore = mainAndOthers(threadTicks(server.pid))
         const result = await measure(server.url, server.pid, definition.requests, headers)
         real.push(result)
         measured.push({ started, ended: performance.now(), requests: result.requestCount })
         // Per thread, warm-up included (the split, not the total, is the point here).
-        const threadsAfter = threadTicks(server.pid)
+        const threadsAfter = mainAndOthers(threadTicks(server.pid))
         const split = [...threadsAfter].map(([name, ticks]) => [name, ticks - (threadsBefore.get(name) ?? 0)] as const).filter(([, ticks]) => ticks > 0)
         const total = split.reduce((sum, [, ticks]) => sum + ticks, 0)
         progress(`  server threads: ${split.sort((left, right) => right[1] - left[1]).map(([name, ticks]) => `${name} ${((100 * ticks) / total).toFixed(0)}%`).join(', ')}`)

@@ -13,7 +13,7 @@
  * Flags: --versions N (279,000), --layout both|log-only|log-page (both).
  * @module
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { open } from 'lmdb'
@@ -21,7 +21,7 @@ import { priceContentHash } from '../engine/prices.js'
 import { encodeEntries, makeEntry, type LogEntry } from '../storage/log-entry.js'
 import { environmentOptions } from '../storage/options.js'
 import { flagValue } from './flags.js'
-import { clockTicksPerSecond } from './proc.js'
+import { clockTicksPerSecond, threadTicks } from './proc.js'
 
 const argv = process.argv.slice(2)
 const versionCount = Number(flagValue(argv, 'versions') ?? 279_000)
@@ -32,17 +32,6 @@ const inFlight = 4
 /** Pairs of the workload at 10,000 SKUs (the child list inherits most of its SKUs). */
 const pairCount = 92_964
 const clockTicks = clockTicksPerSecond()
-
-/** CPU ticks so far of each thread of this process ('main' is the thread whose id is the pid's). */
-function threadTicks(): Map<string, number> {
-  const ticks = new Map<string, number>()
-  for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
-    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    ticks.set(tid === String(process.pid) ? 'main' : `#${tid}`, Number(fields[11]) + Number(fields[12]))
-  }
-  return ticks
-}
 
 /** Microseconds of this process's CPU (all threads) per unit of `run`. */
 function cpuMicrosPer(units: number, run: () => void): number {
@@ -79,7 +68,7 @@ async function lmdbFloor(): Promise<{ micros: number; threads: string }> {
     await meta.put('checksum', 'c'.repeat(32))
     await root.flushed
   }
-  const before = threadTicks()
+  const before = threadTicks(process.pid)
   const started = process.cpuUsage()
   let next = 0
   const lane = async (): Promise<void> => {
@@ -91,7 +80,7 @@ async function lmdbFloor(): Promise<{ micros: number; threads: string }> {
   }
   await Promise.all(Array.from({ length: inFlight }, lane))
   const used = process.cpuUsage(started)
-  const after = threadTicks()
+  const after = threadTicks(process.pid)
   await root.close()
   rmSync(directory, { recursive: true, force: true })
   const threads = [...after]

@@ -18,7 +18,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { formatSelfTimes, selfTimes, type CpuProfile } from './cpu-profile.js'
 import { batchItemCount, generate, ingestConcurrency } from './generate.js'
-import { clockTicksPerSecond, cpuTicks } from './proc.js'
+import { clockTicksPerSecond, cpuTicks, threadTicks } from './proc.js'
 import { PricingServer, provisionTenant } from './server-process.js'
 import { defaultShape, priceVersionCount, pricelists } from './workload.js'
 import { flagValue } from './flags.js'
@@ -48,24 +48,6 @@ interface IngestRun {
   /** CPU per version by thread (main, LMDB's writer, GC helpers, workers...): what a JS profile leaves out. */
   readonly threads: string
   readonly profileSummary: string | null
-}
-
-/** CPU ticks so far of each thread of `pid` (/proc/<pid>/task/<tid>/stat). */
-function threadTicks(pid: number): Map<string, number> {
-  const byName = new Map<string, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-    } catch {
-      continue // the thread ended meanwhile
-    }
-    // Node's threads mostly share the name "node": the main thread (tid = pid) is told apart by id.
-    const name = tid === String(pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}#${tid}`
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]))
-  }
-  return byName
 }
 
 /** Per-version CPU by thread between two readings, largest first. */

@@ -1,11 +1,11 @@
 /**
- * Readings of another process from /proc (Linux): CPU time (user + system, all threads) and
+ * Readings of a process from /proc (Linux): CPU time (user + system, all threads, or per thread) and
  * resident memory split into anonymous and file-backed pages. Non-goal: portability; the targets
  * are defined on Linux.
  * @module
  */
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`, normally 100). */
 export function clockTicksPerSecond(): number {
@@ -24,6 +24,27 @@ export function cpuTicks(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
   return Number(fields[11]) + Number(fields[12])
+}
+
+/**
+ * utime + stime so far of each thread of `pid`, in clock ticks (/proc/<pid>/task/<tid>/stat). Node's
+ * threads mostly share the name "node": the main thread (tid = pid) is `main`, the others
+ * `<name>#<tid>`. A thread that ends between the listing and its read is left out.
+ */
+export function threadTicks(pid: number): Map<string, number> {
+  const byName = new Map<string, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    const name = tid === String(pid) ? 'main' : `${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}#${tid}`
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]))
+  }
+  return byName
 }
 
 export interface Memory {
