@@ -28,7 +28,7 @@ import type { WorkloadShape } from './workload.js'
 
 /** The access log may cost at most this share of GET req/s at its default sample (issue 15). */
 export const accessLogCostMax = 0.05
-/** The server's default (server/config.ts accessLogSample); the bench asks the server to be sure. */
+/** The server's default (platform/config.ts accessLogSample); the bench asks the server to be sure. */
 export const defaultSample = 0.1
 /** The samples measured: the default (the target) and every answer. */
 const samples: readonly number[] = [defaultSample, 1]

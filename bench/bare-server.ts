@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import type { HttpResponse } from 'uWebSockets.js'
-import { loadNativeUws } from '../server/uws/load.js'
+import { loadNativeUws } from '../http/uws/load.js'
 
 /** A captured answer: the body and the headers the real server sent with it. */
 export interface CapturedAnswer {

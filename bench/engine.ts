@@ -146,7 +146,7 @@ function answerCacheCases(state: { catalog: Catalog; book: PriceBook }, codes: r
   return cases
 }
 
-/** The answer cache's shipped bound (server/config.ts). */
+/** The answer cache's shipped bound (platform/config.ts). */
 const answerCacheItemsDefault = 50_000
 
 /** Present when node runs with --expose-gc (the bench scripts do): a clean heap before each case. */

@@ -1,14 +1,14 @@
 /**
  * Micro-benchmark of the JSON body reader on the ingest path: a 2,500-item price batch (the bench's
  * ingest batch) read by the previous reader (depth scan, toString, JSON.parse) and by
- * server/json-body.ts readJsonBody (one scan that also notes long digit runs and \u escapes, a UTF-8
+ * http/json-body.ts readJsonBody (one scan that also notes long digit runs and \u escapes, a UTF-8
  * check), alternating in one process so that both see the same machine load; then the same batch
  * with one 30-digit amount, which takes the exact path (rewrite before JSON.parse).
  * Run: node dist/bench/json-body.js [rounds]. Prints medians in microseconds per batch.
  * @module
  */
 import { jsonDepthMax } from '../engine/limits.js'
-import { readJsonBody } from '../server/json-body.js'
+import { readJsonBody } from '../http/json-body.js'
 
 const quote = 0x22
 const backslash = 0x5c

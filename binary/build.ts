@@ -4,7 +4,7 @@
  *
  * 1. esbuild bundles the entry (binary/main.ts), the price-query worker (workers/price-task.ts) and
  *    piscina's own worker script into CommonJS files. Three places that load a native addon or a
- *    worker by path are redirected to the embedded files (server/packaged.ts): lmdb's and
+ *    worker by path are redirected to the embedded files (platform/packaged.ts): lmdb's and
  *    msgpackr-extract's `node-gyp-build-optional-packages` call, and piscina's worker path; and
  *    ordered-binary, whose direct eval survives only in its CommonJS build.
  * 2. The SEA blob holds the entry and, as assets, the worker scripts, the native addons for this
@@ -20,8 +20,8 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
-import { assetNames, assetsDir } from '../server/web/assets.js'
-import { buildInfo } from '../server/version.js'
+import { assetNames, assetsDir } from '../http/pages/shared/assets.js'
+import { buildInfo } from '../platform/version.js'
 
 const require = createRequire(import.meta.url)
 /** The repository (this file runs as dist/binary/build.js). */
@@ -89,7 +89,7 @@ async function bundle(entry: string, outfile: string, buildId: string, plugins: 
     format: 'cjs',
     target: `node${process.versions.node.split('.')[0]}`,
     // ESM modules read import.meta.url; in the bundle it is the executable's own URL.
-    // The version and commit of this checkout, fixed into the executable (server/version.ts).
+    // The version and commit of this checkout, fixed into the executable (platform/version.ts).
     define: {
       'import.meta.url': '__importMetaUrl',
       PRICING_BUILD_ID: JSON.stringify(buildId),

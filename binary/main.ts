@@ -5,7 +5,7 @@
  * CommonJS script, the form Node's SEA runs.
  * @module
  */
-import { installPackaged } from '../server/packaged.js'
+import { installPackaged } from '../platform/packaged.js'
 import { seaRuntime } from './runtime.js'
 
 /** Set by binary/build.ts: the build's id (a hash of what it embeds). */
@@ -16,7 +16,7 @@ installPackaged(seaRuntime(PRICING_BUILD_ID))
 async function main(): Promise<void> {
   const args = process.argv.slice(2)
   const command = args[0]
-  const { tuneMalloc } = await import('../server/malloc-tuning.js')
+  const { tuneMalloc } = await import('../platform/malloc-tuning.js')
   if (command === undefined || command === 'start' || command.startsWith('-')) tuneMalloc(args)
   const { run } = await import('../server/cli.js')
   await run(args)

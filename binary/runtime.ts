@@ -1,5 +1,5 @@
 /**
- * The single executable's runtime (server/packaged.ts): its embedded files come from Node's SEA
+ * The single executable's runtime (platform/packaged.ts): its embedded files come from Node's SEA
  * assets (`node:sea`). What must exist on disk (native addons, worker scripts) is written into a
  * folder of this user only (mode 0700) under the temporary directory, named after the build, and
  * used only when its bytes hash to the embedded file's: a file planted there by someone else is
@@ -12,7 +12,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { getRawAsset } from 'node:sea'
-import type { PackagedRuntime } from '../server/packaged.js'
+import type { PackagedRuntime } from '../platform/packaged.js'
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 

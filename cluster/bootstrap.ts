@@ -1,7 +1,7 @@
 /**
  * A new replica starts from a backup (issue 10): before a node loads its tenants, each tenant of a
  * region it serves that it holds no copy of is fetched from the region's home as an LMDB backup
- * copy (server/routes/cluster.ts), written where the tenant's store lives, and opened as usual;
+ * copy (http/routes/cluster.ts), written where the tenant's store lives, and opened as usual;
  * the replica then follows the tenant's log in Redis from the copy's sequence
  * (cluster/replication.ts). Without a copy (no home yet, or the home cannot be reached) the
  * replica follows the log from its start, which Redis keeps for about a million commits.

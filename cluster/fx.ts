@@ -2,12 +2,12 @@
  * One FX fetcher for the cluster (issue 10; SPEC `fx.rate.auto.update`: only the master node
  * fetches). The node that holds the `fx-fetcher` lease (cluster/lease.ts) fetches the feed and
  * shares it in Redis (`pricing:fx:latest`, with its fencing token); every node applies a shared
- * feed newer than its own to its tenants (server/fx-feed.ts). A holder that lost its lease cannot
+ * feed newer than its own to its tenants (tenant/fx-feed.ts). A holder that lost its lease cannot
  * overwrite a newer holder's feed: the write is refused when its token is lower than the stored one.
  * @module
  */
 import type { Redis } from 'ioredis'
-import type { FxFeedCluster } from '../server/fx-feed.js'
+import type { FxFeedCluster } from '../tenant/fx-feed.js'
 import type { FxFeedRecord } from '../storage/system-store.js'
 import type { LeaseKeeper } from './lease.js'
 

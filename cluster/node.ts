@@ -12,13 +12,13 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import type { Logger } from 'pino'
-import type { ClusterStatus } from '../server/cluster-status.js'
-import type { Config } from '../server/config.js'
-import type { BucketFactory } from '../server/rate-limits.js'
-import type { FxFeedCluster } from '../server/fx-feed.js'
-import { applyStoredFeed } from '../server/fx-feed.js'
-import type { TokenService } from '../server/auth.js'
-import type { TenantRegistry, TenantRuntime } from '../server/tenants.js'
+import type { ClusterStatus } from '../platform/cluster-status.js'
+import type { Config } from '../platform/config.js'
+import type { BucketFactory } from '../tenant/rate-limits.js'
+import type { FxFeedCluster } from '../tenant/fx-feed.js'
+import { applyStoredFeed } from '../tenant/fx-feed.js'
+import type { TokenService } from '../accounts/auth.js'
+import type { TenantRegistry, TenantRuntime } from '../tenant/runtime.js'
 import type { SigningKeyRecord, SystemStore, TenantRecord } from '../storage/system-store.js'
 import { bootstrapReplicas } from './bootstrap.js'
 import { SharedDirectory } from './directory.js'
@@ -86,7 +86,7 @@ export class ClusterNode {
   readonly bucketFactory: BucketFactory = (slug, dimension, rate, burst, nowMs) =>
     new SharedBucket(this.redis, slug, dimension, rate, burst, nowMs, () => this.#redisUp)
 
-  /** The secret nodes prove themselves with to each other (server/routes/cluster.ts); null until Redis answered. */
+  /** The secret nodes prove themselves with to each other (http/routes/cluster.ts); null until Redis answered. */
   secret: string | null = null
 
   /** Waits (bounded) for the first directory sync; agrees the cluster secret. */

@@ -26,8 +26,8 @@
  */
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { servedHere, type Placed, type TenantPlacement } from '../server/placement.js'
-import type { TenantRuntime } from '../server/tenants.js'
+import { servedHere, type Placed, type TenantPlacement } from '../tenant/placement.js'
+import type { TenantRuntime } from '../tenant/runtime.js'
 import { LeaseKeeper } from './lease.js'
 
 export interface NodeInfo {

@@ -16,7 +16,7 @@
  * @module
  */
 import type { Redis } from 'ioredis'
-import { TokenBucket, type Dimension, type RateBucket, type TakeResult } from '../server/rate-limits.js'
+import { TokenBucket, type Dimension, type RateBucket, type TakeResult } from '../tenant/rate-limits.js'
 
 const takeScript = `
 local time = redis.call('TIME')

@@ -29,7 +29,7 @@ import type { Logger } from 'pino'
 import type { Change } from '../engine/catalog.js'
 import type { EntryContent } from '../storage/log-entry.js'
 import type { PriceChange } from '../storage/tenant-store.js'
-import type { CommittedBatch, ReplicationSink, TenantRegistry, TenantRuntime } from '../server/tenants.js'
+import type { CommittedBatch, ReplicationSink, TenantRegistry, TenantRuntime } from '../tenant/runtime.js'
 import type { ReplicaView } from './placement.js'
 
 const streamLengthMax = 1_000_000

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 
 async function loadUws() {
   for (const build of ['dist', 'dist-test']) {
-    const loader = new URL(`../${build}/server/uws/load.js`, import.meta.url)
+    const loader = new URL(`../${build}/http/uws/load.js`, import.meta.url)
     if (existsSync(loader)) return (await import(loader.href)).loadNativeUws()
   }
   return createRequire(import.meta.url)('uWebSockets.js')

@@ -1,7 +1,7 @@
 /**
  * The article search's matching, as plain data in and out: the same code runs on the main thread
  * and, when its filter's rule steps pass the main thread's allowance, on a price worker
- * (server/routes/articles.ts, workers/price-task.ts), so both find the same articles.
+ * (http/routes/articles.ts, workers/price-task.ts), so both find the same articles.
  * @module
  */
 import type { Catalog } from './catalog.js'

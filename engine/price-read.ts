@@ -2,7 +2,7 @@
  * One price read, as plain data in and out: the same code answers on the main thread and, when a
  * read's rules pass the main thread's allowance (engine/rules.ts `withinRuleAllowance`), on a
  * price worker (workers/price-task.ts), so both answer alike. The caller turns an outcome into the
- * HTTP answer (server/routes/price-reads.ts).
+ * HTTP answer (http/routes/price-reads.ts).
  * @module
  */
 import type { Catalog } from './catalog.js'

@@ -163,7 +163,7 @@ export function startRuleBudget(): void {
  * Runs `work` (synchronous) with at most `limit` rule steps on this thread, across every budget it
  * starts; past them a run throws `RuleAllowanceExceeded`, which `work` lets through. The main
  * thread sets one around each price read and small query, so that costly rules cannot hold it
- * (server/routes/price-reads.ts); workers run without one, within the per-SKU budgets alone.
+ * (http/routes/price-reads.ts); workers run without one, within the per-SKU budgets alone.
  */
 export function withinRuleAllowance<T>(limit: number, work: () => T): T {
   allowance = limit
@@ -258,7 +258,7 @@ export function compileRules(rules: readonly { filter: string | null; expression
 
 /**
  * Compiles the pricelist's rule at `index`; `tally` carries the nodes of its rules before it (a
- * writer compiles them one at a time, letting other requests run between: server/routes/pricelists.ts).
+ * writer compiles them one at a time, letting other requests run between: http/routes/pricelists.ts).
  */
 export function compileRule(rule: { filter: string | null; expression: string | null }, index: number, tally: NodeTally): CompiledRule {
   return {

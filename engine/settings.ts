@@ -14,7 +14,7 @@ import { codeLengthMax } from './limits.js'
 /** How a value is written: JSON-schema-like words, refined by each key's rule. */
 export type SettingType = 'boolean' | 'integer' | 'string'
 
-/** A plan feature a setting needs before it may be turned on (server/plans.ts `Limits`). */
+/** A plan feature a setting needs before it may be turned on (tenant/plans.ts `Limits`). */
 export type PlanFeature = 'webhooks' | 'retention'
 
 export interface SettingDefinition {

@@ -3,7 +3,7 @@
  * `backup`, `request` and `signing-key` commands manage tenants, API keys, backups, people's tenant
  * requests and the token-signing keys (server/cli/manage.ts); `help`, `--help` or `-h` prints every
  * command and every server option (server/cli/help.ts); `version` or `--version` prints the
- * version (server/version.ts). Exit codes: 2 for a mistake in the command line or the
+ * version (platform/version.ts). Exit codes: 2 for a mistake in the command line or the
  * configuration, 1 for a command that failed.
  * @module
  */
@@ -19,7 +19,7 @@ export async function run(argv: string[]): Promise<void> {
     return
   }
   if (versionWords.has(command) || args.includes('--version')) {
-    const { versionLine } = await import('./version.js')
+    const { versionLine } = await import('../platform/version.js')
     process.stdout.write(`${versionLine()}\n`)
     return
   }
@@ -35,7 +35,7 @@ export async function run(argv: string[]): Promise<void> {
   }
   const { manage, parseInvocation, UsageError } = await import('./cli/manage.js')
   // What the commands create in the data directory is the owner's alone, as the server's is.
-  const { restrictNewFiles } = await import('./data-dir/permissions.js')
+  const { restrictNewFiles } = await import('../platform/data-dir/permissions.js')
   restrictNewFiles()
   try {
     const result = await manage(parseInvocation(command, args, process.env))

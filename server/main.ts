@@ -7,29 +7,29 @@ import path from 'node:path'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { SystemStore } from '../storage/system-store.js'
-import { PricingApp, type AppDeps } from './app.js'
-import { settleInterruptedRestores } from './backups/restore.js'
-import { BackupScheduler } from './backups/scheduler.js'
-import { RetentionScheduler } from './retention/scheduler.js'
-import { createMailer } from './mail/mailer.js'
-import { SignIn } from './people/sign-in.js'
-import { TokenService } from './auth.js'
-import { loadConfig, type Config } from './config.js'
+import { PricingApp, type AppDeps } from '../http/app.js'
+import { settleInterruptedRestores } from '../tenant/backups/restore.js'
+import { BackupScheduler } from '../tenant/backups/scheduler.js'
+import { RetentionScheduler } from '../tenant/retention/scheduler.js'
+import { createMailer } from '../platform/mailer.js'
+import { SignIn } from '../accounts/people/sign-in.js'
+import { TokenService } from '../accounts/auth.js'
+import { loadConfig, type Config } from '../platform/config.js'
 import { provisionDemoTenant } from './demo/first-start.js'
-import { FxFeedService, setActiveFxFeed } from './fx-feed.js'
-import { DataDirLock, DataDirLockedError } from './data-dir/lock.js'
-import { restrictNewFiles, secureDataDir } from './data-dir/permissions.js'
+import { FxFeedService, setActiveFxFeed } from '../tenant/fx-feed.js'
+import { DataDirLock, DataDirLockedError } from '../platform/data-dir/lock.js'
+import { restrictNewFiles, secureDataDir } from '../platform/data-dir/permissions.js'
 import type { Logger } from 'pino'
-import { createLogger } from './log.js'
-import { Metrics } from './metrics.js'
-import { recordKeyUse } from './provision.js'
-import { Periodic } from './periodic.js'
-import { announceSecretsAtRest } from './secrets/announce.js'
-import { SecretSealer } from './secrets/sealer.js'
-import { StorageGuard } from './storage-guard.js'
-import { TenantRegistry } from './tenants.js'
-import { buildInfo } from './version.js'
-import { WebhookEnvironment } from './webhooks.js'
+import { createLogger } from '../platform/log.js'
+import { Metrics } from '../platform/metrics.js'
+import { recordKeyUse } from '../accounts/provision.js'
+import { Periodic } from '../platform/periodic.js'
+import { announceSecretsAtRest } from '../platform/secrets/announce.js'
+import { SecretSealer } from '../platform/secrets/sealer.js'
+import { StorageGuard } from '../tenant/storage-guard.js'
+import { TenantRegistry } from '../tenant/runtime.js'
+import { buildInfo } from '../platform/version.js'
+import { WebhookEnvironment } from '../tenant/webhooks/webhooks.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
 
@@ -65,8 +65,8 @@ export async function start(config: Config): Promise<RunningServer> {
 
 /**
  * The data directory, before anything in it opens: owner-only from here on, taken by this process
- * alone (server/data-dir/lock.ts), and narrowed where an older version left it open to others
- * (server/data-dir/permissions.ts).
+ * alone (platform/data-dir/lock.ts), and narrowed where an older version left it open to others
+ * (platform/data-dir/permissions.ts).
  */
 function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
   restrictNewFiles()
@@ -98,7 +98,7 @@ function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
 }
 
 async function startLocked(config: Config, logger: Logger, dataDir: string, lock: DataDirLock): Promise<RunningServer> {
-  // Secrets at rest (server/secrets/): a malformed key stops the start here, before anything opens.
+  // Secrets at rest (platform/secrets/): a malformed key stops the start here, before anything opens.
   const sealer = SecretSealer.fromSettings(config.secretKey, config.secretKeyPrevious)
   announceSecretsAtRest(logger, sealer)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
@@ -113,7 +113,7 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
     sealer,
   )
   const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
-  // The data directory's free space (server/storage-guard.ts): sampled before the first request,
+  // The data directory's free space (tenant/storage-guard.ts): sampled before the first request,
   // then once a second; below the reserve, writes answer 503 and background writers wait.
   const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger)
   storage.start()
@@ -161,12 +161,12 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   })
   const publicUrl = publicRoot(config, port)
   Object.assign(deps, { publicUrl })
-  // The build first (server/version.ts); tests and tools find port, url and dataDir in this order.
+  // The build first (platform/version.ts); tests and tools find port, url and dataDir in this order.
   const build = buildInfo()
   logger.info({ version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir }, 'listening')
   // Named in the messages of a second server or a CLI write on this directory (their --url).
   lock.noteUrl(listenedRoot(config, port))
-  // The malloc tuning in effect (server/malloc-tuning.ts), null when none.
+  // The malloc tuning in effect (platform/malloc-tuning.ts), null when none.
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
   await cluster?.bootstrap(dataDir)
@@ -181,7 +181,7 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   if (config.backupIntervalS > 0) backups.start()
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
   if (config.retentionIntervalS > 0) retention.start()
-  // Signing keys (server/signing-keys.ts): older keys dropped once their tokens have expired, and
+  // Signing keys (accounts/signing-keys.ts): older keys dropped once their tokens have expired, and
   // a rotation every PRICING_SIGNING_KEY_ROTATION_S (0: on demand only).
   const signingKeys = new Periodic(
     () => deps.tokens.keys.maintain(Date.now(), config.signingKeyRotationS * 1000).catch((error: unknown) => logger.error({ err: error }, 'signing key upkeep failed')),

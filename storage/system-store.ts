@@ -51,7 +51,7 @@ export interface ApiKeyRecord {
 
 /**
  * A token-signing key pair. The private key is stored as its JWK (`private_jwk`) without
- * PRICING_SECRET_KEY, and sealed (`sealed_private_jwk`, server/secrets/signing-key-records.ts)
+ * PRICING_SECRET_KEY, and sealed (`sealed_private_jwk`, accounts/signing-key-records.ts)
  * with it: exactly one of the two is present.
  */
 export interface SigningKeyRecord {
@@ -99,7 +99,7 @@ export interface SessionRecord {
   expires_at: number
 }
 
-/** A person's request for a tenant through the portal (key: id); server/portal/tenant-requests.ts owns its meaning. */
+/** A person's request for a tenant through the portal (key: id); accounts/tenant-requests.ts owns its meaning. */
 export interface TenantRequestRecord {
   id: string
   email: string
@@ -113,7 +113,7 @@ export interface TenantRequestRecord {
   reason: string | null
 }
 
-/** A tenant's latest restore (key: slug); server/backups/restore.ts owns its meaning. */
+/** A tenant's latest restore (key: slug); tenant/backups/restore.ts owns its meaning. */
 export interface RestoreRecord {
   status: 'in_progress' | 'completed' | 'failed'
   backup_id: string

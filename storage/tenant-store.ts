@@ -12,7 +12,7 @@
  *   meta        'sequence' | 'checksum' -> last appended sequence and its checksum;
  *               'actors' -> the writer names price records refer to by index;
  *               'book_snapshot' -> the stamp of the snapshot file a clean shutdown wrote (./book-snapshot.ts)
- *   webhooks    id -> the webhook's registration and delivery state (server/webhooks.ts)
+ *   webhooks    id -> the webhook's registration and delivery state (tenant/webhooks/webhooks.ts)
  * A write is one transaction that appends entries and updates tables; it resolves once durable.
  * The log holds at most `capacity` entries: the commit that passes it evicts the oldest ones (and
  * their type-index runs) in the same transaction.
@@ -64,7 +64,7 @@ export class StorageError extends Error {
  * failed" whose `commitError` promise rejects with the cause in the same turn: at a full disk
  * "Input/output error" (LMDB's answer to a short write) or "No space left on device". Waited for
  * a few microtasks only, never a timer: the caller exits at once, before a later transaction can
- * be acknowledged (server/tenants.ts). Answers the cause's message, or undefined when there is
+ * be acknowledged (tenant/runtime.ts). Answers the cause's message, or undefined when there is
  * none or it is not settled by then.
  */
 export async function commitFailureCause(error: unknown): Promise<string | undefined> {
@@ -95,7 +95,7 @@ interface Handles {
   readonly webhooks: Database<StoredWebhook, number>
 }
 
-/** A webhook as stored: registration and delivery state; server/webhooks.ts owns its meaning. */
+/** A webhook as stored: registration and delivery state; tenant/webhooks/webhooks.ts owns its meaning. */
 export interface StoredWebhook {
   readonly id: number
   readonly [field: string]: unknown
@@ -151,7 +151,7 @@ export class TenantStore {
   #readersCeiling = Number.POSITIVE_INFINITY
   /** Commits queued and not yet durable, and who waits for there to be none. */
   #inFlight = 0
-  /** Told of each durable commit's log and price bytes (the server's storage guard: server/storage-guard.ts). */
+  /** Told of each durable commit's log and price bytes (the server's storage guard: tenant/storage-guard.ts). */
   onDurable: ((bytes: number) => void) | null = null
   readonly #settledWaiters: (() => void)[] = []
 
@@ -191,7 +191,7 @@ export class TenantStore {
 
   /**
    * Keeps changelog readers at the current durable sequence until the returned function is called:
-   * a restore's entries become readable when its effect does (server/tenants.ts `applyRestore`).
+   * a restore's entries become readable when its effect does (tenant/runtime.ts `applyRestore`).
    */
   holdReaders(): () => void {
     this.#readersCeiling = this.#durableSequence
@@ -292,7 +292,7 @@ export class TenantStore {
     }
     if (found.kind !== 'used') return notUsed(found.kind, found.kind === 'ignored' ? found.reason : null)
     // The query workers start on the catalogue while this thread decodes it (they use what they
-    // build only if the warm-up's snapshot names these bytes: server/tenants.ts).
+    // build only if the warm-up's snapshot names these bytes: tenant/runtime.ts).
     this.onSnapshotCatalog?.(found.catalogBytes)
     let entries: CatalogEntries
     try {
@@ -431,7 +431,7 @@ export class TenantStore {
   /**
    * As `commit`, in transactions of at most `chunk` changes, one per event turn (no long
    * main-thread turn, no huge transaction), then `meta` in a last one. Not atomic: a
-   * restore, its only user, finishes an interrupted run at the next start (server/backups/restore.ts).
+   * restore, its only user, finishes an interrupted run at the next start (tenant/backups/restore.ts).
    */
   async commitInChunks(
     changes: readonly Change[],
@@ -511,7 +511,7 @@ export class TenantStore {
     })
   }
 
-  /** A value of the meta table (e.g. the marker a restore leaves: server/backups/restore.ts). */
+  /** A value of the meta table (e.g. the marker a restore leaves: tenant/backups/restore.ts). */
   metaValue(key: string): unknown {
     return this.#db.meta.get(key)
   }

@@ -5,8 +5,8 @@
  * PUT /admin/access-log turns it on and off on a running server, until the next start.
  */
 import t from 'tap'
-import { AccessLog } from '../server/access-log.js'
-import type { Incoming } from '../server/http.js'
+import { AccessLog } from '../http/access-log.js'
+import type { Incoming } from '../http/adapter.js'
 import { logRecords, stopAndReadRecords, waitForRecord, type LogRecord } from './helpers/logs.js'
 import { startServer, type TenantClient, type TestServer } from './helpers/server.js'
 

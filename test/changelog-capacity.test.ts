@@ -9,7 +9,7 @@
  * (base64url of `v1:<sequence>`), independently of the code under test.
  */
 import t, { type Test } from 'tap'
-import { effectiveLimits } from '../server/plans.js'
+import { effectiveLimits } from '../tenant/plans.js'
 import { expectStatus, walkChangelog, type ChangelogEntry, type ChangelogWalk } from './helpers/changelog.js'
 import { startServer, type Answer, type TenantClient, type TestServer } from './helpers/server.js'
 

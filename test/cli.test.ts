@@ -11,7 +11,7 @@ import path from 'node:path'
 import t from 'tap'
 import { helpText } from '../server/cli/help.js'
 import { parseInvocation, UsageError } from '../server/cli/manage.js'
-import { DEFAULTS, envName, flagName } from '../server/config.js'
+import { DEFAULTS, envName, flagName } from '../platform/config.js'
 import { signIn } from './helpers/console.js'
 import { adminToken, entryPath, startServer, TenantClient } from './helpers/server.js'
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { readmeRows } from '../server/cli/help.js'
-import { ConfigError, DEFAULTS, envName, flagName, loadConfig, SETTINGS, TOOLING_VARIABLES, type Options } from '../server/config.js'
+import { ConfigError, DEFAULTS, envName, flagName, loadConfig, SETTINGS, TOOLING_VARIABLES, type Options } from '../platform/config.js'
 
 /** The problems loadConfig reports, or [] when it accepts the input. */
 function problems(env: Record<string, string>, argv: string[] = [], options: Options = {}): readonly string[] {

@@ -2,7 +2,7 @@
  * Disk full (issue 13; SPEC errors table, 503 "(for a write) storage nearly full"): the server's
  * data directory on a small tmpfs mounted here (root only: CI runs as root; elsewhere the suite is
  * skipped, saying why). A filler file takes most of the space, then prices are written through the
- * API until the storage guard (server/storage-guard.ts) refuses: writes answer 503 `storage_full`
+ * API until the storage guard (tenant/storage-guard.ts) refuses: writes answer 503 `storage_full`
  * with `Retry-After` while the file system still has room, reads answer every acknowledged price
  * exactly, the process neither exits nor logs a fatal line; deleting the filler lets writes through
  * again within seconds, without a restart; after a restart everything acknowledged is there and
@@ -10,7 +10,7 @@
  *
  * Then the guard is turned off (reserve 0) and the file system filled to the last pages, so that
  * LMDB itself meets ENOSPC: what happens is checked and written down (docs/security.md): the failed
- * commit is never acknowledged, the process exits with 70 (server/tenants.ts), and it starts again
+ * commit is never acknowledged, the process exits with 70 (tenant/runtime.ts), and it starts again
  * cleanly with every acknowledged write and a continuous changelog.
  */
 import { spawnSync } from 'node:child_process'
@@ -300,7 +300,7 @@ if (refusal !== null && 'skip' in refusal) {
     const fatal = records.filter((record) => record.level === 60)
     t.comment(`at ENOSPC: ${outcomes.join('; ') || 'no failure'}; process: ${code === 'still running' ? 'still running' : `exited with ${code}`}; fatal: ${fatal.map((record) => `${record.msg} (${String(record['cause'])})`).join('; ')}`)
     t.equal(outcomes.length, 1, 'a write failed once the file system was full')
-    t.equal(code, 70, 'the process exits with 70 so that memory reloads from LMDB (server/tenants.ts)')
+    t.equal(code, 70, 'the process exits with 70 so that memory reloads from LMDB (tenant/runtime.ts)')
     t.equal(fatal.length, 1, 'after one fatal log line')
     t.match(fatal[0]?.msg ?? '', /storage commit failed/)
     // LMDB's own error: ENOSPC, or EIO when the file system took part of the pages (a short write).

@@ -1,13 +1,13 @@
 /**
  * The docs stay true and self-contained (issue 15 point 9): every relative link in README.md,
  * docs/ and bench/README.md points to a file (and heading) in the repository, none points outside
- * it, and docs/plans.md's table is the one in server/plans.ts. The table is generated: with
+ * it, and docs/plans.md's table is the one in tenant/plans.ts. The table is generated: with
  * PRICING_UPDATE_DOCS=true this suite rewrites it instead of failing.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { plans, tiers, type Limits } from '../server/plans.js'
+import { plans, tiers, type Limits } from '../tenant/plans.js'
 import { repoRoot } from './helpers/fixtures.js'
 
 const root = repoRoot()
@@ -56,7 +56,7 @@ function prose(markdown: string): string {
   return markdown.replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '')
 }
 
-t.test('docs/plans.md lists the limits of server/plans.ts', async (t) => {
+t.test('docs/plans.md lists the limits of tenant/plans.ts', async (t) => {
   t.same(Object.keys(limitMeanings).sort(), Object.keys(plans.standard).sort(), 'every limit has a meaning')
   t.same(tiers, ['starter', 'standard', 'enterprise'], 'the table has a column per tier')
   const file = path.join(root, 'docs/plans.md')

@@ -1,5 +1,5 @@
 /**
- * The JSON body reader (server/json-body.ts) against exact oracles: a number literal, whatever its
+ * The JSON body reader (http/json-body.ts) against exact oracles: a number literal, whatever its
  * length, exponent or sign, reaches parseAmount as a value that rounds (half-up, 4 decimals) to what
  * decimal.js makes of the literal's text; a literal that is the shortest text of its double stays a
  * number; text that is not JSON stays not JSON (a rewritten literal never makes a body valid);
@@ -10,7 +10,7 @@ import { Decimal } from 'decimal.js'
 import fc from 'fast-check'
 import t from 'tap'
 import { parseAmount } from '../engine/money.js'
-import { JsonBodyProblem, needsText, quoteInexactNumbers, readJsonBody, scanJson } from '../server/json-body.js'
+import { JsonBodyProblem, needsText, quoteInexactNumbers, readJsonBody, scanJson } from '../http/json-body.js'
 
 const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP })

@@ -1,5 +1,5 @@
 /**
- * The server re-executes itself once with glibc's mmap threshold fixed (server/malloc-tuning.ts):
+ * The server re-executes itself once with glibc's mmap threshold fixed (platform/malloc-tuning.ts):
  * the process the test started (same pid) runs with the tunable, keeps an operator's own tunables,
  * and `PRICING_MALLOC_TUNING=false` leaves the environment as it was. Linux with Node.js >= 22.15
  * (process.execve); skipped elsewhere with the reason.

@@ -4,9 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { binarySha256, supportedAbis, uwsVersion } from '../server/uws/binaries.js'
-import { bindClassicIsoc23 } from '../server/uws/glibc-compat.js'
-import { loadNativeUws, loadedUwsBinary, uwsPackageDir } from '../server/uws/load.js'
+import { binarySha256, supportedAbis, uwsVersion } from '../http/uws/binaries.js'
+import { bindClassicIsoc23 } from '../http/uws/glibc-compat.js'
+import { loadNativeUws, loadedUwsBinary, uwsPackageDir } from '../http/uws/load.js'
 
 const packageDir = uwsPackageDir()
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')

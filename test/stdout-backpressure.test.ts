@@ -1,5 +1,5 @@
 /**
- * stdout never stalls the server (server/log.ts): with a reader that stops reading, log lines queue
+ * stdout never stalls the server (platform/log.ts): with a reader that stops reading, log lines queue
  * up to 16 MiB and the rest are dropped and counted, the event loop keeps running, and what does
  * reach the reader is whole JSON lines; the report of the drop gets through once there is room. A
  * child process records 150,000 access lines (about 40 MB) while this test does not read its
@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { stdoutPendingBytesMax } from '../server/log.js'
+import { stdoutPendingBytesMax } from '../platform/log.js'
 import { logRecords } from './helpers/logs.js'
 
 const floodEntry = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'stdout-flood.js')

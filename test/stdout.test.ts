@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import path from 'node:path'
 import t from 'tap'
 import { demoCredentialsFileName } from '../server/demo/credentials.js'
-import { createLogger } from '../server/log.js'
+import { createLogger } from '../platform/log.js'
 import { logRecords, stopAndReadRecords, waitForRecord } from './helpers/logs.js'
 import { adminToken, startServer } from './helpers/server.js'
 

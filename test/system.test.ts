@@ -64,9 +64,9 @@ t.test('/healthz answers 200', async (t) => {
 t.test('/readyz answers 200 once every tenant is loaded', async (t) => {
   const answer = await server.request('GET', '/readyz')
   t.equal(answer.status, 200)
-  // The data directory's free space (server/storage-guard.ts): the default reserve, 1024 MiB.
+  // The data directory's free space (tenant/storage-guard.ts): the default reserve, 1024 MiB.
   t.same(Object.keys(answer.body), ['status', 'storage', 'query_workers'])
-  // Every worker warmed before the first 200 (server/tenants.ts `warm`).
+  // Every worker warmed before the first 200 (tenant/runtime.ts `warm`).
   t.ok(answer.body.query_workers.threads >= 1, `query workers (${answer.body.query_workers.threads})`)
   t.equal(answer.body.query_workers.warmed, answer.body.query_workers.threads, 'every worker warmed')
   t.equal(answer.body.status, 'ready')

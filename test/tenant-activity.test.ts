@@ -1,10 +1,10 @@
 /**
- * The console chart's per-minute counts (server/tenant-activity.ts): requests and items land in
+ * The console chart's per-minute counts (tenant/activity.ts): requests and items land in
  * their minute, the hour slides (a minute 60 minutes old is gone, a slot reused starts from zero),
  * and the series is always 60 minutes, oldest first.
  */
 import t from 'tap'
-import { TenantActivity } from '../server/tenant-activity.js'
+import { TenantActivity } from '../tenant/activity.js'
 
 t.test('minutes of the last hour', async (t) => {
   const activity = new TenantActivity()

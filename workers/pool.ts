@@ -21,7 +21,7 @@ import {
   type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
 import { packCatalog } from '../storage/book-snapshot.js'
-import { packaged } from '../server/packaged.js'
+import { packaged } from '../platform/packaged.js'
 
 /** What the pool needs to know of a tenant. */
 export interface ReplicatedTenant {
@@ -255,7 +255,7 @@ export class QueryPool {
 
   /**
    * Readiness: every worker builds the tenant's replica and runs `query` (null: none) on it, before
-   * the tenant counts as ready (server/tenants.ts). `catalog` answers the catalogue's packed entries
+   * the tenant counts as ready (tenant/runtime.ts). `catalog` answers the catalogue's packed entries
    * as the load read them from a snapshot file (the same bytes, not packed again), or null when
    * there are none or something was written since the load. Answers how many workers took part and how
    * many reached the end together (fewer: one was late or gone; the tenant serves anyway).

@@ -109,7 +109,7 @@ export interface SearchTask extends TaskHeader {
 }
 
 /**
- * Readiness (server/tenants.ts): builds the tenant's replica, then runs `query` (null: none) on it
+ * Readiness (tenant/runtime.ts): builds the tenant's replica, then runs `query` (null: none) on it
  * uncached, so that what a first query would build or compile (its VAT column and rows, optimised
  * code) is there before /readyz answers 200. `parties` tasks are sent at once and each waits at
  * `barrier` until all have arrived (or `waitMs`): a worker runs one task at a time, so they land

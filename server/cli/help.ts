@@ -1,9 +1,9 @@
 /**
  * The text of `pricing-service --help` and the rows of the README's configuration table, both
- * rendered from the settings table in server/config.ts so that neither can drift from it.
+ * rendered from the settings table in platform/config.ts so that neither can drift from it.
  * @module
  */
-import { allowedValues, DEFAULTS, envName, flagName, SETTINGS, settingKeys as keys, type SettingKey as Key } from '../config.js'
+import { allowedValues, DEFAULTS, envName, flagName, SETTINGS, settingKeys as keys, type SettingKey as Key } from '../../platform/config.js'
 
 export const usage = `Usage: pricing-service [command] [options]
 

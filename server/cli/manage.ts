@@ -7,18 +7,18 @@
  */
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { DataDirLock, DataDirLockedError } from '../data-dir/lock.js'
+import { DataDirLock, DataDirLockedError } from '../../platform/data-dir/lock.js'
 import { SystemStore, type LimitOverrides, type Tier } from '../../storage/system-store.js'
 import { TenantBackups } from '../../storage/backup/backups.js'
 import { TenantStore } from '../../storage/tenant-store.js'
-import { commandLineSecretProblem, DEFAULTS, readSecretFile, unknownVariables } from '../config.js'
-import { publicBackup } from '../routes/management.js'
-import { parseFlags } from '../flags.js'
-import { plans } from '../plans.js'
-import { listTenantRequests, publicTenantRequest } from '../portal/tenant-requests.js'
-import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../provision.js'
-import { signingKeyRetentionMs } from '../auth.js'
-import { publicSigningKeys, signingKeyStates } from '../signing-keys.js'
+import { commandLineSecretProblem, DEFAULTS, readSecretFile, unknownVariables } from '../../platform/config.js'
+import { publicBackup } from '../../http/routes/management.js'
+import { parseFlags } from '../../platform/flags.js'
+import { plans } from '../../tenant/plans.js'
+import { listTenantRequests, publicTenantRequest } from '../../accounts/tenant-requests.js'
+import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../../accounts/provision.js'
+import { signingKeyRetentionMs } from '../../accounts/auth.js'
+import { publicSigningKeys, signingKeyStates } from '../../accounts/signing-keys.js'
 
 /** A mistake in the command line itself (exit code 2), as opposed to a failed operation (1). */
 export class UsageError extends Error {
@@ -243,7 +243,7 @@ async function restoreThroughApi(call: (method: string, route: string, body?: un
 
 const restorePollMs = 250
 
-/** Commands that change the data directory: they hold its lock (server/data-dir/lock.ts) while they run. */
+/** Commands that change the data directory: they hold its lock (platform/data-dir/lock.ts) while they run. */
 const writingCommands = new Set(['tenant create', 'tenant update', 'key create', 'key revoke', 'backup create'])
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Metadata } from '../../engine/catalog.js'
-import type { PriceWriteSingle } from '../routes/price-writes.js'
+import type { PriceWriteSingle } from '../../http/routes/price-writes.js'
 
 /** The demo tenant's slug. */
 export const demoSlug = 'demo'

@@ -1,5 +1,5 @@
 /**
- * Automatic backups on the real server (server/backups/scheduler.ts): with
+ * Automatic backups on the real server (tenant/backups/scheduler.ts): with
  * `PRICING_BACKUP_INTERVAL_S=1` a tenant gets its first backup without being asked, then more as
  * the interval passes, all `automatic` and unretained, listed newest first; a restart does not
  * start over (the interval counts from the backups on disk).

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { buildBinary } from '../../binary/build.js'
-import { buildInfo } from '../../server/version.js'
+import { buildInfo } from '../../platform/version.js'
 
 const folder = mkdtempSync(path.join(tmpdir(), 'pricing-binary-'))
 t.teardown(() => rmSync(folder, { recursive: true, force: true }))

@@ -6,7 +6,7 @@
  * leaves behind as a manual backup.
  */
 import t from 'tap'
-import { tokenLifetimeS } from '../../server/auth.js'
+import { tokenLifetimeS } from '../../accounts/auth.js'
 import { consoleHeaders, signIn } from '../helpers/console.js'
 import { startServer, type Answer, type TestServer } from '../helpers/server.js'
 

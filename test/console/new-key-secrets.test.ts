@@ -1,9 +1,9 @@
 /**
- * The wait of a new key's secret for its page (server/console/new-key-secrets.ts): one read, by the
+ * The wait of a new key's secret for its page (http/pages/console/new-key-secrets.ts): one read, by the
  * session that created the key, within 5 minutes; at most 1,000 wait at once, the oldest dropped.
  */
 import t from 'tap'
-import { NewKeySecrets, secretWaitMs } from '../../server/console/new-key-secrets.js'
+import { NewKeySecrets, secretWaitMs } from '../../http/pages/console/new-key-secrets.js'
 
 t.test('one read by the same session, within the wait', async (t) => {
   const secrets = new NewKeySecrets()

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { DEFAULTS, loadConfig } from '../../server/config.js'
+import { DEFAULTS, loadConfig } from '../../platform/config.js'
 import { repoRoot } from '../helpers/fixtures.js'
 import { TestServer } from '../helpers/server.js'
 

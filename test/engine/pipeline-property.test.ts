@@ -125,7 +125,7 @@ function scaled(text: string): number {
   return value
 }
 
-/** As server/routes/price-writes.ts stores them: parsed, sorted by quantity. */
+/** As http/routes/price-writes.ts stores them: parsed, sorted by quantity. */
 function engineBreaks(breaks: readonly BreakSpec[]): QuantityBreak[] | null {
   if (breaks.length === 0) return null
   return breaks

@@ -1,13 +1,13 @@
 /**
  * What every answer must be, whatever was sent: never a 5xx, and an error (4xx) in the spec's body
- * (SPEC.md "Errors", server/errors.ts): JSON `{timestamp, status, error, message}` plus `code` and
+ * (SPEC.md "Errors", platform/errors.ts): JSON `{timestamp, status, error, message}` plus `code` and
  * `request_id` (the `x-request-id` header); `error` is the status's reason phrase (410 names
  * `cursor_expired` itself). The token endpoint answers RFC 6749's `{error, error_description}`.
  * Web pages answer HTML, and a HEAD answer has no body: their shape is not checked.
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { reasonPhrases } from '../../server/errors.js'
+import { reasonPhrases } from '../../platform/errors.js'
 import { parseInstant } from '../../engine/time.js'
 
 const oauthErrors = new Set(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_grant', 'unauthorized_client', 'invalid_scope'])

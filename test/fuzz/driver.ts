@@ -25,9 +25,9 @@ import fc from 'fast-check'
 import { sharedFixturesDir } from '../helpers/fixtures.js'
 import { adminToken, startServer, type TestServer } from '../helpers/server.js'
 import { requestBodyBytesMax } from '../../engine/limits.js'
-import { consoleRoutes } from '../../server/console/routes.js'
-import { operatorRoutes } from '../../server/operator/routes.js'
-import { portalPageRoutes } from '../../server/routes/portal-pages.js'
+import { consoleRoutes } from '../../http/pages/console/routes.js'
+import { operatorRoutes } from '../../http/pages/operator/routes.js'
+import { portalPageRoutes } from '../../http/pages/portal/routes.js'
 import { errorBodyProblem } from './checks.js'
 import { plainText, writeJson, type JValue, type Ref } from './json.js'
 import { mutateBytes, mutateTree } from './mutate.js'
@@ -242,7 +242,7 @@ class Fuzzer {
       }
       if (request.cutAt !== undefined) return this.#checkHead(finding(answer.failure, 'a body cut short changed the changelog'))
       if (answer.failure === 'timeout') this.#keep('hangs', finding('timeout', answer.message))
-      // Past four times the body limit the server stops reading at once (server/http.ts): expected.
+      // Past four times the body limit the server stops reading at once (http/adapter.ts): expected.
       else if ((request.body?.length ?? 0) <= requestBodyBytesMax * 4) this.#keep('resets', finding('reset', answer.message))
       this.#clean = false
       await this.world.advanceHead()

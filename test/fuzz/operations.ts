@@ -1,7 +1,7 @@
 /**
  * The operations the fuzzer calls: every operation of the server's own OpenAPI document (tenant
  * API, management, admin, portal, token endpoint, system), and the web pages and form posts the
- * document leaves out (the console, the operators' page: server/console/routes.ts), taken from the
+ * document leaves out (the console, the operators' page: http/pages/console/routes.ts), taken from the
  * server's own route tables, so that a route added later is fuzzed without a change here.
  * @module
  */
@@ -78,7 +78,7 @@ export function documentOperations(document: { paths: Record<string, Record<stri
   return operations
 }
 
-/** The fields each page form posts (server/console/routes.ts, server/operator/routes.ts); `_csrf` is added by the driver. */
+/** The fields each page form posts (http/pages/console/routes.ts, http/pages/operator/routes.ts); `_csrf` is added by the driver. */
 const formFieldsByPath: Readonly<Record<string, readonly string[]>> = {
   '/console/:slug/users': ['email', 'role'],
   '/console/:slug/users/:email/role': ['role'],

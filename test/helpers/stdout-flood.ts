@@ -13,9 +13,9 @@
  * the isolate first, which releases such a job.
  * @module
  */
-import { AccessLog } from '../../server/access-log.js'
-import type { Incoming } from '../../server/http.js'
-import { createLogger, streamOf } from '../../server/log.js'
+import { AccessLog } from '../../http/access-log.js'
+import type { Incoming } from '../../http/adapter.js'
+import { createLogger, streamOf } from '../../platform/log.js'
 
 const lineCount = Number(process.argv[2])
 const logger = createLogger('info')

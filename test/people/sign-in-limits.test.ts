@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { loadConfig } from '../../server/config.js'
+import { loadConfig } from '../../platform/config.js'
 import { requestFrom } from '../helpers/from-address.js'
 import { adminToken, startServer, TestServer } from '../helpers/server.js'
 

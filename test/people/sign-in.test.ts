@@ -1,5 +1,5 @@
 /**
- * SignIn (server/people/sign-in.ts) on a real system store, with its clock in the test's hands:
+ * SignIn (accounts/people/sign-in.ts) on a real system store, with its clock in the test's hands:
  * a link is good for 15 minutes and once; a session for 12 hours and until sign-out; the store
  * holds only hashes of links and sessions; cookies parse and render with the right attributes.
  */
@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import type { Mail, Mailer } from '../../server/mail/mailer.js'
-import { cookieValue, defaultSessionLifetimeMs as sessionLifetimeMs, normalEmail, secretHash, sessionSetCookie, SignIn, signInLinkLifetimeMs } from '../../server/people/sign-in.js'
+import type { Mail, Mailer } from '../../platform/mailer.js'
+import { cookieValue, defaultSessionLifetimeMs as sessionLifetimeMs, normalEmail, secretHash, sessionSetCookie, SignIn, signInLinkLifetimeMs } from '../../accounts/people/sign-in.js'
 import { SystemStore } from '../../storage/system-store.js'
 
 const sent: Mail[] = []

@@ -1,12 +1,12 @@
 /**
- * The page-building blocks of the portal and console (server/web/): the HTML template escapes what
+ * The page-building blocks of the portal and console (http/pages/shared/): the HTML template escapes what
  * it is given (a name or e-mail with markup stays text, in text and in quoted attributes), the
  * page headers carry a CSP without inline script, and form tokens belong to one session.
  */
 import t from 'tap'
-import { csrfToken, csrfValid } from '../../server/web/csrf.js'
-import { escapeHtml, html, trusted } from '../../server/web/html.js'
-import { contentSecurityPolicy, pageHeaders } from '../../server/web/security-headers.js'
+import { csrfToken, csrfValid } from '../../http/pages/shared/csrf.js'
+import { escapeHtml, html, trusted } from '../../http/pages/shared/html.js'
+import { contentSecurityPolicy, pageHeaders } from '../../http/pages/shared/security-headers.js'
 
 t.test('the template escapes interpolated values, not its own markup', async (t) => {
   const name = `<script>alert("x")</script> & 'co'`

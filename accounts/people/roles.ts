@@ -1,0 +1,44 @@
+/**
+ * Who may do what in a tenant's console (issue 9): the one table of permissions by role, decided
+ * here and written in docs/api.md ("Roles"). API.md §4 and SPEC Authentication 6: every role may
+ * manage API keys. A person's role is their membership's (storage/system-store.ts `members`).
+ * @module
+ */
+import type { Role, SystemStore } from '../../storage/system-store.js'
+import { ApiError } from '../../platform/errors.js'
+
+export const roles: readonly Role[] = ['owner', 'admin', 'editor', 'viewer']
+
+export type Permission =
+  | 'overview.read'
+  | 'users.read'
+  | 'users.manage'
+  | 'owners.manage'
+  | 'keys.manage'
+  | 'backups.read'
+  | 'backups.create'
+  | 'restore'
+
+/** The table. `users.manage`: invite, change the role of and remove admins, editors and viewers; `owners.manage`: the same for owners. */
+export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = {
+  owner: ['overview.read', 'users.read', 'users.manage', 'owners.manage', 'keys.manage', 'backups.read', 'backups.create', 'restore'],
+  admin: ['overview.read', 'users.read', 'users.manage', 'keys.manage', 'backups.read', 'backups.create', 'restore'],
+  editor: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'backups.create'],
+  viewer: ['overview.read', 'users.read', 'keys.manage', 'backups.read'],
+}
+
+export function can(role: Role, permission: Permission): boolean {
+  return permissionsByRole[role].includes(permission)
+}
+
+/** The permission a change of someone's membership needs: owners' memberships only owners change. */
+export function membershipPermission(...affected: readonly (Role | undefined)[]): Permission {
+  return affected.includes('owner') ? 'owners.manage' : 'users.manage'
+}
+
+/** Refuses (403) a person whose role in `tenant` does not allow `permission`; answers the role. */
+export function requirePermission(system: SystemStore, tenant: string, email: string, permission: Permission): Role {
+  const role = system.member(tenant, email)?.role
+  if (role === undefined || !can(role, permission)) throw new ApiError('forbidden', `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`)
+  return role
+}

@@ -1,0 +1,168 @@
+/**
+ * Settings: the catalogue of definitions, time-dependent values (a value written for a later time
+ * appears from then on), reads as of an instant, soft deletes, and the plan gate on settings that
+ * turn on a feature the plan may lack. The rules of each key live in engine/settings.ts.
+ * @module
+ */
+import { Type } from '@sinclair/typebox'
+import type { Setting } from '../../engine/catalog.js'
+import { settingDefinition, settingDefinitions, type SettingDefinition } from '../../engine/settings.js'
+import { settingValueLengthMax } from '../../engine/limits.js'
+import type { View } from '../../engine/temporal.js'
+import { formatInstant } from '../../engine/time.js'
+import { route, type TenantRoute } from '../contracts.js'
+import { ApiError, notFound, validationError } from '../../platform/errors.js'
+import { AsOfQuery, DateTime, IncludeDeletedQuery, WhenQuery } from '../schemas.js'
+import type { TenantRuntime } from '../../tenant/runtime.js'
+import { accepted, deleteInstant, readInstant, requireView, writeInstant } from './common.js'
+
+export const SettingWrite = Type.Object(
+  {
+    value: Type.String({ maxLength: settingValueLengthMax, description: 'the value as text, checked per key' }),
+    updated_at: Type.Optional(DateTime),
+    // Response-only fields sent back by a GET-edit-PUT round trip: `key` must match, the rest is ignored.
+    key: Type.Optional(Type.String()),
+    updated_by: Type.Optional(Type.Unknown()),
+    deleted_at: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+)
+export const SettingResponse = Type.Object({
+  key: Type.String(),
+  value: Type.String(),
+  updated_at: Type.String({ description: 'when this value takes effect' }),
+  updated_by: Type.String(),
+  deleted_at: Type.Optional(Type.String()),
+})
+export const SettingDefinitionResponse = Type.Object({
+  key: Type.String(),
+  default: Type.String(),
+  description: Type.String(),
+  type: Type.Union([Type.Literal('boolean'), Type.Literal('integer'), Type.Literal('string')]),
+})
+const ReadQuery = Type.Object({ ...AsOfQuery, ...IncludeDeletedQuery }, { additionalProperties: false })
+
+type SettingWriteBody = typeof SettingWrite.static
+
+/** `updated_at` is the instant the value takes effect, not when it was written (SPEC.md "Setting"). */
+export function renderSetting(key: string, view: View<Setting>): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    key,
+    value: view.value.value,
+    updated_at: formatInstant(view.version.from),
+    updated_by: view.version.writtenBy,
+  }
+  if (view.deletedAt !== null) record['deleted_at'] = formatInstant(view.deletedAt)
+  return record
+}
+
+function knownDefinition(key: string): SettingDefinition {
+  const definition = settingDefinition(key)
+  if (definition === undefined) {
+    throw new ApiError('setting_unknown', `Unknown setting ${key}; GET /settings/definitions lists them`)
+  }
+  return definition
+}
+
+/** 403 when the value turns on a feature the tenant's plan lacks; turning it off is always allowed. */
+function checkPlan(tenant: TenantRuntime, definition: SettingDefinition, value: string): void {
+  if (definition.planFeature === null || value !== 'true') return
+  if (tenant.limits[definition.planFeature]) return
+  throw new ApiError('plan_forbidden', `Setting ${definition.key} needs a plan that includes ${definition.planFeature}`, {
+    setting: definition.key,
+    feature: definition.planFeature,
+  })
+}
+
+export function settingsRoutes(): TenantRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/settings/definitions',
+      operationId: 'listSettingDefinitions',
+      summary: 'Every changeable setting with its default, type and effect',
+      tag: 'settings',
+      response: Type.Array(SettingDefinitionResponse),
+      dimension: 'query',
+      handler: () => ({
+        status: 200,
+        body: settingDefinitions.map(({ key, default: value, description, type }) => ({ key, default: value, description, type })),
+      }),
+    }),
+    route<undefined, typeof ReadQuery.static>({
+      method: 'GET',
+      path: '/settings',
+      operationId: 'listSettings',
+      summary: 'Settings written and in force at asOf, with their values and effective times',
+      tag: 'settings',
+      query: ReadQuery,
+      response: Type.Array(SettingResponse),
+      dimension: 'query',
+      handler: (context) => {
+        const found: Record<string, unknown>[] = []
+        for (const [key, view] of context.tenant.catalog.viewsAt('settings', readInstant(context), context.query.include_deleted)) {
+          found.push(renderSetting(key, view))
+        }
+        return { status: 200, body: found }
+      },
+    }),
+    route<undefined, typeof ReadQuery.static>({
+      method: 'GET',
+      path: '/settings/:key',
+      operationId: 'getSetting',
+      summary: 'One written setting as of asOf; 404 when never written, not yet in force or deleted',
+      tag: 'settings',
+      query: ReadQuery,
+      response: SettingResponse,
+      dimension: 'query',
+      handler: (context) => {
+        const key = context.params['key']!
+        const view = context.tenant.catalog.view('settings', key, readInstant(context), context.query.include_deleted)
+        return { status: 200, body: renderSetting(key, requireView(view, `Setting ${key}`)) }
+      },
+    }),
+    route<SettingWriteBody, Record<string, never>>({
+      method: 'PUT',
+      path: '/settings/:key',
+      operationId: 'putSetting',
+      summary: 'Write a setting from updated_at (a past or absent time means now)',
+      tag: 'settings',
+      body: SettingWrite,
+      responseStatus: 202,
+      dimension: 'ingest',
+      handler: async (context) => {
+        const key = context.params['key']!
+        const definition = knownDefinition(key)
+        const body = context.body
+        if (body.key !== undefined && body.key !== key) {
+          throw validationError([{ path: '/key', message: 'must equal the key in the path' }])
+        }
+        const problem = definition.check(body.value)
+        if (problem !== null) throw validationError([{ path: '/value', message: `${key} ${problem}` }])
+        checkPlan(context.tenant, definition, body.value)
+        const from = writeInstant(body.updated_at, context.nowMs)
+        const change = context.tenant.catalog.plan('settings', key, { value: body.value }, from, context.nowMs, context.actor)
+        if (change !== null) await context.tenant.commit([change])
+        return accepted
+      },
+    }),
+    route<undefined, typeof WhenQuery.static>({
+      method: 'DELETE',
+      path: '/settings/:key',
+      operationId: 'deleteSetting',
+      summary: 'Soft-delete a setting at `when` (default now); it then reads 404 and takes its default',
+      tag: 'settings',
+      query: WhenQuery,
+      responseStatus: 202,
+      dimension: 'ingest',
+      handler: async (context) => {
+        const key = context.params['key']!
+        const at = deleteInstant(context)
+        if (context.tenant.catalog.view('settings', key, at) === null) throw notFound(`Setting ${key}`)
+        const change = context.tenant.catalog.plan('settings', key, null, at, context.nowMs, context.actor)
+        if (change !== null) await context.tenant.commit([change])
+        return accepted
+      },
+    }),
+  ]
+}

@@ -1,0 +1,130 @@
+/**
+ * Where a price read runs. The main thread answers every small request; rules are the one part of
+ * a read whose cost a tenant controls (up to `celEvaluationStepsMax` steps per pricelist and SKU,
+ * times inheritance depth and bundle components). So the main thread runs a read, or a query below
+ * the worker threshold, within an allowance of rule steps (engine/limits.ts
+ * `mainThreadRuleStepsBase` + `mainThreadRuleStepsPerSku` per SKU): past it, the work goes to a
+ * price worker, which runs below the main thread's priority (workers/price-task.ts), and the main
+ * thread serves other requests meanwhile. Without workers (or with their queue full) the work runs
+ * here to the end, as before.
+ * @module
+ */
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { mainThreadRuleStepsBase, mainThreadRuleStepsPerSku } from '../engine/limits.js'
+import type { PriceContext } from '../engine/pipeline.js'
+import { readPrice, readPriceIn, type PriceReadInput, type PriceReadOutcome } from '../engine/price-read.js'
+import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
+import { QueryPoolBusy } from '../workers/pool.js'
+import { executeQuery, type QueryInput } from '../workers/execute.js'
+import type { TenantRuntime } from './runtime.js'
+
+export type Engine = 'main' | 'worker'
+
+/** Rule steps the main thread may spend on work of `skus` SKUs. */
+export function mainThreadAllowance(skus: number): number {
+  return mainThreadRuleStepsBase + mainThreadRuleStepsPerSku * skus
+}
+
+export interface Dispatched {
+  readonly outcome: PriceReadOutcome
+  readonly engine: Engine
+}
+
+/**
+ * One read: here within the allowance (answered at once: GETs stay synchronous on their hot
+ * path), else on a worker (a promise).
+ */
+export function dispatchRead(tenant: TenantRuntime, input: PriceReadInput): Dispatched | Promise<Dispatched> {
+  const pool = tenant.queryPool
+  if (pool === null) return { outcome: readPrice(tenant.catalog, tenant.prices, input), engine: 'main' }
+  try {
+    return { outcome: withinRuleAllowance(mainThreadAllowance(1), () => readPrice(tenant.catalog, tenant.prices, input)), engine: 'main' }
+  } catch (error) {
+    if (!(error instanceof RuleAllowanceExceeded)) throw error
+  }
+  return readElsewhere(tenant, input)
+}
+
+/** A read that passed the allowance: on a worker, or here without one when their queue is full. */
+async function readElsewhere(tenant: TenantRuntime, input: PriceReadInput): Promise<Dispatched> {
+  try {
+    return { outcome: await tenant.queryPool!.read(tenant, input), engine: 'worker' }
+  } catch (error) {
+    if (!(error instanceof QueryPoolBusy)) throw error
+  }
+  return { outcome: readPrice(tenant.catalog, tenant.prices, input), engine: 'main' }
+}
+
+/**
+ * Reads one after another (a listing's candidates), in order. Runs of them share one allowance on
+ * the main thread; the read that passes it goes to a worker, and the next run of reads starts
+ * after that answer, on a later turn of the event loop. A listing over costly rules so takes its
+ * time on the workers and never holds the main thread for more than one allowance. Reads answered
+ * in different turns may see different committed states (a write can land between them), as pages
+ * of a listing can.
+ */
+export async function* dispatchReads(tenant: TenantRuntime, context: PriceContext, inputs: Iterable<PriceReadInput>): AsyncGenerator<PriceReadOutcome> {
+  const pool = tenant.queryPool
+  const iterator = inputs[Symbol.iterator]()
+  if (pool === null) {
+    for (let next = iterator.next(); next.done !== true; next = iterator.next()) yield readPriceIn(context, next.value)
+    return
+  }
+  for (;;) {
+    const outcomes: PriceReadOutcome[] = []
+    const run: { passed: PriceReadInput | null; done: boolean } = { passed: null, done: false }
+    try {
+      withinRuleAllowance(mainThreadAllowance(1), () => {
+        for (;;) {
+          const next = iterator.next()
+          if (next.done === true) {
+            run.done = true
+            return
+          }
+          run.passed = next.value
+          outcomes.push(readPriceIn(context, next.value))
+          run.passed = null
+        }
+      })
+    } catch (error) {
+      if (!(error instanceof RuleAllowanceExceeded)) throw error
+    }
+    yield* outcomes
+    if (run.done) return
+    if (run.passed === null) throw new Error('a run of reads stopped without passing the allowance')
+    const elsewhere = await readElsewhere(tenant, run.passed)
+    yield elsewhere.outcome
+    // A worker answered on a later turn already; after an answer here, let waiting requests run.
+    if (elsewhere.engine === 'main') await nextTurn()
+  }
+}
+
+export interface QueryAnswer {
+  readonly json: string | Buffer
+  readonly release: (() => void) | null
+  readonly engine: Engine
+}
+
+/** A query below the worker threshold: here within its allowance (at once), else on a worker. */
+export function dispatchSmallQuery(tenant: TenantRuntime, input: QueryInput): QueryAnswer | Promise<QueryAnswer> {
+  const pool = tenant.queryPool
+  const here = () => executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0)
+  if (pool === null) return { json: here(), release: null, engine: 'main' }
+  try {
+    return { json: withinRuleAllowance(mainThreadAllowance(input.skus.length), here), release: null, engine: 'main' }
+  } catch (error) {
+    if (!(error instanceof RuleAllowanceExceeded)) throw error
+  }
+  return dispatchLargeQuery(tenant, input)
+}
+
+/** A query at or above the worker threshold (or past its allowance): on a worker, or here when their queue is full. */
+export async function dispatchLargeQuery(tenant: TenantRuntime, input: QueryInput): Promise<QueryAnswer> {
+  try {
+    const answer = await tenant.queryPool!.run(tenant, input)
+    return { json: answer.body, release: answer.release, engine: 'worker' }
+  } catch (error) {
+    if (!(error instanceof QueryPoolBusy)) throw error
+  }
+  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null, engine: 'main' }
+}
