@@ -7,69 +7,41 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox'
-import type { Logger } from 'pino'
 import type * as Uws from 'uWebSockets.js'
-import type { SystemStore } from '../storage/system-store.js'
-import { paramNames, type Reply, type TenantContext, type TenantRoute } from './contracts.js'
-import type { TokenService } from '../accounts/auth.js'
-import type { Config } from '../platform/config.js'
+import { paramNames, type Reply, type TenantContext, type TenantRoute, type RootContext, type RootRoute, type AppDeps } from './contracts.js'
 import { AccessLog } from './access-log.js'
-import { ApiError, errorBody, validationError } from '../platform/errors.js'
+import { ApiError, errorBody } from '../platform/errors.js'
 import { serve, type HttpTraffic, type Incoming, type Outgoing } from './adapter.js'
 import { loadNativeUws } from './uws/load.js'
-import { batchItemsMax, jsonDepthMax, requestBodyBytesMax } from '../engine/limits.js'
-import { JsonBodyProblem, readJsonBody } from './json-body.js'
-import type { Metrics, RouteSeries } from '../platform/metrics.js'
+import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
+import { parseJsonBody } from './request-body.js'
+import type { RouteSeries } from '../platform/metrics.js'
 import { Router } from './router.js'
-import { rootRoutes, type RootContext, type RootRoute } from './routes/system.js'
+import { rootRoutes } from './routes/system.js'
 import { adminRoutes } from './routes/admin.js'
 import { signingKeyRoutes } from './routes/signing-keys.js'
 import { oauthMetadataRoutes } from './routes/oauth-metadata.js'
 import { tenantRoutes } from './routes/index.js'
-import type { ClusterStatus } from '../platform/cluster-status.js'
 import type { TakeResult } from '../tenant/rate-limits.js'
 import { forward } from './forward.js'
-import { minSequenceOf, placedError, type TenantPlacement } from '../tenant/placement.js'
-import { restoringError, slugPattern, type TenantRegistry, type TenantRuntime } from '../tenant/runtime.js'
+import { minSequenceOf, placedError } from '../tenant/placement.js'
+import { restoringError, slugPattern, type TenantRuntime } from '../tenant/runtime.js'
 import { isValid, precompile, validate, validateQuery } from './validate.js'
 import { streamOf } from '../platform/log.js'
-import { plentyOfRoom, refusedWhenNearlyFull, storageFullError, type StorageGuard, type StorageState } from '../tenant/storage-guard.js'
+import { plentyOfRoom, refusedWhenNearlyFull, storageFullError, type StorageState } from '../tenant/storage-guard.js'
 import { bearerToken, type TokenClaims } from '../accounts/auth.js'
 import { NewKeySecrets } from './pages/console/new-key-secrets.js'
 import { consoleRoutes } from './pages/console/routes.js'
 import { operatorRoutes } from './pages/operator/routes.js'
 import { consoleSubject } from './console-auth.js'
 import { requirePermission } from '../accounts/people/roles.js'
-import { cookieValue, sessionCookie, type SignIn } from '../accounts/people/sign-in.js'
+import { cookieValue, sessionCookie } from '../accounts/people/sign-in.js'
 import { errorAnswerPage, wantsHtml } from './pages/shared/error-page.js'
-import type { Mailer } from '../platform/mailer.js'
 import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
 import { portalPageRoutes } from './pages/portal/routes.js'
 import { clusterRoutes } from './routes/cluster.js'
 
-export interface AppDeps {
-  readonly config: Config
-  readonly system: SystemStore
-  readonly signIn: SignIn
-  /** Mail to people (sign-in links, tenant requests): SMTP or the outbox (platform/mailer.ts). */
-  readonly mailer: Mailer
-  readonly tenants: TenantRegistry
-  readonly tokens: TokenService
-  readonly logger: Logger
-  readonly metrics: Metrics
-  readonly publicUrl: string
-  /** Clock, injectable for tests of time-dependent behaviour. */
-  readonly now: () => number
-  /** Where tenant requests are served in a cluster (cluster/placement.ts); absent on a node on its own. */
-  readonly placement?: TenantPlacement | null
-  /** The cluster's state for /readyz and /metrics (cluster/node.ts); absent on a node on its own. */
-  readonly clusterStatus?: (() => ClusterStatus) | null
-  /** The secret the cluster's nodes prove themselves with to each other (null: none yet, or no cluster). */
-  readonly clusterSecret?: (() => string | null) | null
-  /** Whether the data directory's file system is nearly full (tenant/storage-guard.ts); absent: always room. */
-  readonly storage?: StorageGuard | null
-}
 
 interface CompiledTenantRoute {
   readonly route: TenantRoute
@@ -556,21 +528,4 @@ export function queryRecord(query: string): Record<string, string> {
     start = end + 1
   }
   return record
-}
-
-/** Parses a JSON body: undefined when empty; 415 for a non-JSON content type; 400 when malformed. */
-export function parseJsonBody(incoming: Incoming): unknown {
-  const body = incoming.body
-  if (body === null || body.length === 0) return undefined
-  const type = incoming.contentType.toLowerCase()
-  if (type !== '' && !type.includes('json')) {
-    throw new ApiError('unsupported_media_type', `Content type ${incoming.contentType} is not supported; send application/json`)
-  }
-  try {
-    return readJsonBody(body, jsonDepthMax)
-  } catch (error) {
-    if (!(error instanceof JsonBodyProblem)) throw error
-    if (error.kind === 'syntax' || error.kind === 'encoding') throw new ApiError('malformed_json', `Malformed JSON body: ${error.message}`)
-    throw validationError([{ path: error.path, message: error.message }])
-  }
 }

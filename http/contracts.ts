@@ -8,7 +8,18 @@ import type { SignIn } from '../accounts/people/sign-in.js'
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { Incoming } from './adapter.js'
 import type { Dimension } from '../tenant/rate-limits.js'
-import type { TenantRuntime } from '../tenant/runtime.js'
+import type { TenantRegistry, TenantRuntime } from '../tenant/runtime.js'
+import type { Logger } from 'pino'
+import type { SystemStore } from '../storage/system-store.js'
+import type { TokenService } from '../accounts/auth.js'
+import type { Config } from '../platform/config.js'
+import type { ClusterStatus } from '../platform/cluster-status.js'
+import type { Mailer } from '../platform/mailer.js'
+import type { Metrics } from '../platform/metrics.js'
+import type { TenantPlacement } from '../tenant/placement.js'
+import type { StorageGuard } from '../tenant/storage-guard.js'
+import type { AccessLog } from './access-log.js'
+import type { NewKeySecrets } from './pages/console/new-key-secrets.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
@@ -95,4 +106,79 @@ export function paramNames(path: string): string[] {
     .split('/')
     .filter((segment) => segment.startsWith(':'))
     .map((segment) => segment.slice(1))
+}
+
+/** What the process hands the HTTP application (http/app.ts): the stores, services and clock. */
+export interface AppDeps {
+  readonly config: Config
+  readonly system: SystemStore
+  readonly signIn: SignIn
+  /** Mail to people (sign-in links, tenant requests): SMTP or the outbox (platform/mailer.ts). */
+  readonly mailer: Mailer
+  readonly tenants: TenantRegistry
+  readonly tokens: TokenService
+  readonly logger: Logger
+  readonly metrics: Metrics
+  readonly publicUrl: string
+  /** Clock, injectable for tests of time-dependent behaviour. */
+  readonly now: () => number
+  /** Where tenant requests are served in a cluster (cluster/placement.ts); absent on a node on its own. */
+  readonly placement?: TenantPlacement | null
+  /** The cluster's state for /readyz and /metrics (cluster/node.ts); absent on a node on its own. */
+  readonly clusterStatus?: (() => ClusterStatus) | null
+  /** The secret the cluster's nodes prove themselves with to each other (null: none yet, or no cluster). */
+  readonly clusterSecret?: (() => string | null) | null
+  /** Whether the data directory's file system is nearly full (tenant/storage-guard.ts); absent: always room. */
+  readonly storage?: StorageGuard | null
+}
+
+/**
+ * What root-route handlers read of the application: recent key use, the console's one-time key
+ * secrets, the access log's settings and the route tables (for the OpenAPI document). Narrower
+ * than PricingApp, so that route files need not import the application that lists them.
+ */
+export interface AppView {
+  readonly keyUsage: Map<string, number>
+  readonly newKeySecrets: NewKeySecrets
+  readonly accessLog: AccessLog
+  readonly tenantRoutes: readonly TenantRoute[]
+  readonly rootRoutes: readonly RootRoute[]
+}
+
+export interface RootContext {
+  readonly app: AppView
+  readonly deps: AppDeps
+  readonly incoming: Incoming
+  readonly params: Record<string, string>
+  readonly query: URLSearchParams
+  readonly nowMs: number
+  /** Set when the token endpoint is called under a tenant's base URL (legacy path). */
+  readonly tenantSlug: string | null
+}
+
+export interface RootRoute extends RouteDocumentation {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  readonly path: string
+  /** Who may call: anyone (default), the operator (admin token), or an API client (its credentials). */
+  readonly access?: 'public' | 'admin' | 'client'
+  readonly body?: TSchema
+  /** The query parameters, for the OpenAPI document (the handler reads `context.query`). */
+  readonly query?: TSchema
+  /** Media type of the body; default application/json. */
+  readonly bodyType?: string
+  readonly response?: TSchema
+  /** Media type of the answer; default application/json. */
+  readonly responseType?: string
+  readonly responseStatus?: number
+  /** An HTML page or a page's form post: listed in docs/api.md ("Web pages"), not in the OpenAPI document. */
+  readonly page?: true
+  /** Between the nodes of a cluster (http/routes/cluster.ts): not in the OpenAPI document. */
+  readonly internal?: true
+  /**
+   * A route other than GET that is still served while storage is nearly full
+   * (tenant/storage-guard.ts): it stores nothing, or puts off what it stores. Without it such a
+   * route answers 503 `storage_full` then.
+   */
+  readonly whenStorageNearlyFull?: 'serve'
+  readonly handler: (context: RootContext) => Reply | Promise<Reply>
 }

@@ -10,10 +10,9 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox'
-import type { OtherAnswers, TenantRoute } from './contracts.js'
+import type { OtherAnswers, TenantRoute, RootRoute } from './contracts.js'
 import { errorCodes, reasonPhrases } from '../platform/errors.js'
 import { ErrorBody } from './schemas.js'
-import type { RootRoute } from './routes/system.js'
 import { refusedWhenNearlyFull } from '../tenant/storage-guard.js'
 
 const jsonType = 'application/json'

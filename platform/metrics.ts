@@ -13,9 +13,6 @@
  */
 import { degradedReasons, type ClusterStatus } from './cluster-status.js'
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
-import { restoreCounts } from '../tenant/backups/restore.js'
-import { retentionCounts } from '../tenant/retention/pass.js'
-import { backupCounts } from '../tenant/backups/take.js'
 import { answerCacheCounts } from '../workers/execute.js'
 import { workerSnapshotCounts } from '../workers/pool.js'
 import { buildInfo } from './version.js'
@@ -68,7 +65,7 @@ export class RouteSeries {
   }
 }
 
-interface ExportedValue {
+export interface ExportedValue {
   readonly labels: Record<string, string | number>
   readonly sharedLabels?: Record<string, string>
   readonly value: number
@@ -168,22 +165,6 @@ export class Metrics {
       ),
     )
     this.registry.registerMetric(
-      exportedMetric('pricing_backups_total', 'Backups written or refused (no room, or a copy that failed or did not verify), by type', 'counter', () =>
-        (['automatic', 'manual'] as const).flatMap((type) => [
-          { labels: { type, outcome: 'written' }, value: backupCounts[type].written },
-          { labels: { type, outcome: 'refused' }, value: backupCounts[type].refused },
-        ]),
-      ),
-    )
-    this.registry.registerMetric(
-      exportedMetric('pricing_restores_total', 'Restores from a backup since start, by outcome', 'counter', () =>
-        (['completed', 'failed'] as const).map((outcome) => ({ labels: { outcome }, value: restoreCounts[outcome] })),
-      ),
-    )
-    this.registry.registerMetric(
-      exportedMetric('pricing_retention_versions_removed_total', 'Price versions removed by history retention since start', 'counter', () => [{ labels: {}, value: retentionCounts.versionsRemoved }]),
-    )
-    this.registry.registerMetric(
       exportedMetric('pricing_tenant_requests_total', `Requests to a tenant's routes by status class; the first ${tenantsMax} tenants called have their own label, the rest tenant="${otherTenantsLabel}"`, 'counter', () => {
         const values: ExportedValue[] = []
         const add = (tenant: string, counts: Float64Array): void => {
@@ -214,6 +195,14 @@ export class Metrics {
       this.#tenantCounts.set(slug, counts)
     }
     counts[statusClassIndex(status)]! += 1
+  }
+
+  /**
+   * A counter whose values a service above this module keeps (backups, restores, retention: see
+   * tenant/service-metrics.ts), read at each scrape: this module imports no service.
+   */
+  registerCounter(name: string, help: string, values: () => ExportedValue[]): void {
+    this.registry.registerMetric(exportedMetric(name, help, 'counter', values))
   }
 
   /** Cluster mode: Redis, sharing and replica lag as gauges (docs/cluster.md). */

@@ -3,11 +3,12 @@
  * first-start demo tenant. The only file that reads the environment, opens storage and listens.
  * @module
  */
+import type { AppDeps } from '../http/contracts.js'
 import path from 'node:path'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { SystemStore } from '../storage/system-store.js'
-import { PricingApp, type AppDeps } from '../http/app.js'
+import { PricingApp } from '../http/app.js'
 import { settleInterruptedRestores } from '../tenant/backups/restore.js'
 import { BackupScheduler } from '../tenant/backups/scheduler.js'
 import { RetentionScheduler } from '../tenant/retention/scheduler.js'
@@ -22,6 +23,8 @@ import { restrictNewFiles, secureDataDir } from '../platform/data-dir/permission
 import type { Logger } from 'pino'
 import { createLogger } from '../platform/log.js'
 import { Metrics } from '../platform/metrics.js'
+import { packaged } from '../platform/packaged.js'
+import { registerServiceCounts } from '../tenant/service-metrics.js'
 import { recordKeyUse } from '../accounts/provision.js'
 import { Periodic } from '../platform/periodic.js'
 import { announceSecretsAtRest } from '../platform/secrets/announce.js'
@@ -104,8 +107,9 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
   setAnswerCacheItemsMax(config.answerCacheItems, config.answerCacheMinRepeatShare)
-  const queryPool = new QueryPool(config.workers, config.answerCacheItems, config.answerCacheMinRepeatShare)
+  const queryPool = new QueryPool(config.workers, config.answerCacheItems, config.answerCacheMinRepeatShare, packaged()?.file('price-task.cjs') ?? null)
   const metrics = new Metrics(config.metricsTenantsMax)
+  registerServiceCounts(metrics)
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
     metrics,

@@ -21,7 +21,6 @@ import {
   type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
 } from './protocol.js'
 import { packCatalog } from '../storage/book-snapshot.js'
-import { packaged } from '../platform/packaged.js'
 
 /** What the pool needs to know of a tenant. */
 export interface ReplicatedTenant {
@@ -88,14 +87,16 @@ export class QueryPool {
    * @param threads worker threads (0: one per core)
    * @param answerCacheItems each worker's answer-cache bound (workers/execute.ts)
    * @param answerCacheMinRepeatShare the share of repeated queries from which it serves
+   * @param taskFile the worker's entry file; null: price-task.js beside this module (the single
+   *   executable passes its embedded copy: platform/packaged.ts)
    */
-  constructor(threads: number, answerCacheItems: number, answerCacheMinRepeatShare = 0.8) {
+  constructor(threads: number, answerCacheItems: number, answerCacheMinRepeatShare = 0.8, taskFile: string | null = null) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
     this.#channel.onmessage = (event) => this.#announced((event as { data: OnlineMessage | null }).data)
     this.#channel.unref()
     this.#pool = new Piscina({
-      filename: packaged()?.file('price-task.cjs') ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
+      filename: taskFile ?? fileURLToPath(new URL('./price-task.js', import.meta.url)),
       workerData: { answerCacheItems, answerCacheMinRepeatShare } satisfies PriceWorkerData,
       // All threads start at once, so each subscribes to the replication channel from the start.
       minThreads: count,

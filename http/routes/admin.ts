@@ -2,12 +2,12 @@
  * The operator API (API.md §2), behind the `PRICING_ADMIN_TOKEN` bearer token; off (404) when unset.
  * @module
  */
+import { parseJsonBody } from '../request-body.js'
 import { timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import type { Reply } from '../contracts.js'
+import type { Reply, RootContext, RootRoute } from '../contracts.js'
 import { ApiError } from '../../platform/errors.js'
 import { KeyedBuckets } from '../../accounts/credential-limits.js'
-import { parseJsonBody } from '../app.js'
 import { plans } from '../../tenant/plans.js'
 import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord, withRecentUse } from '../../accounts/provision.js'
 import { validate } from '../validate.js'
@@ -16,7 +16,6 @@ import { takeBackup } from '../../tenant/backups/take.js'
 import { publicRestoreStatus, startRestore } from '../../tenant/backups/restore.js'
 import { retentionPolicy, retentionRunning, runRetentionPass } from '../../tenant/retention/pass.js'
 import { Backup as BackupAnswer, CreateBackupBody, publicBackup, RestoreBody, RestoreStatus } from './management.js'
-import type { RootContext, RootRoute } from './system.js'
 
 export const Tier = Type.Union(Object.keys(plans).map((tier) => Type.Literal(tier)))
 const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])

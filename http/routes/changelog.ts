@@ -1,23 +1,17 @@
 /**
- * The changelog: the tenant's append-only log read by opaque cursor (SPEC.md "Changelog", "Events").
- * A cursor is base64url of `v1:<sequence>`, the first sequence the next read starts at; the version
- * prefix lets the format change without breaking cursors clients hold. Every page carries
- * `next_cursor`: on the last page it is where to poll from next.
+ * GET /changelog: the tenant's append-only log read by opaque cursor (SPEC.md "Changelog",
+ * "Events"); the cursor and the entry's rendering are tenant/changelog.ts's, which the webhook
+ * dispatcher shares. Every page carries `next_cursor`: on the last page it is where to poll from next.
  * @module
  */
 import { Type } from '@sinclair/typebox'
 import { entityTypes, type EntityType } from '../../engine/catalog.js'
 import { changelogLimitDefault, changelogLimitMax } from '../../engine/limits.js'
 import { formatInstant } from '../../engine/time.js'
-import type { LogEntry } from '../../storage/log-entry.js'
+import { cursorLengthMax, decodeCursor, encodeCursor, renderEntries } from '../../tenant/changelog.js'
 import { route, type Reply, type TenantRoute } from '../contracts.js'
 import { validationError } from '../../platform/errors.js'
 
-const cursorPrefix = 'v1:'
-/** Long enough for any cursor this module makes (a safe integer is at most 16 digits). */
-const cursorLengthMax = 64
-const cursorText = /^[A-Za-z0-9_-]+$/
-const cursorSequence = /^v1:(0|[1-9][0-9]{0,15})$/
 const limitText = /^[0-9]+$/
 
 const ChangelogQuery = Type.Object(
@@ -43,51 +37,6 @@ export const ChangelogPage = Type.Object({
   next_cursor: Type.String(),
   has_more: Type.Boolean(),
 })
-
-export function encodeCursor(sequence: number): string {
-  return Buffer.from(`${cursorPrefix}${sequence}`, 'utf8').toString('base64url')
-}
-
-/** The sequence a cursor names; 400 when it is not one this module made. */
-export function decodeCursor(cursor: string): number {
-  const decoded = cursorText.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : ''
-  const match = cursorSequence.exec(decoded)
-  const sequence = match === null ? Number.NaN : Number(match[1])
-  // Re-encoding must give the cursor back, so that two spellings never name one position.
-  if (!Number.isSafeInteger(sequence) || encodeCursor(sequence) !== cursor) {
-    throw validationError([{ path: 'query/cursor', message: 'is not a cursor of this changelog; pass next_cursor back unchanged' }])
-  }
-  return sequence
-}
-
-export function renderEntry(entry: LogEntry, changedAt = formatInstant(entry.changedAt)): Record<string, unknown> {
-  return {
-    sequence: entry.sequence,
-    entity_type: entry.entityType,
-    change_type: entry.changeType,
-    entity_code: entry.entityCode,
-    composite_key: entry.compositeKey,
-    changed_at: changedAt,
-    changed_by: entry.changedBy,
-    content_hash: entry.contentHash,
-  }
-}
-
-/**
- * A page of entries as the API answers them. The entries of one commit share their time, so the
- * formatted time is reused while it repeats (formatting was half of a page's rendering).
- */
-export function renderEntries(entries: readonly LogEntry[]): Record<string, unknown>[] {
-  let lastMs = Number.NaN
-  let lastText = ''
-  return entries.map((entry) => {
-    if (entry.changedAt !== lastMs) {
-      lastMs = entry.changedAt
-      lastText = formatInstant(lastMs)
-    }
-    return renderEntry(entry, lastText)
-  })
-}
 
 /**
  * The query converter truncates integer text ('1.5' and '1e3' become 1); the spec wants an integer,

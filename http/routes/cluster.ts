@@ -6,12 +6,12 @@
  * share through Redis; a node on its own answers 404.
  * @module
  */
+import type { RootRoute } from '../contracts.js'
 import { timingSafeEqual } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { ApiError } from '../../platform/errors.js'
-import type { RootRoute } from './system.js'
 
 function sameSecret(authorization: string, secret: string): boolean {
   const given = Buffer.from(authorization)

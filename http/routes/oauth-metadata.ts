@@ -12,8 +12,8 @@
  * alias of the root endpoint and is not advertised.
  * @module
  */
+import type { RootRoute } from '../contracts.js'
 import { Type } from '@sinclair/typebox'
-import type { RootRoute } from './system.js'
 
 export const AuthorizationServerMetadata = Type.Object(
   {

@@ -3,11 +3,11 @@
  * session cookie, sign out, and exchange the session for a console bearer token of one tenant.
  * @module
  */
+import { parseJsonBody } from '../request-body.js'
 import { Type } from '@sinclair/typebox'
-import { parseJsonBody } from '../app.js'
 import { tokenLifetimeS } from '../../accounts/auth.js'
 import { ApiError, validationError } from '../../platform/errors.js'
-import type { Reply } from '../contracts.js'
+import type { Reply, RootContext, RootRoute } from '../contracts.js'
 import { cookieSession, sameOrigin } from '../console-auth.js'
 import { normalEmail, sessionClearCookie, sessionSetCookie } from '../../accounts/people/sign-in.js'
 import { validate } from '../validate.js'
@@ -16,7 +16,6 @@ import { wantsHtml } from '../pages/shared/error-page.js'
 import { backTo, formFields } from '../pages/shared/form.js'
 import { pageHeaders } from '../pages/shared/security-headers.js'
 import { signInLinkPage, spentLinkPage } from '../pages/shared/sign-in-link-page.js'
-import type { RootContext, RootRoute } from './system.js'
 
 const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
 const SignInAnswer = Type.Object({ status: Type.Literal('sent') })

@@ -3,12 +3,12 @@
  * the keys held, and a rotation. Admin token, as every `/admin/*` route.
  * @module
  */
+import type { RootRoute } from '../contracts.js'
+import { parseJsonBody } from '../request-body.js'
 import { Type } from '@sinclair/typebox'
-import { parseJsonBody } from '../app.js'
 import { publicSigningKeys } from '../../accounts/signing-keys.js'
 import { validate } from '../validate.js'
 import { adminOnly } from './admin.js'
-import type { RootRoute } from './system.js'
 
 const Instant = Type.String({ format: 'date-time' })
 const SigningKeyAnswer = Type.Object({

@@ -3,9 +3,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { Type, type TSchema } from '@sinclair/typebox'
-import type { Reply, RouteDocumentation } from '../contracts.js'
-import type { AppDeps, PricingApp } from '../app.js'
+import { Type } from '@sinclair/typebox'
+import type { AppDeps, Reply, RootContext, RootRoute } from '../contracts.js'
 import { degradedReasons, type ClusterStatus } from '../../platform/cluster-status.js'
 import { hashSecret, isUsableKey, readClientCredentials, tokenLifetimeS, verifySecret } from '../../accounts/auth.js'
 import type { Incoming } from '../adapter.js'
@@ -13,44 +12,6 @@ import { buildOpenApi } from '../openapi.js'
 import { KeyedBuckets } from '../../accounts/credential-limits.js'
 import { recordKeyUse } from '../../accounts/provision.js'
 import { buildInfo } from '../../platform/version.js'
-
-export interface RootContext {
-  readonly app: PricingApp
-  readonly deps: AppDeps
-  readonly incoming: Incoming
-  readonly params: Record<string, string>
-  readonly query: URLSearchParams
-  readonly nowMs: number
-  /** Set when the token endpoint is called under a tenant's base URL (legacy path). */
-  readonly tenantSlug: string | null
-}
-
-export interface RootRoute extends RouteDocumentation {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-  readonly path: string
-  /** Who may call: anyone (default), the operator (admin token), or an API client (its credentials). */
-  readonly access?: 'public' | 'admin' | 'client'
-  readonly body?: TSchema
-  /** The query parameters, for the OpenAPI document (the handler reads `context.query`). */
-  readonly query?: TSchema
-  /** Media type of the body; default application/json. */
-  readonly bodyType?: string
-  readonly response?: TSchema
-  /** Media type of the answer; default application/json. */
-  readonly responseType?: string
-  readonly responseStatus?: number
-  /** An HTML page or a page's form post: listed in docs/api.md ("Web pages"), not in the OpenAPI document. */
-  readonly page?: true
-  /** Between the nodes of a cluster (http/routes/cluster.ts): not in the OpenAPI document. */
-  readonly internal?: true
-  /**
-   * A route other than GET that is still served while storage is nearly full
-   * (tenant/storage-guard.ts): it stores nothing, or puts off what it stores. Without it such a
-   * route answers 503 `storage_full` then.
-   */
-  readonly whenStorageNearlyFull?: 'serve'
-  readonly handler: (context: RootContext) => Reply | Promise<Reply>
-}
 
 let openApiText: string | null = null
 

@@ -5,8 +5,9 @@
  * (`/admin/tenant-requests`, admin token). The portal's web pages post to the same functions.
  * @module
  */
+import type { RootRoute } from '../contracts.js'
+import { parseJsonBody } from '../request-body.js'
 import { Type } from '@sinclair/typebox'
-import { parseJsonBody } from '../app.js'
 import { cookieSession } from '../console-auth.js'
 import { approveTenantRequest, listTenantRequests, publicTenantRequest, rejectTenantRequest, requestTenant, slugProblem } from '../../accounts/tenant-requests.js'
 import { ApiError, validationError } from '../../platform/errors.js'
@@ -15,7 +16,6 @@ import { requireFormToken } from '../pages/shared/csrf.js'
 import { backToSession, formFields } from '../pages/shared/form.js'
 import type { Tier as TierName } from '../../storage/system-store.js'
 import { adminOnly, Tier } from './admin.js'
-import type { RootRoute } from './system.js'
 
 const RequestBody = Type.Object(
   { slug: Type.String({ minLength: 1, maxLength: 63 }), tier: Tier, region: Type.String({ minLength: 1, maxLength: 63 }) },

@@ -4,7 +4,7 @@
  * the file is (without the secret) and, on a terminal, notes it all on stderr.
  * @module
  */
-import type { AppDeps } from '../../http/app.js'
+import type { AppDeps } from '../../http/contracts.js'
 import { demoCredentialsNote, writeDemoCredentials, type DemoCredentials } from './credentials.js'
 import { demoOwnerEmail, seedDemoTenant } from './seed.js'
 

@@ -4,11 +4,11 @@
  * so that the changelog records every entity (changed by `system`).
  * @module
  */
+import type { AppDeps } from '../../http/contracts.js'
 import { compositeKey, type Change } from '../../engine/catalog.js'
 import { planPriceWrite, priceContentHash } from '../../engine/prices.js'
 import { compileRules } from '../../engine/rules.js'
 import type { PriceChange } from '../../storage/tenant-store.js'
-import type { AppDeps } from '../../http/app.js'
 import { applyStoredFeed } from '../../tenant/fx-feed.js'
 import { createKey, createTenantRecord } from '../../accounts/provision.js'
 import { parseContent } from '../../http/routes/price-writes.js'

@@ -7,10 +7,10 @@
  * (accounts/people/roles.ts) is checked before anything changes.
  * @module
  */
+import type { RootContext } from '../../contracts.js'
 import { ApiError } from '../../../platform/errors.js'
 import { sameOrigin, sessionPerson } from '../../console-auth.js'
 import { requirePermission, type Permission } from '../../../accounts/people/roles.js'
-import type { RootContext } from '../../routes/system.js'
 import { slugPattern, type TenantRuntime } from '../../../tenant/runtime.js'
 import { csrfToken, requireFormToken } from '../shared/csrf.js'
 import type { Role } from '../../../storage/system-store.js'

@@ -8,7 +8,7 @@
  * API: they are listed in docs/api.md ("Web pages"), not in the OpenAPI document.
  * @module
  */
-import type { Reply } from '../../contracts.js'
+import type { Reply, RootContext, RootRoute } from '../../contracts.js'
 import { startRestore } from '../../../tenant/backups/restore.js'
 import { takeBackup } from '../../../tenant/backups/take.js'
 import { tokenLifetimeS } from '../../../accounts/auth.js'
@@ -17,7 +17,6 @@ import { changeMemberRole, existingMember, inviteMember, removeMember, type Memb
 import type { Permission } from '../../../accounts/people/roles.js'
 import { roles } from '../../../accounts/people/roles.js'
 import { createKey, revokeKey } from '../../../accounts/provision.js'
-import type { RootContext, RootRoute } from '../../routes/system.js'
 import { errorPage } from '../shared/error-page.js'
 import { flashOf } from '../shared/flash.js'
 import { html } from '../shared/html.js'

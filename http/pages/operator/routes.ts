@@ -6,12 +6,11 @@
  * (accounts/tenant-requests.ts).
  * @module
  */
-import type { Reply } from '../../contracts.js'
+import type { Reply, RootContext, RootRoute } from '../../contracts.js'
 import { ApiError } from '../../../platform/errors.js'
 import { sameOrigin, sessionPerson } from '../../console-auth.js'
 import { normalEmail } from '../../../accounts/people/sign-in.js'
 import { approveTenantRequest, rejectTenantRequest } from '../../../accounts/tenant-requests.js'
-import type { RootContext, RootRoute } from '../../routes/system.js'
 import { csrfToken, requireFormToken } from '../shared/csrf.js'
 import { errorPage } from '../shared/error-page.js'
 import { flashOf } from '../shared/flash.js'

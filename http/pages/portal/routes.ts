@@ -4,6 +4,7 @@
  * list a person's tenants.
  * @module
  */
+import type { RootRoute } from '../../contracts.js'
 import { Type } from '@sinclair/typebox'
 import { ApiError } from '../../../platform/errors.js'
 import { cookieValue, sessionCookie } from '../../../accounts/people/sign-in.js'
@@ -14,7 +15,6 @@ import { csrfToken } from '../shared/csrf.js'
 import { flashOf } from '../shared/flash.js'
 import { portalPage } from '../shared/portal-page.js'
 import { pageHeaders } from '../shared/security-headers.js'
-import type { RootRoute } from '../../routes/system.js'
 
 export function portalPageRoutes(): RootRoute[] {
   return [
