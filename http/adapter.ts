@@ -10,7 +10,7 @@
  * @module
  */
 import type * as Uws from 'uWebSockets.js'
-import { reasonPhrases } from '../platform/errors.js'
+import { reasonPhrases } from './error-status.js'
 import { requestIdOf } from './request-id.js'
 
 export interface Incoming {

@@ -10,7 +10,8 @@ import type { TSchema } from '@sinclair/typebox'
 import type * as Uws from 'uWebSockets.js'
 import { paramNames, type Reply, type TenantContext, type TenantRoute, type RootContext, type RootRoute, type AppDeps } from './contracts.js'
 import { AccessLog } from './access-log.js'
-import { ApiError, errorBody } from '../platform/errors.js'
+import { ApiError } from '../platform/errors.js'
+import { errorBody, errorHeaders, HttpError, statusOf } from './error-status.js'
 import { serve, type HttpTraffic, type Incoming, type Outgoing } from './adapter.js'
 import { loadNativeUws } from './uws/load.js'
 import { batchItemsMax, requestBodyBytesMax } from '../engine/limits.js'
@@ -150,7 +151,7 @@ export class PricingApp {
     const match = this.#rootRouter.match(incoming.method, segments, 1)
     if (match.route === null) {
       const error = match.allowed.length > 0
-        ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
+        ? new HttpError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
         : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
       return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
@@ -191,14 +192,14 @@ export class PricingApp {
     const match = this.#tenantRouter.match(incoming.method, segments, start)
     if (match.route === null) {
       const error = match.allowed.length > 0
-        ? new ApiError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
+        ? new HttpError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
         : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
       return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const compiled = match.route
     if (!tenant.loaded) {
       // Expected while tenants load after a start: answered and counted, not logged as a failure.
-      return this.#finish(incoming, compiled.label, this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, { 'retry-after': '1' })))
+      return this.#finish(incoming, compiled.label, this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, 1)))
     }
     const nowMs = this.#deps.now()
     if (compiled.route.access === 'console') return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
@@ -286,7 +287,7 @@ export class PricingApp {
     nowMs: number,
     message: string,
   ): Outgoing {
-    const error = new ApiError('unauthorized', message, {}, { 'www-authenticate': 'Bearer', ...bucket.headers(nowMs) })
+    const error = new HttpError('unauthorized', message, {}, { 'www-authenticate': 'Bearer', ...bucket.headers(nowMs) })
     return this.#finish(incoming, compiled.label, this.#error(incoming, error))
   }
 
@@ -376,7 +377,7 @@ export class PricingApp {
         'rate_limited',
         `Rate limit for ${route.dimension} exceeded; retry in ${taken.retryAfterS} s`,
         { retry_after: taken.retryAfterS },
-        { 'retry-after': String(taken.retryAfterS) },
+        taken.retryAfterS,
       )
     }
     tenant.activity.record(route.dimension, cost, nowMs)
@@ -443,8 +444,9 @@ export class PricingApp {
     }
     const nowMs = this.#deps.now()
     if (error instanceof ApiError) {
-      const body = errorBody(error.status, error.code, error.message, nowMs, incoming.requestId, error.extra)
-      return { status: error.status, headers: { ...jsonHeaders, ...error.headers }, body: JSON.stringify(body) }
+      const status = statusOf(error)
+      const body = errorBody(status, error.code, error.message, nowMs, incoming.requestId, error.extra)
+      return { status, headers: { ...jsonHeaders, ...errorHeaders(error) }, body: JSON.stringify(body) }
     }
     const body = errorBody(500, 'internal_error', 'Internal server error', nowMs, incoming.requestId)
     return { status: 500, headers: { ...jsonHeaders }, body: JSON.stringify(body) }

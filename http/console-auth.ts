@@ -14,6 +14,7 @@
  * the Origin check covers older ones and same-site attackers.
  * @module
  */
+import { HttpError } from './error-status.js'
 import { ApiError } from '../platform/errors.js'
 import type { Incoming } from './adapter.js'
 import { bearerToken, type TokenService } from '../accounts/auth.js'
@@ -76,5 +77,5 @@ function member(deps: ConsoleAuthDeps, tenant: string, email: string): string {
 }
 
 function unauthorized(message: string): ApiError {
-  return new ApiError('unauthorized', message, {}, { 'www-authenticate': 'Bearer' })
+  return new HttpError('unauthorized', message, {}, { 'www-authenticate': 'Bearer' })
 }

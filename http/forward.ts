@@ -55,7 +55,7 @@ export async function forward(target: ForwardTarget, incoming: Incoming, from: s
       signal: AbortSignal.timeout(forwardTimeoutMs),
     })
   } catch (error) {
-    throw new ApiError('region_unavailable', `Node ${target.nodeId}, which serves this request, cannot be reached (${(error as Error).message})`, { retry_after: 1 }, { 'retry-after': '1' })
+    throw new ApiError('region_unavailable', `Node ${target.nodeId}, which serves this request, cannot be reached (${(error as Error).message})`, { retry_after: 1 }, 1)
   }
   const headers: Record<string, string> = { 'x-pricing-node': target.nodeId }
   for (const name of answerHeaders) {

@@ -11,7 +11,7 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import type { OtherAnswers, TenantRoute, RootRoute } from './contracts.js'
-import { errorCodes, reasonPhrases } from '../platform/errors.js'
+import { errorStatus, reasonPhrases } from './error-status.js'
 import { ErrorBody } from './schemas.js'
 import { refusedWhenNearlyFull } from '../tenant/storage-guard.js'
 
@@ -169,7 +169,7 @@ function errorResponses(paths: Record<string, Record<string, unknown>>): Record<
     }
   }
   const codesByStatus = new Map<number, string[]>()
-  for (const [code, status] of Object.entries(errorCodes)) {
+  for (const [code, status] of Object.entries(errorStatus)) {
     codesByStatus.set(status, [...(codesByStatus.get(status) ?? []), code])
   }
   const result: Record<string, unknown> = {}

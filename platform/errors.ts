@@ -1,103 +1,72 @@
 /**
- * The error registry: every coded error the API answers, with its HTTP status. Bodies are the
- * spec's `{timestamp, status, error, message}` plus `code`, `request_id`, `details` for validation, and the extra
- * fields the spec gives some statuses (`retry_after`, `max_items_per_request`, ...).
- * docs/errors.md documents each code.
+ * The error registry: every coded error the service raises, without HTTP: the edge
+ * (http/error-status.ts) gives each code its status, renders the spec's body
+ * `{timestamp, status, error, message}` plus `code`, `request_id` and `extra` (`details` for
+ * validation, `retry_after`, `max_items_per_request`, ...), and the headers. docs/errors.md
+ * documents each code.
  * @module
  */
-import { formatInstant } from '../engine/time.js'
 
-/** RFC 9110 reason phrases (API.md §9). */
-export const reasonPhrases: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  507: 'Insufficient Storage',
-}
-
-export const errorCodes = {
-  validation_failed: 400,
-  malformed_json: 400,
-  malformed_request: 400,
-  currency_unknown: 400,
-  currency_inactive: 400,
-  rule_invalid: 400,
-  pricelist_cycle: 400,
-  setting_unknown: 400,
-  webhook_url_forbidden: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  plan_forbidden: 403,
-  tenant_suspended: 403,
-  not_found: 404,
-  route_not_found: 404,
-  tenant_not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  cursor_expired: 410,
-  body_too_large: 413,
-  too_many_items: 413,
-  unsupported_media_type: 415,
-  quota_exceeded: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  fx_feed_unavailable: 502,
-  not_ready: 503,
-  backup_failed: 503,
-  restoring: 503,
-  region_unavailable: 503,
-  storage_full: 503,
-  insufficient_storage: 507,
-} as const
-export type ErrorCode = keyof typeof errorCodes
+/**
+ * Every error code the service answers with, grouped by the HTTP status the edge gives them
+ * (http/error-status.ts maps each to its status; the compiler checks the map is complete).
+ */
+export const errorCodes = [
+  'validation_failed',
+  'malformed_json',
+  'malformed_request',
+  'currency_unknown',
+  'currency_inactive',
+  'rule_invalid',
+  'pricelist_cycle',
+  'setting_unknown',
+  'webhook_url_forbidden',
+  'unauthorized',
+  'forbidden',
+  'plan_forbidden',
+  'tenant_suspended',
+  'not_found',
+  'route_not_found',
+  'tenant_not_found',
+  'method_not_allowed',
+  'conflict',
+  'cursor_expired',
+  'body_too_large',
+  'too_many_items',
+  'unsupported_media_type',
+  'quota_exceeded',
+  'rate_limited',
+  'internal_error',
+  'fx_feed_unavailable',
+  'not_ready',
+  'backup_failed',
+  'restoring',
+  'region_unavailable',
+  'storage_full',
+  'insufficient_storage',
+] as const
+export type ErrorCode = (typeof errorCodes)[number]
 
 export interface ErrorDetail {
   path: string
   message: string
 }
 
+/**
+ * A coded failure of a request, raised anywhere above the engine and answered by the HTTP edge
+ * (http/error-status.ts) with the status of its code. It carries only domain facts: the code, the
+ * message, the fields the answer's body adds (`extra`) and, for a failure that passes, when to try
+ * again (`retryAfterS`, which the edge turns into a Retry-After header).
+ */
 export class ApiError extends Error {
   override name = 'ApiError'
-  readonly status: number
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
+    readonly retryAfterS: number | null = null,
   ) {
     super(message)
-    this.status = errorCodes[code]
-  }
-}
-
-/** The error body; `requestId` is the request's id (also in the `x-request-id` header). */
-export function errorBody(
-  status: number,
-  code: string,
-  message: string,
-  nowMs: number,
-  requestId: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    timestamp: formatInstant(nowMs),
-    status,
-    error: reasonPhrases[status] ?? 'Error',
-    message,
-    code,
-    request_id: requestId,
-    ...extra,
   }
 }
 

@@ -48,7 +48,7 @@ export function minSequenceOf(header: string): number | null {
  */
 export function placedError(placed: Exclude<Placed, { kind: 'here' }>): ApiError {
   if (placed.kind === 'unavailable') {
-    return new ApiError('region_unavailable', placed.message, { retry_after: placed.retryAfterS }, { 'retry-after': String(placed.retryAfterS) })
+    return new ApiError('region_unavailable', placed.message, { retry_after: placed.retryAfterS }, placed.retryAfterS)
   }
-  return new ApiError('region_unavailable', `Forwarded to node ${placed.nodeId}'s region home, which is not this node; retry`, { retry_after: 1 }, { 'retry-after': '1' })
+  return new ApiError('region_unavailable', `Forwarded to node ${placed.nodeId}'s region home, which is not this node; retry`, { retry_after: 1 }, 1)
 }

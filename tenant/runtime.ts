@@ -389,7 +389,7 @@ export const restoreRetryAfterS = 15
 
 /** The answer to a write while a restore runs: 503 with `Retry-After: 15`. */
 export function restoringError(backupId: string): ApiError {
-  return new ApiError('restoring', `The tenant is being restored from backup ${backupId}; writes resume when it completes`, {}, { 'retry-after': String(restoreRetryAfterS) })
+  return new ApiError('restoring', `The tenant is being restored from backup ${backupId}; writes resume when it completes`, {}, restoreRetryAfterS)
 }
 
 export class TenantRegistry {

@@ -142,7 +142,7 @@ export function storageFullError(): ApiError {
     'storage_full',
     'Storage is nearly full: writes are refused until space is freed; reads go on',
     {},
-    { 'retry-after': String(storageRetryAfterS) },
+    storageRetryAfterS,
   )
 }
 

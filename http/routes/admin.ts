@@ -2,6 +2,7 @@
  * The operator API (API.md §2), behind the `PRICING_ADMIN_TOKEN` bearer token; off (404) when unset.
  * @module
  */
+import { HttpError } from '../error-status.js'
 import { parseJsonBody } from '../request-body.js'
 import { timingSafeEqual } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
@@ -105,7 +106,7 @@ function authorize(context: RootContext): void {
   const address = context.incoming.remoteAddress ?? ''
   if (!adminFailures.allows(address, context.nowMs)) {
     const retryAfterS = adminFailures.retryAfterS(address, context.nowMs)
-    throw new ApiError('rate_limited', `Too many wrong admin tokens from this address; retry in ${retryAfterS} s`, { retry_after: retryAfterS }, { 'retry-after': String(retryAfterS) })
+    throw new ApiError('rate_limited', `Too many wrong admin tokens from this address; retry in ${retryAfterS} s`, { retry_after: retryAfterS }, retryAfterS)
   }
   const authorization = context.incoming.authorization
   // The scheme name is case-insensitive (RFC 9110 §11.1).
@@ -114,7 +115,7 @@ function authorize(context: RootContext): void {
   const right = Buffer.from(expected)
   if (left.length !== right.length || !timingSafeEqual(left, right)) {
     adminFailures.bucket(address, context.nowMs).take(1, context.nowMs)
-    throw new ApiError('unauthorized', 'A valid admin token is required', {}, { 'www-authenticate': 'Bearer' })
+    throw new HttpError('unauthorized', 'A valid admin token is required', {}, { 'www-authenticate': 'Bearer' })
   }
 }
 

@@ -35,7 +35,7 @@ export function clusterRoutes(): RootRoute[] {
         if (!sameSecret(incoming.authorization, secret)) throw new ApiError('unauthorized', 'The cluster secret is required')
         const tenant = deps.tenants.get(params['slug']!)
         if (tenant === undefined) throw new ApiError('tenant_not_found', `Tenant ${params['slug']} not found`)
-        if (tenant.role !== 'home') throw new ApiError('region_unavailable', `This node is not the home of region ${tenant.record.region}`, { retry_after: 1 }, { 'retry-after': '1' })
+        if (tenant.role !== 'home') throw new ApiError('region_unavailable', `This node is not the home of region ${tenant.record.region}`, { retry_after: 1 }, 1)
         const directory = await mkdtemp(path.join(tmpdir(), `pricing-snapshot-${tenant.slug}-`))
         try {
           await tenant.store.backup(directory)

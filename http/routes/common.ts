@@ -3,6 +3,7 @@
  * records with their update and deletion times, quotas, and batch outcomes.
  * @module
  */
+import { statusOf } from '../error-status.js'
 import type { CatalogType, Change } from '../../engine/catalog.js'
 import { pageSizeDefault } from '../../engine/limits.js'
 import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
@@ -117,6 +118,6 @@ export interface BatchOutcome {
 
 /** Turns an ApiError thrown for one batch item into its `failed` entry; rethrows others. */
 export function failedEntry(keys: Record<string, unknown>, error: unknown): Record<string, unknown> {
-  if (error instanceof ApiError && error.status < 500) return { ...keys, message: error.message }
+  if (error instanceof ApiError && statusOf(error) < 500) return { ...keys, message: error.message }
   throw error
 }

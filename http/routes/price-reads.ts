@@ -4,6 +4,7 @@
  * pricelists-for-sku.
  * @module
  */
+import { errorHeaders, HttpError } from '../error-status.js'
 import * as crypto from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { compareCodes, splitKey, type Catalog } from '../../engine/catalog.js'
@@ -188,7 +189,7 @@ const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String
  */
 function readError(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, engine: Engine, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {
   const error = failure(outcome, sku, pricelist, taxArea, profile)
-  return new ApiError(error.code, error.message, error.extra, { ...error.headers, 'x-price-engine': engine })
+  return new HttpError(error.code, error.message, error.extra, { ...errorHeaders(error), 'x-price-engine': engine })
 }
 
 function failure(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {

@@ -4,6 +4,7 @@
  * nothing unless `ingest.skip.dedup`; strict article and pricelist validation refuse items.
  * @module
  */
+import { statusOf } from '../error-status.js'
 import { Type } from '@sinclair/typebox'
 import { batchItemsMax } from '../../engine/limits.js'
 import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
@@ -346,7 +347,7 @@ export function priceWriteRoutes(): TenantRoute[] {
             if (change !== null) changes.push(change)
             acceptedCount++
           } catch (error) {
-            if (error instanceof ApiError && error.status < 500) failed.push({ ...keys, message: error.message })
+            if (error instanceof ApiError && statusOf(error) < 500) failed.push({ ...keys, message: error.message })
             else return commitThenThrow(context, changes, error)
           }
         }

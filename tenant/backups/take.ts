@@ -26,7 +26,7 @@ export async function takeBackup(tenant: TenantRuntime, type: BackupRecord['type
     if (error instanceof BackupRefused) {
       throw error.reason === 'insufficient_storage'
         ? new ApiError('insufficient_storage', error.message)
-        : new ApiError('backup_failed', error.message, {}, { 'retry-after': '60' })
+        : new ApiError('backup_failed', error.message, {}, 60)
     }
     throw error
   }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { reasonPhrases } from '../../platform/errors.js'
+import { reasonPhrases } from '../../http/error-status.js'
 import { parseInstant } from '../../engine/time.js'
 
 const oauthErrors = new Set(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_grant', 'unauthorized_client', 'invalid_scope'])

@@ -37,7 +37,7 @@ function visibleTenant(context: RootContext, email: string): { tenant: TenantRun
   const tenant = slugPattern.test(slug) ? context.deps.tenants.get(slug) : undefined
   const role = tenant === undefined ? undefined : context.deps.system.member(slug, email)?.role
   if (tenant === undefined || role === undefined) throw new ApiError('not_found', `You are not a user of a tenant ${slug}`)
-  if (!tenant.loaded) throw new ApiError('not_ready', 'The tenant is loading: try again in a moment', {}, { 'retry-after': '1' })
+  if (!tenant.loaded) throw new ApiError('not_ready', 'The tenant is loading: try again in a moment', {}, 1)
   return { tenant, role }
 }
 

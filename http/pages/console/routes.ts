@@ -8,6 +8,7 @@
  * API: they are listed in docs/api.md ("Web pages"), not in the OpenAPI document.
  * @module
  */
+import { statusOf } from '../../error-status.js'
 import type { Reply, RootContext, RootRoute } from '../../contracts.js'
 import { startRestore } from '../../../tenant/backups/restore.js'
 import { takeBackup } from '../../../tenant/backups/take.js'
@@ -97,7 +98,7 @@ function actionRoute(
         const outcome = await run(context, visit, form)
         return typeof outcome === 'string' ? backToSession(back(visit), visit.session, { notice: outcome }) : outcome
       } catch (error) {
-        if (error instanceof ApiError && error.status !== 403) return backToSession(back(visit), visit.session, { error: error.message })
+        if (error instanceof ApiError && statusOf(error) !== 403) return backToSession(back(visit), visit.session, { error: error.message })
         return errorPage(error, person.email)
       }
     },

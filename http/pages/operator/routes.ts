@@ -6,6 +6,7 @@
  * (accounts/tenant-requests.ts).
  * @module
  */
+import { statusOf } from '../../error-status.js'
 import type { Reply, RootContext, RootRoute } from '../../contracts.js'
 import { ApiError } from '../../../platform/errors.js'
 import { sameOrigin, sessionPerson } from '../../console-auth.js'
@@ -50,7 +51,7 @@ function decision(path: string, operationId: string, summary: string, decide: (c
         try {
           return backToSession('/operator', person.secret, { notice: await decide(context, context.params['id']!, form) })
         } catch (error) {
-          if (error instanceof ApiError && error.status !== 403) return backToSession('/operator', person.secret, { error: error.message })
+          if (error instanceof ApiError && statusOf(error) !== 403) return backToSession('/operator', person.secret, { error: error.message })
           throw error
         }
       } catch (error) {

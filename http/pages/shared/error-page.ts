@@ -3,6 +3,7 @@
  * with a way back, so a person in a browser never lands on a JSON body.
  * @module
  */
+import { errorHeaders, statusOf } from '../../error-status.js'
 import { ApiError } from '../../../platform/errors.js'
 import type { Reply } from '../../contracts.js'
 import type { Incoming } from '../../adapter.js'
@@ -32,11 +33,11 @@ export function wantsHtml(incoming: Pick<Incoming, 'accept'>): boolean {
 /** The page of any error answer for a browser: the status and headers kept, the message as a page. */
 export function errorAnswerPage(error: unknown, person: string | null): { status: number; headers: Record<string, string>; body: string } {
   const apiError = error instanceof ApiError ? error : null
-  const status = apiError?.status ?? 500
+  const status = apiError === null ? 500 : statusOf(apiError)
   const message = apiError === null ? 'Something went wrong on our side. Please try again in a moment.' : apiError.code === 'route_not_found' ? 'There is no page at this address.' : apiError.message
   const body = html`<p>${message}</p>
 <p><a href="/portal">Back to your account</a></p>`
-  return { status, headers: { ...(apiError?.headers ?? {}), ...pageHeaders }, body: page({ title: titles[status] ?? 'Something went wrong', person, body }) }
+  return { status, headers: { ...(apiError === null ? {} : errorHeaders(apiError)), ...pageHeaders }, body: page({ title: titles[status] ?? 'Something went wrong', person, body }) }
 }
 
 /** The page of an error; anything that is not an ApiError is rethrown (a 500 with the usual body). */
@@ -44,10 +45,10 @@ export function errorPage(error: unknown, person: string | null): Reply {
   if (!(error instanceof ApiError)) throw error
   const body = html`<p>${error.message}</p>
 <p><a href="/portal">Back to your account</a></p>`
-  const retry = error.headers['retry-after']
+  const status = statusOf(error)
   return {
-    status: error.status,
-    headers: { ...pageHeaders, ...(retry === undefined ? {} : { 'retry-after': retry }) },
-    body: page({ title: titles[error.status] ?? 'Something went wrong', person, body }),
+    status,
+    headers: { ...pageHeaders, ...(error.retryAfterS === null ? {} : { 'retry-after': String(error.retryAfterS) }) },
+    body: page({ title: titles[status] ?? 'Something went wrong', person, body }),
   }
 }
