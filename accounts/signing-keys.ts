@@ -18,6 +18,7 @@
  * written again in the current form.
  * @module
  */
+import { assert } from '../engine/assert.js'
 import { randomUUID } from 'node:crypto'
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose'
 import type { Logger } from 'pino'
@@ -98,7 +99,7 @@ export class SigningKeyRing {
 
   /** The key new tokens are signed with. */
   get signing(): { readonly kid: string; readonly key: VerificationKey } {
-    if (this.#signing === null) throw new Error('SigningKeyRing.load() was not called')
+    assert(this.#signing !== null, 'SigningKeyRing.load() was not called')
     return this.#signing
   }
 

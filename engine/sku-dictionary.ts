@@ -24,6 +24,7 @@
  * price columns; a reader keeps answering from the table it has until it takes the new one.
  * @module
  */
+import { assert } from './assert.js'
 
 /** The shared buffers of one table generation (what a reader needs). */
 export interface SkuTable {
@@ -237,7 +238,7 @@ export class SkuDictionary {
    * they are, so a start does not hash and place every code again.
    */
   restore(image: SkuDictionaryImage): void {
-    if (this.#count !== 0) throw new Error('a SKU dictionary is restored only when empty')
+    assert(this.#count === 0, 'a SKU dictionary is restored only when empty')
     const { table, count, keyUnits } = image
     const capacity = table.slots.length >>> 3
     const valid = capacity > 0 && (capacity & (capacity - 1)) === 0 && table.slots.length === capacity * slotWords &&

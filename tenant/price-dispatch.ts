@@ -9,6 +9,7 @@
  * here to the end, as before.
  * @module
  */
+import { assert } from '../engine/assert.js'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { mainThreadRuleStepsBase, mainThreadRuleStepsPerSku } from '../engine/limits.js'
 import type { PriceContext } from '../engine/pipeline.js'
@@ -91,7 +92,7 @@ export async function* dispatchReads(tenant: TenantRuntime, context: PriceContex
     }
     yield* outcomes
     if (run.done) return
-    if (run.passed === null) throw new Error('a run of reads stopped without passing the allowance')
+    assert(run.passed !== null, 'a run of reads stopped without passing the allowance')
     const elsewhere = await readElsewhere(tenant, run.passed)
     yield elsewhere.outcome
     // A worker answered on a later turn already; after an answer here, let waiting requests run.

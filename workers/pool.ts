@@ -3,6 +3,7 @@
  * and the replication feed that keeps each worker's tenant replicas current.
  * @module
  */
+import { assert } from '../engine/assert.js'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
@@ -225,7 +226,7 @@ export class QueryPool {
    */
   async run(tenant: ReplicatedTenant, input: QueryInput): Promise<PoolAnswer> {
     const result = await this.#task(tenant, { kind: 'query', ...input })
-    if (result.kind !== 'answer' && result.kind !== 'arena') throw new Error(`a query task answered ${result.kind}`)
+    assert(result.kind === 'answer' || result.kind === 'arena', 'a query task answers a query')
     answerCacheCounts.hits += result.cacheHits
     answerCacheCounts.misses += result.cacheMisses
     if (result.kind === 'arena') {
@@ -243,14 +244,14 @@ export class QueryPool {
    */
   async read(tenant: ReplicatedTenant, input: PriceReadInput): Promise<PriceReadOutcome> {
     const result = await this.#task(tenant, { kind: 'read', read: input })
-    if (result.kind !== 'read') throw new Error(`a read task answered ${result.kind}`)
+    assert(result.kind === 'read', 'a read task answers a read')
     return result.outcome
   }
 
   /** An article search on a worker, for a filter that passed the main thread's allowance. */
   async search(tenant: ReplicatedTenant, criteria: ArticleCriteria): Promise<ArticleSearchOutcome> {
     const result = await this.#task(tenant, { kind: 'search', criteria })
-    if (result.kind !== 'search') throw new Error(`a search task answered ${result.kind}`)
+    assert(result.kind === 'search', 'a search task answers a search')
     return result.outcome
   }
 

@@ -3,6 +3,7 @@
  * caller's sequence. The first task for a tenant (or after a gap) asks for a snapshot.
  * @module
  */
+import { assert } from '../engine/assert.js'
 import os from 'node:os'
 import { threadId, workerData } from 'node:worker_threads'
 import { move, transferableSymbol, valueSymbol } from 'piscina'
@@ -63,7 +64,7 @@ const waitCell = new Int32Array(new SharedArrayBuffer(4))
 type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult
 
 export default function run(task: PriceTask | RulesTask): TaskResult {
-  if (task.version !== protocolVersion) throw new Error(`protocol version ${task.version} is not ${protocolVersion}`)
+  assert(task.version === protocolVersion, 'a task of another protocol version')
   if (task.kind !== 'warm') lowerOnce()
   if (task.kind === 'rules') return checkRules(task)
   const replica = currentReplica(task)

@@ -4,6 +4,7 @@
  * pricelists-for-sku.
  * @module
  */
+import { assert } from '../../engine/assert.js'
 import { errorHeaders, HttpError } from '../error-status.js'
 import * as crypto from 'node:crypto'
 import { Type } from '@sinclair/typebox'
@@ -216,7 +217,7 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity', 1e9), homogeneousCurrency: true }
   const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
   const respond = ({ outcome, engine }: Dispatched) => {
-    if (outcome.kind === 'base') throw new Error('a taxed read answered without tax')
+    assert(outcome.kind !== 'base', 'a taxed read answered without tax')
     if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
     const body = itemJson(outcome.item, pricelist, taxArea)
     // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
@@ -255,7 +256,7 @@ function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
   const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
   const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer: null })
   const respond = ({ outcome, engine }: Dispatched) => {
-    if (outcome.kind === 'priced') throw new Error('a raw read answered with tax')
+    assert(outcome.kind !== 'priced', 'a raw read answered with tax')
     if (outcome.kind !== 'base') throw readError(outcome, engine, sku, pricelist, taxArea, undefined)
     const resolved = outcome.resolved
     const rendered = renderContent({ sales: resolved.sales, fields: resolved.fields, breaks: resolved.breaks })

@@ -11,6 +11,7 @@
  * sealed value copied into another record does not open there. Without a key nothing is sealed.
  * @module
  */
+import { assert } from '../../engine/assert.js'
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto'
 
 export const secretKeySetting = 'PRICING_SECRET_KEY'
@@ -89,7 +90,7 @@ export class SecretSealer {
   /** `plaintext` sealed under the current key for `purpose` (the record it belongs to). */
   seal(plaintext: string, purpose: string): string {
     const key = this.current
-    if (key === null) throw new Error('SecretSealer.seal without a key')
+    assert(key !== null, 'SecretSealer.seal without a key')
     const nonce = randomBytes(nonceBytes)
     const cipher = createCipheriv('aes-256-gcm', key.bytes, nonce, { authTagLength: tagBytes })
     cipher.setAAD(Buffer.from(purpose, 'utf8'))
