@@ -120,7 +120,7 @@ export class ClusterNode {
     this.placement = placement
     // Every tenant starts as a replica where this node serves its region; the home lease promotes.
     for (const tenant of tenants.all()) this.#place(tenant)
-    tenants.onOpen = (tenant) => this.#place(tenant)
+    tenants.whenOpened((tenant) => this.#place(tenant))
     this.directory.listen(async (table, key, value) => {
       // Signing keys another node created, stored again (a new secret key) or dropped (rotation).
       if (table === 'signing_keys') await (value === undefined ? tokens.forget(key) : tokens.learn(value as SigningKeyRecord))
@@ -139,10 +139,9 @@ export class ClusterNode {
   #place(tenant: TenantRuntime): void {
     const placement = this.placement!
     if (placement.isHome(tenant.record.region)) {
-      tenant.role = 'home'
-      tenant.replication = this.replication
+      tenant.becomeHome(this.replication)
     } else if (this.regions.includes(tenant.record.region)) this.replication!.follow(tenant)
-    else tenant.role = 'replica'
+    else tenant.becomeReplica()
   }
 
   async #tenantChanged(record: TenantRecord, deps: ServeDeps): Promise<void> {

@@ -29,6 +29,7 @@ import { recordKeyUse } from '../accounts/provision.js'
 import { Periodic } from '../platform/periodic.js'
 import { announceSecretsAtRest } from '../platform/secrets/announce.js'
 import { SecretSealer } from '../platform/secrets/sealer.js'
+import { localBuckets } from '../tenant/rate-limits.js'
 import { StorageGuard } from '../tenant/storage-guard.js'
 import { TenantRegistry } from '../tenant/runtime.js'
 import { buildInfo } from '../platform/version.js'
@@ -116,18 +117,28 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
     Date.now,
     sealer,
   )
-  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
   // The data directory's free space (tenant/storage-guard.ts): sampled before the first request,
   // then once a second; below the reserve, writes answer 503 and background writers wait.
-  const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger)
+  const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger, Date.now)
   storage.start()
-  tenants.storage = storage
-  tenants.onDurable = (bytes) => storage.noteWritten(bytes)
   metrics.registerStorage(() => storage.state)
   // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
-  if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
+  const tenants = new TenantRegistry({
+    system,
+    dataDir,
+    logger,
+    now: Date.now,
+    queryPool,
+    workerThresholdSkus: config.workerThresholdSkus,
+    webhookEnvironment,
+    backupDiskMaxBytes: config.backupDiskMaxBytes,
+    // Cluster mode shares the rate-limit buckets through Redis (cluster/rate-limits.ts).
+    bucketFactory: cluster?.bucketFactory ?? localBuckets,
+    storage,
+    onDurable: (bytes) => storage.noteWritten(bytes),
+  })
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
   const outboxDir = path.join(dataDir, 'outbox')
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir, logger, logLinks: config.demo })
