@@ -94,7 +94,7 @@ export class Replication implements ReplicationSink {
     readonly redis: Redis,
     readonly tenants: TenantRegistry,
     readonly logger: Logger,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {}
 
   /**

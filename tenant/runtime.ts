@@ -20,7 +20,8 @@ import { TenantBackups } from '../storage/backup/backups.js'
 import { localBuckets, type BucketFactory, type Dimension, type RateBucket } from './rate-limits.js'
 import { plentyOfRoom, storageFullError, type StorageState } from './storage-guard.js'
 import { TenantActivity } from './activity.js'
-import { TenantWebhooks, type WebhookEnvironment } from './webhooks/webhooks.js'
+import type { WebhookEnvironment } from './webhooks/environment.js'
+import { TenantWebhooks } from './webhooks/registry.js'
 
 export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
