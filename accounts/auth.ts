@@ -100,7 +100,7 @@ export class TokenService {
    * Loads the signing keys, creating the first pair on first start; throws a SecretKeyError (the
    * start stops) when a stored private key does not open with PRICING_SECRET_KEY.
    */
-  async init(nowMs = Date.now()): Promise<{ created: boolean; resealed: number; dropped: string[] }> {
+  async init(nowMs: number): Promise<{ created: boolean; resealed: number; dropped: string[] }> {
     return this.keys.load(nowMs)
   }
 

@@ -57,8 +57,10 @@ export async function bootstrapReplicas(options: {
   readonly regions: readonly string[]
   readonly secret: string | null
   readonly logger: Logger
+  /** The clock (names a copy moved aside). */
+  readonly now: () => number
 }): Promise<void> {
-  const { redis, system, dataDir, nodeId, regions, secret, logger } = options
+  const { redis, system, dataDir, nodeId, regions, secret, logger, now } = options
   if (secret === null) return
   for (const record of system.listTenants()) {
     const directory = path.join(dataDir, 'tenants', record.slug)
@@ -69,7 +71,7 @@ export async function bootstrapReplicas(options: {
       if (existsSync(path.join(directory, 'data.mdb'))) {
         const verdict = await copyAgainstLog(redis, record.slug, directory)
         if (verdict === 'fits') continue
-        const aside = `${directory}.${verdict}-${Date.now()}`
+        const aside = `${directory}.${verdict}-${now()}`
         await rename(directory, aside)
         logger.warn({ tenant: record.slug, aside, verdict }, "cluster: this node's copy of the tenant does not fit the home's log; moved aside, a new copy follows")
       }

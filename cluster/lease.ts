@@ -76,7 +76,7 @@ export class LeaseKeeper {
     redis: Redis,
     readonly options: LeaseOptions,
     readonly events: LeaseEvents,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {
     this.#redis = withScripts(redis)
     this.#key = `pricing:lease:${options.name}`

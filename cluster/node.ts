@@ -40,6 +40,16 @@ export interface ServeDeps {
   readonly now: () => number
 }
 
+type ClusterConfig = Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>
+
+/** What a cluster node is made of: its settings, the node's system store, its logger and the clock. */
+export interface ClusterNodeOptions {
+  readonly config: ClusterConfig
+  readonly system: SystemStore
+  readonly logger: Logger
+  readonly now: () => number
+}
+
 export class ClusterNode {
   readonly redis
   readonly directory: SharedDirectory
@@ -51,11 +61,18 @@ export class ClusterNode {
   /** Set by `stop`: the connection it closes itself is no outage to warn about. */
   #stopping = false
 
-  constructor(
-    readonly config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>,
-    readonly system: SystemStore,
-    readonly logger: Logger,
-  ) {
+  readonly config: ClusterConfig
+  readonly system: SystemStore
+  readonly logger: Logger
+  /** The clock (server/main.ts gives `Date.now`). */
+  readonly now: () => number
+
+  constructor(options: ClusterNodeOptions) {
+    const { config, system, logger } = options
+    this.config = config
+    this.system = system
+    this.logger = logger
+    this.now = options.now
     const nodeId = this.nodeId
     this.redis = connectRedis(config.redisUrl, (up) => {
       this.#redisUp = up
@@ -70,7 +87,7 @@ export class ClusterNode {
     this.#fetcher = new LeaseKeeper(this.redis, { name: 'fx-fetcher', owner: nodeId, ttlMs: config.leaseTtlMs }, {
       acquired: (token) => logger.info({ nodeId, token }, 'cluster: this node fetches the FX feed'),
       lost: (reason) => logger.warn({ nodeId, reason }, 'cluster: this node no longer fetches the FX feed'),
-    })
+    }, this.now)
     this.fx = new RedisFxFeed(this.redis, this.#fetcher, Math.max(50, Math.floor(config.leaseTtlMs / 2)))
   }
 
@@ -84,7 +101,9 @@ export class ClusterNode {
 
   /** Tenants' rate-limit buckets shared by all nodes through Redis (cluster/rate-limits.ts). */
   readonly bucketFactory: BucketFactory = (slug, dimension, rate, burst, nowMs) =>
-    new SharedBucket(this.redis, slug, dimension, rate, burst, nowMs, () => this.#redisUp)
+    new SharedBucket({
+      redis: this.redis, slug, dimension, rate, burst, nowMs, redisUp: () => this.#redisUp, now: this.now,
+    })
 
   /** The secret nodes prove themselves with to each other (http/routes/cluster.ts); null until Redis answered. */
   secret: string | null = null
@@ -102,7 +121,8 @@ export class ClusterNode {
 
   /** Before the tenants load: copies of the tenants this node serves and does not hold yet. */
   async bootstrap(dataDir: string): Promise<void> {
-    await bootstrapReplicas({ redis: this.redis, system: this.system, dataDir, nodeId: this.nodeId, regions: this.regions, secret: this.secret, logger: this.logger })
+    const { redis, system, nodeId, regions, secret, logger, now } = this
+    await bootstrapReplicas({ redis, system, dataDir, nodeId, regions, secret, logger, now })
   }
 
   /** Placement, replicas and the FX fetcher, once the node listens and its tenants are loaded. */
@@ -115,12 +135,12 @@ export class ClusterNode {
       homeLost: (region) => {
         for (const tenant of tenants.all()) if (tenant.record.region === region) replication.demote(tenant)
       },
-    })
+    }, deps.now)
     placement.replicaOf = (tenant) => replication.view(tenant)
     this.placement = placement
     // Every tenant starts as a replica where this node serves its region; the home lease promotes.
     for (const tenant of tenants.all()) this.#place(tenant)
-    tenants.onOpen = (tenant) => this.#place(tenant)
+    tenants.whenOpened((tenant) => this.#place(tenant))
     this.directory.listen(async (table, key, value) => {
       // Signing keys another node created, stored again (a new secret key) or dropped (rotation).
       if (table === 'signing_keys') await (value === undefined ? tokens.forget(key) : tokens.learn(value as SigningKeyRecord))
@@ -139,10 +159,9 @@ export class ClusterNode {
   #place(tenant: TenantRuntime): void {
     const placement = this.placement!
     if (placement.isHome(tenant.record.region)) {
-      tenant.role = 'home'
-      tenant.replication = this.replication
+      tenant.becomeHome(this.replication)
     } else if (this.regions.includes(tenant.record.region)) this.replication!.follow(tenant)
-    else tenant.role = 'replica'
+    else tenant.becomeReplica()
   }
 
   async #tenantChanged(record: TenantRecord, deps: ServeDeps): Promise<void> {
@@ -196,8 +215,8 @@ export class ClusterNode {
 }
 
 /** Connects to Redis and brings the directory in step (waiting at most a few seconds). */
-export async function joinCluster(config: Pick<Config, 'redisUrl' | 'nodeId' | 'leaseTtlMs' | 'region'>, system: SystemStore, logger: Logger): Promise<ClusterNode> {
-  const node = new ClusterNode(config, system, logger)
+export async function joinCluster(options: ClusterNodeOptions): Promise<ClusterNode> {
+  const node = new ClusterNode(options)
   await node.join()
   return node
 }

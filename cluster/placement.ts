@@ -83,7 +83,7 @@ export class ClusterPlacement implements TenantPlacement {
     readonly ttlMs: number,
     readonly logger: Logger,
     readonly events: PlacementEvents,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {
     this.#upSinceMs = redis.status === 'ready' ? now() : Number.POSITIVE_INFINITY
     redis.on('ready', () => (this.#upSinceMs = this.now()))

@@ -40,6 +40,19 @@ type RateRedis = Redis & { rateTake(key: string, rate: number, burst: number, wa
 /** A lease's size: a tenth of a second's worth of the rate. */
 const leaseShareS = 0.1
 
+/** What a shared bucket is made of: the tenant's dimension, its plan's rate and burst, Redis and a clock. */
+export interface SharedBucketOptions {
+  readonly redis: Redis
+  readonly slug: string
+  readonly dimension: Dimension
+  readonly rate: number | null
+  readonly burst: number | null
+  /** When the bucket is made: its local stand-in starts full at this time. */
+  readonly nowMs: number
+  readonly redisUp: () => boolean
+  readonly now: () => number
+}
+
 export class SharedBucket implements RateBucket {
   readonly #redis: RateRedis
   readonly #key: string
@@ -57,16 +70,19 @@ export class SharedBucket implements RateBucket {
    */
   #emptyUntilMs = 0
 
-  constructor(
-    redis: Redis,
-    slug: string,
-    dimension: Dimension,
-    readonly rate: number | null,
-    readonly burst: number | null,
-    nowMs: number,
-    /** Whether Redis answers now (the connection's state): otherwise local limits. */
-    readonly redisUp: () => boolean,
-  ) {
+  readonly rate: number | null
+  readonly burst: number | null
+  /** Whether Redis answers now (the connection's state): otherwise local limits. */
+  readonly redisUp: () => boolean
+  /** The clock (when an empty shared bucket may have refilled). */
+  readonly now: () => number
+
+  constructor(options: SharedBucketOptions) {
+    const { redis, slug, dimension, rate, burst, nowMs } = options
+    this.rate = rate
+    this.burst = burst
+    this.redisUp = options.redisUp
+    this.now = options.now
     this.#redis = redis as RateRedis
     if (typeof this.#redis.rateTake !== 'function') redis.defineCommand('rateTake', { numberOfKeys: 1, lua: takeScript })
     this.#key = `pricing:rate:${slug}:${dimension}`
@@ -113,7 +129,7 @@ export class SharedBucket implements RateBucket {
         this.#held += Number(granted)
         this.#sharedLeft = Number(left)
         // Less than asked for: the shared bucket is empty until about a lease's worth has flowed in.
-        if (Number(granted) < want) this.#emptyUntilMs = Date.now() + leaseShareS * 1000
+        if (Number(granted) < want) this.#emptyUntilMs = this.now() + leaseShareS * 1000
       })
       .catch(() => {
         // Redis away: this request is refused; the next ones are limited locally (take() checks the state).

@@ -94,7 +94,7 @@ export class Replication implements ReplicationSink {
     readonly redis: Redis,
     readonly tenants: TenantRegistry,
     readonly logger: Logger,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {}
 
   /**
@@ -170,7 +170,7 @@ export class Replication implements ReplicationSink {
 
   /** Replica side: follows `tenant`'s stream from its current sequence. */
   follow(tenant: TenantRuntime): void {
-    tenant.role = 'replica'
+    tenant.becomeReplica()
     if (this.#replicas.has(tenant.slug)) return
     this.#replicas.set(tenant.slug, { head: tenant.store.sequence, lastId: `${tenant.store.sequence}-0`, broken: null, lagMs: 0, caughtUp: false })
     this.#wake?.()
@@ -191,13 +191,11 @@ export class Replication implements ReplicationSink {
       }
       this.#replicas.delete(tenant.slug)
     }
-    tenant.role = 'home'
-    tenant.replication = this
+    tenant.becomeHome(this)
   }
 
   /** This node is no longer the tenant's home: it follows the new home from its own sequence. */
   demote(tenant: TenantRuntime): void {
-    tenant.replication = null
     this.follow(tenant)
   }
 

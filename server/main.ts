@@ -29,10 +29,11 @@ import { recordKeyUse } from '../accounts/provision.js'
 import { Periodic } from '../platform/periodic.js'
 import { announceSecretsAtRest } from '../platform/secrets/announce.js'
 import { SecretSealer } from '../platform/secrets/sealer.js'
+import { localBuckets } from '../tenant/rate-limits.js'
 import { StorageGuard } from '../tenant/storage-guard.js'
 import { TenantRegistry } from '../tenant/runtime.js'
 import { buildInfo } from '../platform/version.js'
-import { WebhookEnvironment } from '../tenant/webhooks/webhooks.js'
+import { WebhookEnvironment } from '../tenant/webhooks/environment.js'
 import { setAnswerCacheItemsMax } from '../workers/execute.js'
 import { QueryPool } from '../workers/pool.js'
 
@@ -102,6 +103,9 @@ function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
 
 async function startLocked(config: Config, logger: Logger, dataDir: string, lock: DataDirLock): Promise<RunningServer> {
   // Secrets at rest (platform/secrets/): a malformed key stops the start here, before anything opens.
+  // The process's one clock: every service above storage reads the time of day through it (tests
+  // of a service pass their own); durations are measured with performance.now.
+  const now: () => number = Date.now
   const sealer = SecretSealer.fromSettings(config.secretKey, config.secretKeyPrevious)
   announceSecretsAtRest(logger, sealer)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
@@ -113,21 +117,32 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   const webhookEnvironment = new WebhookEnvironment(
     { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
     metrics,
-    Date.now,
+    now,
     sealer,
   )
-  const tenants = new TenantRegistry(system, dataDir, logger, queryPool, config.workerThresholdSkus, webhookEnvironment, config.backupDiskMaxBytes)
   // The data directory's free space (tenant/storage-guard.ts): sampled before the first request,
   // then once a second; below the reserve, writes answer 503 and background writers wait.
-  const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger)
+  const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger, now)
   storage.start()
-  tenants.storage = storage
-  tenants.onDurable = (bytes) => storage.noteWritten(bytes)
   metrics.registerStorage(() => storage.state)
   // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
-  const cluster = config.redisUrl === '' ? null : await (await import('../cluster/node.js')).joinCluster(config, system, logger)
-  if (cluster !== null) tenants.bucketFactory = cluster.bucketFactory
+  const clusterModule = config.redisUrl === '' ? null : await import('../cluster/node.js')
+  const cluster = clusterModule === null ? null : await clusterModule.joinCluster({ config, system, logger, now })
+  const tenants = new TenantRegistry({
+    system,
+    dataDir,
+    logger,
+    now,
+    queryPool,
+    workerThresholdSkus: config.workerThresholdSkus,
+    webhookEnvironment,
+    backupDiskMaxBytes: config.backupDiskMaxBytes,
+    // Cluster mode shares the rate-limit buckets through Redis (cluster/rate-limits.ts).
+    bucketFactory: cluster?.bucketFactory ?? localBuckets,
+    storage,
+    onDurable: (bytes) => storage.noteWritten(bytes),
+  })
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
   const outboxDir = path.join(dataDir, 'outbox')
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir, logger, logLinks: config.demo })
@@ -145,9 +160,9 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
     metrics,
     storage,
     publicUrl: publicRoot(config, config.port),
-    now: () => Date.now(),
+    now,
   }
-  await deps.tokens.init()
+  await deps.tokens.init(deps.now())
   const app = new PricingApp(deps)
   let listenSocket: import('uWebSockets.js').us_listen_socket | null = null
   const port = await new Promise<number>((resolve, reject) => {
@@ -174,21 +189,24 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
   // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
   await cluster?.bootstrap(dataDir)
-  await tenants.loadAll(Date.now(), () => settleInterruptedRestores(system, tenants, Date.now))
+  await tenants.loadAll(now(), () => settleInterruptedRestores(system, tenants, now))
   logger.info({ tenants: tenants.all().length }, 'ready')
   // A cluster starts without the demo tenant: it is for one node on a laptop (docs/cluster.md).
   if (firstStart && config.demo && cluster === null && system.listTenants().length === 0) {
     // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
-    await provisionDemoTenant(deps, dataDir, Date.now())
+    await provisionDemoTenant(deps, dataDir, now())
   }
-  const backups = new BackupScheduler(tenants, config.backupIntervalS * 1000, logger)
+  const backups = new BackupScheduler(tenants, config.backupIntervalS * 1000, logger, now)
   if (config.backupIntervalS > 0) backups.start()
-  const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger)
+  const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger, now)
   if (config.retentionIntervalS > 0) retention.start()
   // Signing keys (accounts/signing-keys.ts): older keys dropped once their tokens have expired, and
   // a rotation every PRICING_SIGNING_KEY_ROTATION_S (0: on demand only).
   const signingKeys = new Periodic(
-    () => deps.tokens.keys.maintain(Date.now(), config.signingKeyRotationS * 1000).catch((error: unknown) => logger.error({ err: error }, 'signing key upkeep failed')),
+    () =>
+      deps.tokens.keys
+        .maintain(now(), config.signingKeyRotationS * 1000)
+        .catch((error: unknown) => logger.error({ err: error }, 'signing key upkeep failed')),
     signingKeyCheckMs,
   )
   signingKeys.start(signingKeyCheckMs)

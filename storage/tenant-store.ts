@@ -12,7 +12,7 @@
  *   meta        'sequence' | 'checksum' -> last appended sequence and its checksum;
  *               'actors' -> the writer names price records refer to by index;
  *               'book_snapshot' -> the stamp of the snapshot file a clean shutdown wrote (./book-snapshot.ts)
- *   webhooks    id -> the webhook's registration and delivery state (tenant/webhooks/webhooks.ts)
+ *   webhooks    id -> the webhook's registration and delivery state (tenant/webhooks/model.ts)
  * A write is one transaction that appends entries and updates tables; it resolves once durable.
  * The log holds at most `capacity` entries: the commit that passes it evicts the oldest ones (and
  * their type-index runs) in the same transaction.
@@ -95,7 +95,7 @@ interface Handles {
   readonly webhooks: Database<StoredWebhook, number>
 }
 
-/** A webhook as stored: registration and delivery state; tenant/webhooks/webhooks.ts owns its meaning. */
+/** A webhook as stored: registration and delivery state; tenant/webhooks/model.ts says what it means. */
 export interface StoredWebhook {
   readonly id: number
   readonly [field: string]: unknown

@@ -1,6 +1,6 @@
 /**
  * The changelog's shapes, shared by GET /changelog (http/routes/changelog.ts) and the webhook
- * dispatcher (./webhooks/webhooks.ts): the opaque cursor and an entry as the API renders it.
+ * dispatcher (./webhooks/dispatcher.ts): the opaque cursor and an entry as the API renders it.
  * A cursor is base64url of `v1:<sequence>`, the first sequence the next read starts at; the version
  * prefix lets the format change without breaking cursors clients hold.
  * @module

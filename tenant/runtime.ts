@@ -13,13 +13,15 @@ import { commitFailureCause, StorageError, TenantStore, type PriceChange } from 
 import type { EntryContent, LogEntry } from '../storage/log-entry.js'
 import type { QueryInput } from '../workers/execute.js'
 import type { QueryPool } from '../workers/pool.js'
+import { assert } from '../engine/assert.js'
 import { ApiError } from '../platform/errors.js'
 import { effectiveLimits, type Limits } from './plans.js'
 import { TenantBackups } from '../storage/backup/backups.js'
 import { localBuckets, type BucketFactory, type Dimension, type RateBucket } from './rate-limits.js'
 import { plentyOfRoom, storageFullError, type StorageState } from './storage-guard.js'
 import { TenantActivity } from './activity.js'
-import { TenantWebhooks, type WebhookEnvironment } from './webhooks/webhooks.js'
+import type { WebhookEnvironment } from './webhooks/environment.js'
+import { TenantWebhooks } from './webhooks/registry.js'
 
 export const slugPattern = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -41,66 +43,156 @@ export interface ReplicationSink {
   committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void>
 }
 
+/** What a tenant runtime is built from: one object, so a call names what it passes. */
+export interface TenantRuntimeOptions {
+  readonly record: TenantRecord
+  /** The system store (the tenant's restore status lives there: tenant/backups/restore.ts). */
+  readonly system: SystemStore
+  readonly dataDir: string
+  readonly logger: Logger
+  /** The clock (server/main.ts gives `Date.now`); durations are measured with `performance.now`. */
+  readonly now: () => number
+  /** When the tenant opens: its rate-limit buckets start full at this time. */
+  readonly openedAtMs: number
+  /** Worker threads for large price queries (null: every query runs on the main thread). */
+  readonly queryPool?: QueryPool | null
+  readonly workerThresholdSkus?: number
+  /** Null where no environment is given (tools): no webhooks then. */
+  readonly webhookEnvironment?: WebhookEnvironment | null
+  /** Bytes this tenant's backups may take together (0: only the free-disk check). */
+  readonly backupDiskMaxBytes?: number
+  /** Its rate-limit buckets: in-process, or shared by a cluster's nodes (cluster/rate-limits.ts). */
+  readonly bucketFactory?: BucketFactory
+  /** Whether the data directory is nearly full (tenant/storage-guard.ts): writers put their writes off meanwhile. */
+  readonly storage?: StorageState
+  /** Told of the bytes of each durable commit (the storage guard samples early after many). */
+  readonly onDurable?: ((bytes: number) => void) | null
+}
+
+/**
+ * One tenant's state. Fields that change while the tenant serves (its record and limits, restore,
+ * role, replication sink, load and warm-up) are read-only from outside: they change through the
+ * methods below, whose names say what happens (`beginRestore`, `becomeReplica`, `update`, ...).
+ */
 export class TenantRuntime {
-  record: TenantRecord
-  limits: Limits
   readonly store: TenantStore
   readonly slug: string
   readonly catalog = new Catalog()
   readonly prices = new PriceBook()
-  loaded = false
-  buckets: Record<Dimension, RateBucket>
   readonly log: Logger
+  /** The system store (the tenant's restore status lives there: tenant/backups/restore.ts). */
+  readonly system: SystemStore
+  /** Worker threads for large price queries (null: every query runs on the main thread). */
+  readonly queryPool: QueryPool | null
+  readonly workerThresholdSkus: number
+  /** Its rate-limit buckets: in-process, or shared by a cluster's nodes (cluster/rate-limits.ts). */
+  readonly bucketFactory: BucketFactory
   /** Webhook registrations and their dispatcher (null where no environment was given: tools). */
   readonly webhooks: TenantWebhooks | null
   /** Backups on disk, under `<data>/backups/<slug>/` (storage/backup/backups.ts). */
   readonly backups: TenantBackups
   /** Requests and items per minute over the last hour (the console's chart). */
   readonly activity = new TenantActivity()
+  /** Whether the data directory is nearly full (tenant/storage-guard.ts): writers put their writes off meanwhile. */
+  readonly storage: StorageState
+  /** The clock: every reading of the time of day goes through it. */
+  readonly now: () => number
+  #record: TenantRecord
+  #limits: Limits
+  #buckets: Record<Dimension, RateBucket>
+  #loaded = false
+  #restoring: string | null = null
+  #role: 'home' | 'replica' = 'home'
+  #replication: ReplicationSink | null = null
+
+  constructor(options: TenantRuntimeOptions) {
+    const { record, dataDir } = options
+    this.#record = record
+    this.slug = record.slug
+    this.system = options.system
+    this.now = options.now
+    this.queryPool = options.queryPool ?? null
+    this.workerThresholdSkus = options.workerThresholdSkus ?? Number.POSITIVE_INFINITY
+    this.bucketFactory = options.bucketFactory ?? localBuckets
+    this.storage = options.storage ?? plentyOfRoom
+    const backupsDir = path.join(dataDir, 'backups', record.slug)
+    this.backups = new TenantBackups(backupsDir, record.slug, options.backupDiskMaxBytes ?? 0)
+    this.#limits = effectiveLimits(record.tier, record.limits)
+    this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
+    this.store.capacity = this.#limits.changelog_capacity
+    this.store.onDurable = options.onDurable ?? null
+    this.#buckets = this.#makeBuckets(options.openedAtMs)
+    this.log = options.logger.child({ tenant: record.slug })
+    const environment = options.webhookEnvironment ?? null
+    this.webhooks = environment === null ? null : new TenantWebhooks(this, environment)
+  }
+
+  get record(): TenantRecord {
+    return this.#record
+  }
+
+  get limits(): Limits {
+    return this.#limits
+  }
+
+  get buckets(): Readonly<Record<Dimension, RateBucket>> {
+    return this.#buckets
+  }
+
+  /** Whether the tenant's data is in memory (`load`, `loadGradually`). */
+  get loaded(): boolean {
+    return this.#loaded
+  }
+
   /** The backup being restored (tenant/backups/restore.ts): writes answer 503 meanwhile. */
-  restoring: string | null = null
+  get restoring(): string | null {
+    return this.#restoring
+  }
+
   /**
    * `home`: this node writes the tenant (always, on a node on its own). `replica` (cluster mode):
    * another node writes it and this one applies its log (cluster/replication.ts); nothing here
    * writes the tenant's data then (FX feeds, webhooks and the API's writes are the home's).
    */
-  role: 'home' | 'replica' = 'home'
-  /** Cluster mode: where a home's durable commits go before they are acknowledged (cluster/replication.ts). */
-  replication: ReplicationSink | null = null
-  /** Whether the data directory is nearly full (tenant/storage-guard.ts): writers put their writes off meanwhile. */
-  storage: StorageState = plentyOfRoom
+  get role(): 'home' | 'replica' {
+    return this.#role
+  }
 
-  constructor(
-    record: TenantRecord,
-    /** The system store (the tenant's restore status lives there: tenant/backups/restore.ts). */
-    readonly system: SystemStore,
-    dataDir: string,
-    logger: Logger,
-    nowMs: number,
-    /** Worker threads for large price queries (null: every query runs on the main thread). */
-    readonly queryPool: QueryPool | null = null,
-    readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
-    webhookEnvironment: WebhookEnvironment | null = null,
-    /** Bytes this tenant's backups may take together (0: only the free-disk check). */
-    backupDiskMaxBytes = 0,
-    /** Its rate-limit buckets: in-process, or shared by a cluster's nodes (cluster/rate-limits.ts). */
-    readonly bucketFactory: BucketFactory = localBuckets,
-  ) {
-    this.record = record
-    this.slug = record.slug
-    this.backups = new TenantBackups(path.join(dataDir, 'backups', record.slug), record.slug, backupDiskMaxBytes)
-    this.limits = effectiveLimits(record.tier, record.limits)
-    this.store = new TenantStore(path.join(dataDir, 'tenants', record.slug))
-    this.store.capacity = this.limits.changelog_capacity
-    this.buckets = this.#makeBuckets(nowMs)
-    this.log = logger.child({ tenant: record.slug })
-    this.webhooks = webhookEnvironment === null ? null : new TenantWebhooks(this, webhookEnvironment)
+  /** Cluster mode: where a home's durable commits go before they are acknowledged (cluster/replication.ts). */
+  get replication(): ReplicationSink | null {
+    return this.#replication
+  }
+
+  /** A restore of `backupId` starts: from now on writes are refused (tenant/backups/restore.ts). */
+  beginRestore(backupId: string): void {
+    assert(this.#restoring === null, `tenant ${this.slug}: a restore of ${this.#restoring} is running`)
+    this.#restoring = backupId
+  }
+
+  /** The restore is over (completed, failed, or its start not stored): writes resume. */
+  endRestore(): void {
+    this.#restoring = null
+  }
+
+  /**
+   * This node writes the tenant (cluster mode: it holds the region's home lease); its commits go to
+   * `replication` before they are acknowledged (null: nowhere, on a node on its own).
+   */
+  becomeHome(replication: ReplicationSink | null): void {
+    this.#role = 'home'
+    this.#replication = replication
+  }
+
+  /** Another node writes the tenant: this one applies its log and writes nothing of its own. */
+  becomeReplica(): void {
+    this.#role = 'replica'
+    this.#replication = null
   }
 
   #makeBuckets(nowMs: number): Record<Dimension, RateBucket> {
     return {
-      query: this.bucketFactory(this.slug, 'query', this.limits.query_rate, this.limits.query_burst, nowMs),
-      ingest: this.bucketFactory(this.slug, 'ingest', this.limits.ingest_rate, this.limits.ingest_burst, nowMs),
+      query: this.bucketFactory(this.slug, 'query', this.#limits.query_rate, this.#limits.query_burst, nowMs),
+      ingest: this.bucketFactory(this.slug, 'ingest', this.#limits.ingest_rate, this.#limits.ingest_burst, nowMs),
     }
   }
 
@@ -110,15 +202,15 @@ export class TenantRuntime {
    * not hand out a fresh burst.
    */
   update(record: TenantRecord, nowMs: number): void {
-    this.record = record
-    this.limits = effectiveLimits(record.tier, record.limits)
-    this.store.capacity = this.limits.changelog_capacity
+    this.#record = record
+    this.#limits = effectiveLimits(record.tier, record.limits)
+    this.store.capacity = this.#limits.changelog_capacity
     const fresh = this.#makeBuckets(nowMs)
     for (const dimension of ['query', 'ingest'] as const) {
-      const old = this.buckets[dimension]
+      const old = this.#buckets[dimension]
       if (old.rate === fresh[dimension].rate && old.burst === fresh[dimension].burst) fresh[dimension] = old
     }
-    this.buckets = fresh
+    this.#buckets = fresh
   }
 
   /**
@@ -126,9 +218,17 @@ export class TenantRuntime {
    * there is nothing to warm: /readyz waits for it, so the first large query after a start finds its
    * worker ready instead of building a replica (seconds at 3 million versions).
    */
-  warmed = false
+  get warmed(): boolean {
+    return this.#warmed
+  }
+
   /** Workers that finished the warm-up together, of how many (null: not warmed by the pool). */
-  warmedWorkers: { workers: number; warmed: number } | null = null
+  get warmedWorkers(): { readonly workers: number; readonly warmed: number } | null {
+    return this.#warmedWorkers
+  }
+
+  #warmed = false
+  #warmedWorkers: { readonly workers: number; readonly warmed: number } | null = null
   /** Whether the load sent the query workers its snapshot file's catalogue ahead (logged with the warm-up). */
   #prefetched = false
   /** The change count right after the load (catalogue and price writes move it: engine/prices.ts). */
@@ -136,9 +236,9 @@ export class TenantRuntime {
 
   load(): void {
     const keys = this.store.loadInto(this.catalog)
-    this.loaded = true
+    this.#loaded = true
     // Loaded at once: a tenant created or placed while the server runs, which /readyz does not wait for.
-    this.warmed = true
+    this.#warmed = true
     this.webhooks?.start()
     this.log.info({ keys, sequence: this.store.sequence }, 'tenant loaded')
   }
@@ -154,7 +254,7 @@ export class TenantRuntime {
     const keys = await this.store.loadIntoGradually(this.catalog, undefined, this.prices)
     this.store.onSnapshotCatalog = null
     this.#loadedChangeCount = this.prices.changeCount
-    this.loaded = true
+    this.#loaded = true
     this.webhooks?.start()
     // From the snapshot of the last clean shutdown, or from the tables (and why: storage/book-snapshot.ts).
     const report = this.store.lastLoad
@@ -174,7 +274,7 @@ export class TenantRuntime {
   async warm(): Promise<void> {
     const pool = this.queryPool
     if (pool === null) {
-      this.warmed = true
+      this.#warmed = true
       this.#dropLoadedCatalog()
       return
     }
@@ -182,16 +282,16 @@ export class TenantRuntime {
     // The snapshot file's catalogue bytes, while they are still the catalogue: no write since the load.
     const catalog = (): Uint8Array | null =>
       this.prices.changeCount === this.#loadedChangeCount ? (this.store.lastLoad?.catalog ?? null) : null
-    const query = warmQuery(this, Date.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax))
+    const query = warmQuery(this, this.now(), Math.min(this.workerThresholdSkus, warmQuerySkusMax))
     try {
-      this.warmedWorkers = await pool.warm(this, catalog, query)
+      this.#warmedWorkers = await pool.warm(this, catalog, query)
       const ms = Math.round(performance.now() - started)
-      this.log.info({ ...this.warmedWorkers, ms, prefetched: this.#prefetched }, 'query workers warmed')
+      this.log.info({ ...this.#warmedWorkers, ms, prefetched: this.#prefetched }, 'query workers warmed')
     } catch (error) {
       // The tenant serves anyway: its first large query builds what is missing, as before.
       this.log.warn({ err: error }, 'query workers not warmed')
     } finally {
-      this.warmed = true
+      this.#warmed = true
       this.#dropLoadedCatalog()
     }
   }
@@ -392,18 +492,35 @@ export function restoringError(backupId: string): ApiError {
   return new ApiError('restoring', `The tenant is being restored from backup ${backupId}; writes resume when it completes`, {}, restoreRetryAfterS)
 }
 
+/** What the registry opens every tenant with: the runtime's options but the record and the time. */
+export type TenantRegistryOptions = Omit<TenantRuntimeOptions, 'record' | 'openedAtMs'>
+
 export class TenantRegistry {
   readonly #tenants = new Map<string, TenantRuntime>()
 
-  constructor(
-    readonly system: SystemStore,
-    readonly dataDir: string,
-    readonly logger: Logger,
-    readonly queryPool: QueryPool | null = null,
-    readonly workerThresholdSkus = Number.POSITIVE_INFINITY,
-    readonly webhookEnvironment: WebhookEnvironment | null = null,
-    readonly backupDiskMaxBytes = 0,
-  ) {}
+  readonly #options: TenantRegistryOptions
+  readonly system: SystemStore
+  readonly dataDir: string
+  readonly queryPool: QueryPool | null
+  readonly webhookEnvironment: WebhookEnvironment | null
+  /** Whether the data directory is nearly full, for every tenant (tenant/storage-guard.ts). */
+  readonly storage: StorageState
+  /** Told of each tenant opened (cluster mode places it: home or replica, cluster/node.ts). */
+  #opened: ((runtime: TenantRuntime) => void) | null = null
+
+  constructor(options: TenantRegistryOptions) {
+    this.#options = options
+    this.system = options.system
+    this.dataDir = options.dataDir
+    this.queryPool = options.queryPool ?? null
+    this.webhookEnvironment = options.webhookEnvironment ?? null
+    this.storage = options.storage ?? plentyOfRoom
+  }
+
+  /** Cluster mode: each tenant opened from now on is placed (home or replica: cluster/node.ts). */
+  whenOpened(listener: (runtime: TenantRuntime) => void): void {
+    this.#opened = listener
+  }
 
   get(slug: string): TenantRuntime | undefined {
     return this.#tenants.get(slug)
@@ -437,33 +554,17 @@ export class TenantRegistry {
     return { threads: this.queryPool.threads, warmed }
   }
 
-  /** The tenants' rate-limit buckets: cluster mode shares them through Redis (set before tenants open). */
-  bucketFactory: BucketFactory = localBuckets
-
-  /** Told of each tenant opened (cluster mode places it: home or replica, cluster/node.ts). */
-  onOpen: ((runtime: TenantRuntime) => void) | null = null
-
-  /** Whether the data directory is nearly full, for every tenant (set before tenants open: server/main.ts). */
-  storage: StorageState = plentyOfRoom
-  /** Told of the bytes of each durable commit of any tenant (the storage guard samples early after many). */
-  onDurable: ((bytes: number) => void) | null = null
-
   /** Opens a tenant's store (not yet loaded). */
   open(record: TenantRecord, nowMs: number): TenantRuntime {
     let runtime: TenantRuntime
     try {
-      runtime = new TenantRuntime(
-        record, this.system, this.dataDir, this.logger, nowMs, this.queryPool, this.workerThresholdSkus,
-        this.webhookEnvironment, this.backupDiskMaxBytes, this.bucketFactory,
-      )
+      runtime = new TenantRuntime({ ...this.#options, record, openedAtMs: nowMs })
     } catch (error) {
       if (error instanceof StorageError && error.code === 'corrupt_log') throw damagedLogError(record.slug, this.dataDir, error)
       throw error
     }
-    runtime.storage = this.storage
-    runtime.store.onDurable = this.onDurable
     this.#tenants.set(record.slug, runtime)
-    this.onOpen?.(runtime)
+    this.#opened?.(runtime)
     return runtime
   }
 

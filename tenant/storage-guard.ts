@@ -64,7 +64,7 @@ export class StorageGuard implements StorageState {
     readonly directory: string,
     readonly reserveBytes: number,
     readonly logger: Logger,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {
     if (!(Number.isInteger(reserveBytes) && reserveBytes >= 0)) throw new Error(`storage reserve must be a whole number of bytes, not ${reserveBytes}`)
     this.resumeBytes = reserveBytes + Math.min(Math.floor(reserveBytes / 8), 64 * mebibyte)

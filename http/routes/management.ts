@@ -79,7 +79,8 @@ export function managementRoutes(): TenantRoute[] {
       errors: [404, 409],
       dimension: 'ingest',
       handler: async (context) => {
-        const run = await startRestore(context.tenant.system, context.tenant, context.body.backup_id, context.actor, Date.now)
+        const { tenant, body, actor } = context
+        const run = await startRestore(tenant.system, tenant, body.backup_id, actor, tenant.now)
         return { status: 202, headers: { 'cache-control': 'no-store' }, body: publicRestoreStatus(run.record) }
       },
     }),

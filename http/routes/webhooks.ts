@@ -10,7 +10,8 @@ import { route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, notFound, validationError } from '../../platform/errors.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import { webhookAddressProblem, webhookUrlProblem } from '../../tenant/webhooks/url-guard.js'
-import { webhooksPerTenantMax, type TenantWebhooks, type Webhook, type WebhookInput } from '../../tenant/webhooks/webhooks.js'
+import { webhooksPerTenantMax, type Webhook, type WebhookInput } from '../../tenant/webhooks/model.js'
+import type { TenantWebhooks } from '../../tenant/webhooks/registry.js'
 import { readOnlyFields } from '../schemas.js'
 
 const urlLengthMax = 2_048

@@ -80,12 +80,12 @@ export async function startRestore(
   const backup = tenant.backups.get(backupId)
   if (backup === null) throw notFound(`Backup ${backupId}`)
   // Synchronously with the checks above: from here on writes are refused.
-  tenant.restoring = backupId
+  tenant.beginRestore(backupId)
   const record: RestoreRecord = { status: 'in_progress', backup_id: backupId, started_at: now(), completed_at: null, error: null, requested_by: requestedBy }
   try {
     await system.put(system.restores, tenant.slug, record)
   } catch (error) {
-    tenant.restoring = null
+    tenant.endRestore()
     throw error
   }
   tenant.log.info({ backup: backupId, requestedBy }, 'restore started')
@@ -125,7 +125,7 @@ async function runRestore(system: SystemStore, tenant: TenantRuntime, record: Re
   }
   // In one turn: writes resume, and the final status is queued, so a reader who sees `completed`
   // may write and restore at once; a restore started right after queues its `in_progress` later.
-  tenant.restoring = null
+  tenant.endRestore()
   try {
     await system.put(system.restores, tenant.slug, final)
   } catch (error) {

@@ -28,7 +28,7 @@ export class BackupScheduler {
     readonly tenants: TenantRegistry,
     readonly intervalMs: number,
     readonly logger: Logger,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {
     this.#job = new Periodic(() => this.tick(), Math.min(intervalMs, tickMaxMs))
   }

@@ -17,7 +17,7 @@ export class RetentionScheduler {
     readonly tenants: TenantRegistry,
     readonly intervalMs: number,
     readonly logger: Logger,
-    readonly now: () => number = Date.now,
+    readonly now: () => number,
   ) {
     this.#job = new Periodic(() => this.tick(), intervalMs)
   }

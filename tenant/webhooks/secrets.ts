@@ -2,7 +2,7 @@
  * Webhook secrets at rest: a webhook record is stored with its secret sealed under
  * PRICING_SECRET_KEY (`sealedSecret`, and `secret` null), or as it is without a key. The tenant's
  * LMDB file, its backups (copies of that file) and the copies a new cluster replica starts from
- * hold only the sealed form whenever a key is set. The dispatcher (tenant/webhooks/webhooks.ts) keeps the
+ * hold only the sealed form whenever a key is set. The webhooks (tenant/webhooks/store.ts) keep the
  * secret in memory only, for signing.
  * @module
  */

@@ -25,7 +25,7 @@ if (redis !== null) {
   t.teardown(() => client.disconnect())
   await until(() => client.status === 'ready', 5_000, 'Redis connected')
   const logger = pino({ level: 'silent' })
-  const replication = new Replication(client, {} as TenantRegistry, logger)
+  const replication = new Replication(client, {} as TenantRegistry, logger, Date.now)
   const entry = (code: string): EntryContent => ({ entityType: 'test', changeType: 'created', entityCode: code, compositeKey: null, changedAt: 1_795_600_000_000, changedBy: 'test', contentHash: '' })
 
   /**

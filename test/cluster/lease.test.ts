@@ -36,7 +36,7 @@ if (executable === null) {
       name,
       events,
       redis,
-      keeper: new LeaseKeeper(redis, { name: lease, owner: name, ttlMs }, { acquired: (token) => events.push(`acquired ${token}`), lost: (reason) => events.push(`lost: ${reason}`) }),
+      keeper: new LeaseKeeper(redis, { name: lease, owner: name, ttlMs }, { acquired: (token) => events.push(`acquired ${token}`), lost: (reason) => events.push(`lost: ${reason}`) }, Date.now),
     }
     keepers.push(made)
     return made

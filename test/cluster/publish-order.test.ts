@@ -21,7 +21,7 @@ if (redis !== null) {
   const client = connectRedis(redis.url)
   t.teardown(() => client.disconnect())
   await until(() => client.status === 'ready', 5_000, 'Redis connected')
-  const replication = new Replication(client, {} as TenantRegistry, pino({ level: 'silent' }))
+  const replication = new Replication(client, {} as TenantRegistry, pino({ level: 'silent' }), Date.now)
   replication.start()
   t.teardown(() => replication.stop())
   const tenantNamed = (slug: string) => ({ slug, log: pino({ level: 'silent' }) }) as unknown as TenantRuntime
