@@ -55,7 +55,7 @@ export class WebhookDispatcher {
     const request = { record: hook.record, eventsJson, attempt: 1, signal: new AbortController().signal }
     void deliver(this.env, request).then((outcome) => {
       this.#record(hook, outcome)
-      this.store.persist(hook)
+      void this.store.persist(hook)
     })
   }
 
@@ -161,7 +161,7 @@ export class WebhookDispatcher {
       // The plan has no webhooks (any longer): what is recorded meanwhile is not delivered.
       this.halt(hook)
       record.cursor = store.durableSequence + 1
-      this.store.persist(hook)
+      void this.store.persist(hook)
       return
     }
     // A delivery in progress keeps its events in memory; only what must be read again can be gone.
@@ -211,8 +211,12 @@ export class WebhookDispatcher {
       const delayMs = retryDelaysS[attempt - 1]! * 1000 * this.env.settings.retryScale
       record.retry = { to: delivery.to, failures: attempt, nextAt: this.env.now() + delayMs }
       metrics.webhookDeliveries.inc({ outcome: 'retry' })
-      this.store.persist(hook)
-      this.schedule(hook, delayMs)
+      // The next attempt waits until this failure count is on disk: a crash then loses at most the
+      // attempt in flight, so a retry after a restart carries the number it would have had.
+      const generation = hook.generation
+      void this.store.persist(hook).then(() => {
+        if (generation === hook.generation) this.schedule(hook, delayMs)
+      })
       return
     }
     if (outcome.ok) {
@@ -229,7 +233,7 @@ export class WebhookDispatcher {
     record.cursor = delivery.to + 1
     record.retry = null
     hook.delivery = null
-    this.store.persist(hook)
+    void this.store.persist(hook)
     if (record.cursor > this.tenant.store.durableSequence) {
       hook.waitingSince = null
       return

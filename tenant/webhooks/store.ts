@@ -55,15 +55,18 @@ export class WebhookStore {
     return storedWebhookForm(record, hook.sealed.value)
   }
 
-  /** Stores one hook's state now (after a delivery's outcome), unless storage is nearly full. */
-  persist(hook: Hook): void {
+  /**
+   * Stores one hook's state now (after a delivery's outcome), unless storage is nearly full;
+   * resolves once it is on disk, or at once when it is kept for later or the write failed.
+   */
+  persist(hook: Hook): Promise<void> {
     // Kept dirty: the periodic flush stores it once storage has room again.
     if (this.tenant.storage?.nearlyFull === true) {
       hook.dirty = true
-      return
+      return Promise.resolve()
     }
     hook.dirty = false
-    this.store([hook]).catch((error: unknown) => {
+    return this.store([hook]).catch((error: unknown) => {
       this.tenant.log.error({ err: error, webhook: hook.record.id }, 'storing webhook state failed')
     })
   }
