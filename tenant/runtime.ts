@@ -41,6 +41,12 @@ export interface ReplicationSink {
   committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void>
 }
 
+/** The changes a unit of work (`TenantRuntime.write`) applied to memory, for it to store. */
+export interface AppliedWrites {
+  readonly changes: Change[]
+  readonly prices: PriceChange[]
+}
+
 export class TenantRuntime {
   record: TenantRecord
   limits: Limits
@@ -263,6 +269,28 @@ export class TenantRuntime {
     if (published !== undefined) await published
     if (this.role === 'home') this.webhooks?.notify(entries)
     return entries
+  }
+
+  /**
+   * One write's unit of work (tenant/writes/core.ts `applyBatch`): refused while a restore runs or
+   * storage is nearly full, as `commit` refuses; then `work` plans each item and applies it to memory
+   * (later items plan against earlier ones), recording the changes in `applied`, and the runtime
+   * stores them in one durable commit. When `work` throws part-way, what it applied is stored
+   * before the error goes on, so memory and disk stay alike.
+   */
+  async write<T>(work: (applied: AppliedWrites) => T): Promise<T> {
+    if (this.restoring !== null) throw restoringError(this.restoring)
+    if (this.storage.nearlyFull) throw storageFullError()
+    const applied: AppliedWrites = { changes: [], prices: [] }
+    let result: T
+    try {
+      result = work(applied)
+    } catch (error) {
+      await this.commit(applied.changes, [], applied.prices, { applied: true })
+      throw error
+    }
+    await this.commit(applied.changes, [], applied.prices, { applied: true })
+    return result
   }
 
   /** Sets (or, with no versions, removes) each key's versions in memory; workers see the change. */

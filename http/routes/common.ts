@@ -3,11 +3,13 @@
  * records with their update and deletion times, quotas, and batch outcomes.
  * @module
  */
-import type { CatalogType, Change } from '../../engine/catalog.js'
+import type { CatalogType } from '../../engine/catalog.js'
 import { pageSizeDefault } from '../../engine/limits.js'
 import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
+import { catalogQuota, createsLiveKey } from '../../tenant/writes/catalog.js'
+import { isAccepted, Refusal, writeInstant, type ItemOutcome } from '../../tenant/writes/core.js'
 import type { Reply, TenantContext } from '../contracts.js'
 import { ApiError, notFound, validationError, type ErrorDetail } from '../../platform/errors.js'
 import type { Limits } from '../../tenant/plans.js'
@@ -38,11 +40,8 @@ export function readInstant(context: TenantContext<unknown, { asOf?: string; as_
   return text === undefined ? context.nowMs : parseInstant(text)
 }
 
-/** A write's effective instant: a past or absent start means now (history is append-only). */
-export function writeInstant(text: string | undefined | null, nowMs: number): number {
-  if (text === undefined || text === null) return nowMs
-  return Math.max(parseInstant(text), nowMs)
-}
+// The write layer owns these (tenant/writes/); the routes not moved onto its use cases yet use them from here.
+export { writeInstant, createsLiveKey }
 
 /** Instant of a delete: `when`, default now; a past `when` means now. */
 export function deleteInstant(context: TenantContext<unknown, { when?: string }>): number {
@@ -83,18 +82,33 @@ export function page<T>(items: readonly T[], query: PageQuery): { items: T[]; pa
 
 /** 422 when creating one more live key of `type` would pass the plan's quota. */
 export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: keyof Limits, creating: number): void {
-  const limit = tenant.limits[limitName]
-  if (typeof limit !== 'number' || creating === 0) return
-  const count = tenant.catalog.liveCount(type)
-  if (count + creating > limit) {
-    // The body is the documented error shape only (docs/errors.md); the message names the numbers.
-    throw new ApiError('quota_exceeded', `The plan allows ${limit} ${limitName}; ${count} exist`)
-  }
+  const refusal = catalogQuota(tenant, type, limitName, creating)
+  // The body is the documented error shape only (docs/errors.md); the message names the numbers.
+  if (refusal !== null) throw refusalError(refusal)
 }
 
-/** Does this change create a key that is not live in its latest version yet (counts for quotas)? */
-export function createsLiveKey(tenant: TenantRuntime, change: Change): boolean {
-  return !tenant.catalog.isLiveLatest(change.type, change.key) && change.versions[change.versions.length - 1]!.value !== null
+/**
+ * A single write's refused item as the error it answers: 400 validation_failed with the refused
+ * part's path in the details, or the refusal's code (404 not_found, 422 quota_exceeded).
+ */
+export function refusalError(refusal: Refusal): ApiError {
+  if (refusal.status === 'validation_failed') {
+    return validationError([{ path: refusal.path, message: refusal.problem }], refusal.message)
+  }
+  return new ApiError(refusal.status, refusal.message)
+}
+
+/** A single write's one outcome: nothing when accepted, its error thrown when refused. */
+export function acceptedOrThrow(outcomes: readonly ItemOutcome[]): void {
+  const outcome = outcomes[0]!
+  if (outcome instanceof Refusal) throw refusalError(outcome)
+}
+
+/** How many items of a batch were accepted (written, or identical to what is stored). */
+export function acceptedCount(outcomes: readonly ItemOutcome[]): number {
+  let count = 0
+  for (const outcome of outcomes) if (isAccepted(outcome)) count++
+  return count
 }
 
 export function requireView<T>(view: View<T> | null, what: string): View<T> {
@@ -113,6 +127,11 @@ export function itemProblem(schema: TSchema, item: unknown): string | null {
 export interface BatchOutcome {
   accepted: number
   failed: Record<string, unknown>[]
+}
+
+/** A batch item whose shape `schema` refuses, handed to a use case as refused (its problem as the message). */
+export function shapeRefusal(schema: TSchema, item: unknown, problem = itemProblem(schema, item)): Refusal {
+  return new Refusal({ status: 'validation_failed', message: problem ?? 'item: invalid' })
 }
 
 /** Turns an ApiError thrown for one batch item into its `failed` entry; rethrows others. */

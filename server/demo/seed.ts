@@ -1,18 +1,20 @@
 /**
  * Seeds the demo tenant on first start: the tenant, an API key and the catalogue of ./catalogue.ts,
- * planned by the same catalogue and price planners as the API's writes and stored in one commit,
+ * written by the same use cases as the API's writes (tenant/writes/) in one unit of work,
  * so that the changelog records every entity (changed by `system`).
  * @module
  */
 import type { AppDeps } from '../../http/contracts.js'
-import { compositeKey, type Change } from '../../engine/catalog.js'
-import { planPriceWrite, priceContentHash } from '../../engine/prices.js'
+import { compositeKey } from '../../engine/catalog.js'
+import { assert } from '../../engine/assert.js'
 import { compileRules } from '../../engine/rules.js'
-import type { PriceChange } from '../../storage/tenant-store.js'
 import { applyStoredFeed } from '../../tenant/fx-feed.js'
 import { createKey, createTenantRecord } from '../../accounts/provision.js'
-import { parseContent } from '../../http/routes/price-writes.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
+import type { AppliedWrites, TenantRuntime } from '../../tenant/runtime.js'
+import { articleWriter } from '../../tenant/writes/articles.js'
+import { applyChange } from '../../tenant/writes/catalog.js'
+import { applyItems, type WriteContext } from '../../tenant/writes/core.js'
+import { priceWriter, type PriceInput } from '../../tenant/writes/prices.js'
 import { demoArticles, demoCampaign, demoCurrencies, demoPricelists, demoSlug, demoTaxAreas, demoVatClasses, type DemoPrice } from './catalogue.js'
 
 /** The writer recorded as `updated_by` and the changelog's `changed_by`. */
@@ -35,23 +37,31 @@ export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<Demo
   runtime.load()
   await applyStoredFeed(deps.system, runtime, nowMs)
   const { record: key, clientSecret } = await createKey(deps.system, demoSlug, 'demo', nowMs)
-  const changes = planCatalogue(runtime, nowMs)
-  const prices = planPrices(runtime, nowMs)
-  await runtime.commit(changes, [], prices, { applied: true })
+  const context = { nowMs, actor: seedActor }
+  // One unit of work, so one commit: the catalogue first, then the prices that name it.
+  await runtime.write((applied) => {
+    planCatalogue(runtime, context, applied)
+    const outcomes = applyItems(demoPriceInputs(), priceWriter(runtime, context), applied)
+    // An empty tenant: every price is new.
+    assert(outcomes.every((outcome) => outcome.status === 'applied'), 'demo seed: a price planned no change')
+  })
   return { slug: demoSlug, clientId: key.client_id, clientSecret }
 }
 
-/** Plans and applies the reference data, articles and pricelists; answers the changes to store. */
-function planCatalogue(runtime: TenantRuntime, nowMs: number): Change[] {
+/**
+ * Plans and applies the reference data, articles (through the article write use case) and pricelists
+ * in the unit of work `applied`.
+ */
+function planCatalogue(runtime: TenantRuntime, context: WriteContext, applied: AppliedWrites): void {
   const catalog = runtime.catalog
-  const changes: Change[] = []
   const plan = (...args: Parameters<typeof catalog.plan>): void => {
     const change = catalog.plan(...args)
     // An empty tenant: every write is new.
-    if (change === null) throw new Error(`demo seed: ${args[0]} ${args[1]} planned no change`)
-    catalog.apply(change.type, change.key, change.versions)
-    changes.push(change)
+    assert(change !== null, 'demo seed: an entity planned no change')
+    applyChange(runtime, change, applied)
   }
+  const articles = articleWriter(runtime, context)
+  const nowMs = context.nowMs
   for (const currency of demoCurrencies) {
     plan('currency', currency.code, { is_active: true, vat_precision: currency.vat_precision }, nowMs, nowMs, seedActor)
   }
@@ -65,7 +75,9 @@ function planCatalogue(runtime: TenantRuntime, nowMs: number): Change[] {
     }
   }
   for (const article of demoArticles) {
-    plan('article', article.sku, { name: article.name, type: article.type, metadata: article.metadata }, nowMs, nowMs, seedActor)
+    const input = { sku: article.sku, name: article.name, type: article.type, metadata: article.metadata }
+    const [outcome] = applyItems([input], articles, applied)
+    assert(outcome!.status === 'applied', 'demo seed: an article planned no change')
     for (const area of demoTaxAreas) {
       plan('article_taxclass', compositeKey(article.sku, area.code), { vat_class_code: article.vatClass }, nowMs, nowMs, seedActor)
     }
@@ -84,31 +96,15 @@ function planCatalogue(runtime: TenantRuntime, nowMs: number): Change[] {
     end_date: nowMs + campaignDays * dayMs,
     price_rules: rules,
   }, nowMs, nowMs, seedActor)
-  return changes
 }
 
-/** Plans and applies a price per article on each base pricelist; answers the changes to store. */
-function planPrices(runtime: TenantRuntime, nowMs: number): PriceChange[] {
-  const changes: PriceChange[] = []
+/** A price per article on each base pricelist, as the price write use case takes them. */
+function demoPriceInputs(): PriceInput[] {
+  const inputs: PriceInput[] = []
   for (const article of demoArticles) {
-    for (const [pricelist, price] of Object.entries(article.prices)) {
-      const content = parseContent(priceBody(price))
-      const version = { from: nowMs, content, writtenAt: nowMs, writtenBy: seedActor }
-      const planned = planPriceWrite(runtime.prices.versions(pricelist, article.sku), version, { removeLater: false, force: false })
-      if (planned === null) throw new Error(`demo seed: price ${article.sku}/${pricelist} planned no change`)
-      runtime.prices.apply(pricelist, article.sku, planned.versions)
-      changes.push({
-        pricelist,
-        sku: article.sku,
-        versions: planned.versions,
-        changeType: planned.changeType,
-        hash: priceContentHash(content),
-        at: nowMs,
-        by: seedActor,
-      })
-    }
+    for (const [pricelist, price] of Object.entries(article.prices)) inputs.push({ sku: article.sku, pricelist, ...priceBody(price) })
   }
-  return changes
+  return inputs
 }
 
 function priceBody(price: DemoPrice): Exclude<DemoPrice, number> {
