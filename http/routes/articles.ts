@@ -15,9 +15,10 @@ import { arrayCost, route, type TenantContext, type TenantRoute } from '../contr
 import { ApiError, validationError } from '../../platform/errors.js'
 import { AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, Metadata, NullableText, Page, PageQuery, readOnlyFields, Text, WhenQuery } from '../schemas.js'
 import { Refusal, type ItemOutcome } from '../../tenant/writes/core.js'
-import { deleteArticles, writeArticles, type ArticleDeleteInput, type ArticleInput } from '../../tenant/writes/articles.js'
+import { deleteArticles, writeArticles, type ArticleInput } from '../../tenant/writes/articles.js'
 import {
-  accepted, acceptedOrThrow, itemProblem, page, readInstant, requireView, shapeRefusal, withVersionMeta, type BatchOutcome,
+  accepted, acceptedOrThrow, itemProblem, page, readInstant, requireView, shapeRefusal, withVersionMeta,
+  type BatchOutcome,
 } from './common.js'
 
 const ArticleFields = {
@@ -159,7 +160,7 @@ export function articleRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const input = { sku: context.params['sku']!, when: context.query.when }
+        const input = { key: context.params['sku']!, when: context.query.when }
         acceptedOrThrow(await deleteArticles(context.tenant, context, [input]))
         return accepted
       },
@@ -180,7 +181,9 @@ export function articleRoutes(): TenantRoute[] {
         const inputs = items.map((item) => {
           const problem = itemProblem(DeleteItem, item)
           if (problem !== null) return shapeRefusal(DeleteItem, item, problem)
-          return typeof item === 'string' ? { sku: item } : (item as ArticleDeleteInput)
+          if (typeof item === 'string') return { key: item }
+          const { sku, when } = item as { sku: string; when?: string }
+          return { key: sku, when }
         })
         const outcomes = await deleteArticles(context.tenant, context, inputs)
         return { status: 202, body: articleBatchAnswer(items, outcomes, skuOfDelete) }
@@ -203,7 +206,11 @@ function skuOfDelete(item: unknown): unknown {
  * A batch's answer: accepted items counted, each refused one listed with its SKU. A quota refusal
  * reads as the batch routes have always written it, shorter than a single write's error.
  */
-function articleBatchAnswer(items: readonly unknown[], outcomes: readonly ItemOutcome[], skuOf: (item: unknown) => unknown): BatchOutcome {
+function articleBatchAnswer(
+  items: readonly unknown[],
+  outcomes: readonly ItemOutcome[],
+  skuOf: (item: unknown) => unknown,
+): BatchOutcome {
   const answer: BatchOutcome = { accepted: 0, failed: [] }
   for (let index = 0; index < outcomes.length; index++) {
     const outcome = outcomes[index]!
@@ -211,7 +218,8 @@ function articleBatchAnswer(items: readonly unknown[], outcomes: readonly ItemOu
       answer.accepted++
       continue
     }
-    const message = outcome.status === 'quota_exceeded' ? `The plan allows ${outcome.limit} articles (quota_exceeded)` : outcome.message
+    const quota = outcome.status === 'quota_exceeded'
+    const message = quota ? `The plan allows ${outcome.limit} articles (quota_exceeded)` : outcome.message
     answer.failed.push({ sku: skuOf(items[index]), message })
   }
   return answer

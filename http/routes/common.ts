@@ -9,7 +9,7 @@ import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
 import { catalogQuota, createsLiveKey } from '../../tenant/writes/catalog.js'
-import { isAccepted, Refusal, writeInstant, type ItemOutcome } from '../../tenant/writes/core.js'
+import { Refusal, writeInstant, type ItemOutcome } from '../../tenant/writes/core.js'
 import type { Reply, TenantContext } from '../contracts.js'
 import { ApiError, notFound, validationError, type ErrorDetail } from '../../platform/errors.js'
 import type { Limits } from '../../tenant/plans.js'
@@ -88,14 +88,16 @@ export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: 
 }
 
 /**
- * A single write's refused item as the error it answers: 400 validation_failed with the refused
- * part's path in the details, or the refusal's code (404 not_found, 422 quota_exceeded).
+ * A single write's refused item as the error it answers: the refusal's code (400 validation_failed,
+ * 404 not_found, 422 quota_exceeded, ...) with the refused part's path in the details when it names
+ * one (a refusal of the whole item has none).
  */
 export function refusalError(refusal: Refusal): ApiError {
   if (refusal.status === 'validation_failed') {
     return validationError([{ path: refusal.path, message: refusal.problem }], refusal.message)
   }
-  return new ApiError(refusal.status, refusal.message)
+  if (refusal.path === '') return new ApiError(refusal.status, refusal.message)
+  return new ApiError(refusal.status, refusal.message, { details: [{ path: refusal.path, message: refusal.problem }] })
 }
 
 /** A single write's one outcome: nothing when accepted, its error thrown when refused. */
@@ -104,11 +106,21 @@ export function acceptedOrThrow(outcomes: readonly ItemOutcome[]): void {
   if (outcome instanceof Refusal) throw refusalError(outcome)
 }
 
-/** How many items of a batch were accepted (written, or identical to what is stored). */
-export function acceptedCount(outcomes: readonly ItemOutcome[]): number {
-  let count = 0
-  for (const outcome of outcomes) if (isAccepted(outcome)) count++
-  return count
+/**
+ * A batch's answer: how many items were accepted, and each refused one as `{...keysOf(index),
+ * message}` (the keys the route names its items by).
+ */
+export function batchAnswer(
+  outcomes: readonly ItemOutcome[],
+  keysOf: (index: number) => Record<string, unknown>,
+): BatchOutcome {
+  const answer: BatchOutcome = { accepted: 0, failed: [] }
+  for (let index = 0; index < outcomes.length; index++) {
+    const outcome = outcomes[index]!
+    if (outcome instanceof Refusal) answer.failed.push({ ...keysOf(index), message: outcome.message })
+    else answer.accepted++
+  }
+  return answer
 }
 
 export function requireView<T>(view: View<T> | null, what: string): View<T> {

@@ -119,7 +119,8 @@ function batchAnswer(items: readonly unknown[], outcomes: readonly ItemOutcome[]
     const outcome = outcomes[index]!
     if (outcome instanceof Refusal) {
       const item = items[index]
-      failed.push({ sku: stringField(item, 'sku'), pricelist: stringField(item, 'pricelist'), message: outcome.message })
+      const message = outcome.message
+      failed.push({ sku: stringField(item, 'sku'), pricelist: stringField(item, 'pricelist'), message })
     }
   }
   return { status: 202, body: { accepted: outcomes.length - failed.length, failed } }
@@ -141,11 +142,11 @@ export function priceWriteRoutes(): TenantRoute[] {
       handler: async (context) => {
         const dates = new StartDates()
         const items = context.body
-        const inputs: (PriceInput | Refusal)[] = new Array(items.length)
+        const inputs: (PriceInput | Refusal)[] = []
         for (let index = 0; index < items.length; index++) {
           const item = items[index]
           // The compiled check first: walking the schema for error messages costs ten times more.
-          inputs[index] = validItem(dates, item) ? (item as PriceInput) : shapeRefusal(PriceWriteItem, item)
+          inputs.push(validItem(dates, item) ? (item as PriceInput) : shapeRefusal(PriceWriteItem, item))
         }
         return batchAnswer(items, await writePrices(context.tenant, context, inputs))
       },

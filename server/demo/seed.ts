@@ -102,7 +102,9 @@ function planCatalogue(runtime: TenantRuntime, context: WriteContext, applied: A
 function demoPriceInputs(): PriceInput[] {
   const inputs: PriceInput[] = []
   for (const article of demoArticles) {
-    for (const [pricelist, price] of Object.entries(article.prices)) inputs.push({ sku: article.sku, pricelist, ...priceBody(price) })
+    for (const [pricelist, price] of Object.entries(article.prices)) {
+      inputs.push({ sku: article.sku, pricelist, ...priceBody(price) })
+    }
   }
   return inputs
 }

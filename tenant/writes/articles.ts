@@ -6,8 +6,15 @@
  */
 import type { Article, Change, Metadata } from '../../engine/catalog.js'
 import type { TenantRuntime } from '../runtime.js'
-import { applyBatch, Refusal, writeInstant, type EntityWriter, type ItemOutcome, type WriteContext } from './core.js'
-import { applyChange, catalogQuota, createsLiveKey } from './catalog.js'
+import {
+  applyBatch,
+  writeInstant,
+  type EntityWriter,
+  type ItemOutcome,
+  type Refusal,
+  type WriteContext,
+} from './core.js'
+import { applyChange, catalogQuota, createsLiveKey, deleteKeys, type DeleteInput } from './catalog.js'
 
 /** One article write, its shape checked by the edge. */
 export interface ArticleInput {
@@ -18,12 +25,6 @@ export interface ArticleInput {
   readonly start_date?: string
 }
 
-/** One article delete: the SKU and the instant (`when`, default now). */
-export interface ArticleDeleteInput {
-  readonly sku: string
-  readonly when?: string
-}
-
 function toArticle(input: ArticleInput): Article {
   return { name: input.name ?? null, type: input.type ?? null, metadata: input.metadata ?? {} }
 }
@@ -32,7 +33,8 @@ function toArticle(input: ArticleInput): Article {
 export function articleWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<ArticleInput, Change> {
   const { nowMs, actor } = context
   return {
-    plan: (input) => tenant.catalog.plan('article', input.sku, toArticle(input), writeInstant(input.start_date, nowMs), nowMs, actor),
+    plan: (input) =>
+      tenant.catalog.plan('article', input.sku, toArticle(input), writeInstant(input.start_date, nowMs), nowMs, actor),
     // Earlier items are applied already, so the live count includes them.
     quota: (change) => (createsLiveKey(tenant, change) ? catalogQuota(tenant, 'article', 'articles', 1) : null),
     apply: (change, applied) => applyChange(tenant, change, applied),
@@ -40,7 +42,11 @@ export function articleWriter(tenant: TenantRuntime, context: WriteContext): Ent
 }
 
 /** Writes articles (each item an ArticleInput or the refusal of its shape); an outcome per item. */
-export function writeArticles(tenant: TenantRuntime, context: WriteContext, items: readonly (ArticleInput | Refusal)[]): Promise<ItemOutcome[]> {
+export function writeArticles(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: readonly (ArticleInput | Refusal)[],
+): Promise<ItemOutcome[]> {
   return applyBatch(tenant, items, articleWriter(tenant, context))
 }
 
@@ -48,16 +54,7 @@ export function writeArticles(tenant: TenantRuntime, context: WriteContext, item
 export function deleteArticles(
   tenant: TenantRuntime,
   context: WriteContext,
-  items: readonly (ArticleDeleteInput | Refusal)[],
+  items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
-  const { nowMs, actor } = context
-  return applyBatch<ArticleDeleteInput, Change>(tenant, items, {
-    plan: ({ sku, when }) => {
-      const at = writeInstant(when, nowMs)
-      if (tenant.catalog.view('article', sku, at) === null) return new Refusal({ status: 'not_found', message: `Article ${sku} not found` })
-      return tenant.catalog.plan('article', sku, null, at, nowMs, actor)
-    },
-    quota: () => null,
-    apply: (change, applied) => applyChange(tenant, change, applied),
-  })
+  return deleteKeys(tenant, context, { type: 'article', label: 'Article', items })
 }

@@ -12,12 +12,24 @@ import { parseInstant } from '../../engine/time.js'
 import type { AppliedWrites, TenantRuntime } from '../runtime.js'
 
 /**
- * What can become of an item, in precedence order: the checks run in this order and the first that
- * refuses is the answer. `applied` and `unchanged` accept the item (an identical write stores
- * nothing); the others refuse it and are codes of the one error registry (platform/errors.ts), which
- * the HTTP edge maps to statuses and bodies.
+ * What can become of an item, ordered as an item's checks run: its shape, then its rules and what it
+ * refers to, then whether it exists, the plan's quota last; the first check that refuses is the
+ * answer (one exception: a pricelist's missing parent is a validation_failed found after its
+ * currency). `applied` and `unchanged` accept the item (an identical write stores nothing); the
+ * others refuse it and are codes of the one error registry (platform/errors.ts), which the HTTP
+ * edge maps to statuses and bodies.
  */
-export const writeStatuses = ['applied', 'unchanged', 'validation_failed', 'not_found', 'quota_exceeded'] as const
+export const writeStatuses = [
+  'applied',
+  'unchanged',
+  'validation_failed',
+  'rule_invalid',
+  'currency_unknown',
+  'currency_inactive',
+  'pricelist_cycle',
+  'not_found',
+  'quota_exceeded',
+] as const
 export type WriteStatus = (typeof writeStatuses)[number]
 export type RefusalStatus = Exclude<WriteStatus, 'applied' | 'unchanged'>
 
@@ -38,7 +50,13 @@ export class Refusal {
   /** The plan's quota that an item would pass (quota_exceeded), else null. */
   readonly limit: number | null
 
-  constructor(options: { status: RefusalStatus; message: string; path?: string; problem?: string; limit?: number | null }) {
+  constructor(options: {
+    status: RefusalStatus
+    message: string
+    path?: string
+    problem?: string
+    limit?: number | null
+  }) {
     this.status = options.status
     this.message = options.message
     this.path = options.path ?? ''
@@ -100,15 +118,19 @@ export function applyItems<Input, Planned>(
   writer: EntityWriter<Input, Planned>,
   applied: AppliedWrites,
 ): ItemOutcome[] {
-  const outcomes: ItemOutcome[] = new Array(items.length)
+  const outcomes: ItemOutcome[] = []
   for (let index = 0; index < items.length; index++) {
     const item = items[index]!
-    outcomes[index] = item instanceof Refusal ? item : writeItem(writer, item, applied)
+    outcomes.push(item instanceof Refusal ? item : writeItem(writer, item, applied))
   }
   return outcomes
 }
 
-function writeItem<Input, Planned>(writer: EntityWriter<Input, Planned>, input: Input, applied: AppliedWrites): ItemOutcome {
+function writeItem<Input, Planned>(
+  writer: EntityWriter<Input, Planned>,
+  input: Input,
+  applied: AppliedWrites,
+): ItemOutcome {
   const planned = writer.plan(input)
   if (planned === null) return unchangedOutcome
   if (planned instanceof Refusal) return planned

@@ -7,19 +7,37 @@
  * @module
  */
 import { amountUnit, parseAmount } from '../../engine/money.js'
-import { breakKindFixed, breakKindPercent, planPriceWrite, priceContentHash, type PriceContent, type QuantityBreak } from '../../engine/prices.js'
+import {
+  breakKindFixed,
+  breakKindPercent,
+  planPriceWrite,
+  priceContentHash,
+  type PriceContent,
+  type QuantityBreak,
+} from '../../engine/prices.js'
 import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
 import type { PriceChange } from '../../storage/tenant-store.js'
 import type { TenantRuntime } from '../runtime.js'
-import { applyBatch, invalid, quotaExceeded, Refusal, writeInstant, type EntityWriter, type ItemOutcome, type WriteContext } from './core.js'
+import {
+  applyBatch,
+  invalid,
+  quotaExceeded,
+  Refusal,
+  writeInstant,
+  type EntityWriter,
+  type ItemOutcome,
+  type WriteContext,
+} from './core.js'
 
 /** A decimal amount as JSON carries it: a number, or its text. */
 export type AmountInput = number | string
 
 /** A price's content as written: an amount, or sales with named extra fields; breaks by quantity. */
 export interface PriceContentInput {
-  readonly price: AmountInput | { readonly sales: AmountInput; readonly fields?: Readonly<Record<string, AmountInput>> | null }
+  readonly price:
+    | AmountInput
+    | { readonly sales: AmountInput; readonly fields?: Readonly<Record<string, AmountInput>> | null }
   readonly quantity_breaks?:
     | readonly {
         readonly quantity_break: AmountInput
@@ -85,7 +103,8 @@ export function parseContent(input: PriceContentInput): PriceContent | Refusal {
     }
     breaks.sort((left, right) => left.quantity - right.quantity)
     for (let index = 1; index < breaks.length; index++) {
-      if (breaks[index]!.quantity === breaks[index - 1]!.quantity) return invalid('/quantity_breaks', 'quantities must differ')
+      if (breaks[index]!.quantity === breaks[index - 1]!.quantity)
+        return invalid('/quantity_breaks', 'quantities must differ')
     }
   }
   return { sales, fields, breaks }
@@ -114,62 +133,69 @@ function parseBreak(entry: BreakInput, index: number): QuantityBreak | Refusal {
   return { quantity, kind: breakKindPercent, value }
 }
 
-/** A batch's settings and its last start date parsed (a batch mostly repeats one or two). */
+/**
+ * A batch's settings and its last start date parsed (a batch mostly repeats one or two). Plain
+ * fields, not #private ones: this runs once per ingested price.
+ */
 class PriceWriter implements EntityWriter<PriceInput, PriceChange> {
-  readonly #tenant: TenantRuntime
-  readonly #context: WriteContext
-  readonly #strictArticles: boolean
-  readonly #strictPricelists: boolean
-  readonly #skipDedup: boolean
-  #startText: string | null = null
-  #startMs = 0
+  private readonly tenant: TenantRuntime
+  private readonly context: WriteContext
+  private readonly strictArticles: boolean
+  private readonly strictPricelists: boolean
+  private readonly skipDedup: boolean
+  private startText: string | null = null
+  private startMs = 0
 
   constructor(tenant: TenantRuntime, context: WriteContext) {
-    this.#tenant = tenant
-    this.#context = context
+    this.tenant = tenant
+    this.context = context
     const nowMs = context.nowMs
-    this.#strictArticles = settingEnabled(tenant.catalog, 'strict.article.validation', nowMs)
-    this.#strictPricelists = settingEnabled(tenant.catalog, 'strict.pricelist.validation', nowMs)
-    this.#skipDedup = settingEnabled(tenant.catalog, 'ingest.skip.dedup', nowMs)
+    this.strictArticles = settingEnabled(tenant.catalog, 'strict.article.validation', nowMs)
+    this.strictPricelists = settingEnabled(tenant.catalog, 'strict.pricelist.validation', nowMs)
+    this.skipDedup = settingEnabled(tenant.catalog, 'ingest.skip.dedup', nowMs)
   }
 
-  #startInstant(text: string | null | undefined): number {
-    if (text === undefined || text === null) return this.#context.nowMs
-    if (text !== this.#startText) {
-      this.#startMs = writeInstant(text, this.#context.nowMs)
-      this.#startText = text
+  private startInstant(text: string | null | undefined): number {
+    if (text === undefined || text === null) return this.context.nowMs
+    if (text !== this.startText) {
+      this.startMs = writeInstant(text, this.context.nowMs)
+      this.startText = text
     }
-    return this.#startMs
+    return this.startMs
   }
 
   plan(input: PriceInput): PriceChange | null | Refusal {
-    const tenant = this.#tenant
-    const { nowMs, actor } = this.#context
+    const tenant = this.tenant
+    const { nowMs, actor } = this.context
     const { sku, pricelist } = input
     const content = parseContent(input)
     if (content instanceof Refusal) return content
-    const from = this.#startInstant(input.start_date)
-    if (this.#strictArticles && tenant.catalog.view('article', sku, from) === null) {
+    const from = this.startInstant(input.start_date)
+    if (this.strictArticles && tenant.catalog.view('article', sku, from) === null) {
       return invalid('/sku', `article ${sku} does not exist at ${formatInstant(from)} (strict.article.validation)`)
     }
-    if (this.#strictPricelists && !tenant.catalog.exists('pricelist', pricelist)) {
+    if (this.strictPricelists && !tenant.catalog.exists('pricelist', pricelist)) {
       return invalid('/pricelist', `pricelist ${pricelist} was never created (strict.pricelist.validation)`)
     }
-    const planned = planPriceWrite(tenant.prices.versions(pricelist, sku), { from, content, writtenAt: nowMs, writtenBy: actor }, {
-      removeLater: input.remove_future_changes === true,
-      force: this.#skipDedup,
-    })
+    const planned = planPriceWrite(
+      tenant.prices.versions(pricelist, sku),
+      { from, content, writtenAt: nowMs, writtenBy: actor },
+      {
+        removeLater: input.remove_future_changes === true,
+        force: this.skipDedup,
+      },
+    )
     if (planned === null) return null
     const { versions, changeType } = planned
     return { pricelist, sku, versions, changeType, hash: priceContentHash(content), at: nowMs, by: actor }
   }
 
   quota(change: PriceChange): Refusal | null {
-    return priceQuota(this.#tenant, change)
+    return priceQuota(this.tenant, change)
   }
 
   apply(change: PriceChange, applied: { prices: PriceChange[] }): void {
-    this.#tenant.prices.apply(change.pricelist, change.sku, change.versions)
+    this.tenant.prices.apply(change.pricelist, change.sku, change.versions)
     applied.prices.push(change)
   }
 }
@@ -190,7 +216,11 @@ export function priceWriter(tenant: TenantRuntime, context: WriteContext): Entit
 }
 
 /** Writes prices (each item a PriceInput or the refusal of its shape); an outcome per item. */
-export function writePrices(tenant: TenantRuntime, context: WriteContext, items: readonly (PriceInput | Refusal)[]): Promise<ItemOutcome[]> {
+export function writePrices(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: readonly (PriceInput | Refusal)[],
+): Promise<ItemOutcome[]> {
   return applyBatch(tenant, items, new PriceWriter(tenant, context))
 }
 
@@ -204,12 +234,19 @@ export function deletePrices(
   return applyBatch<PriceDeleteInput, PriceChange>(tenant, items, {
     plan: ({ sku, pricelist, when }) => {
       const at = writeInstant(when, nowMs)
-      const planned = planPriceWrite(tenant.prices.versions(pricelist, sku), { from: at, content: null, writtenAt: nowMs, writtenBy: actor }, {
-        removeLater: false,
-        force: false,
-      })
+      const planned = planPriceWrite(
+        tenant.prices.versions(pricelist, sku),
+        { from: at, content: null, writtenAt: nowMs, writtenBy: actor },
+        {
+          removeLater: false,
+          force: false,
+        },
+      )
       if (planned === null) {
-        return new Refusal({ status: 'not_found', message: `No price for ${sku} on ${pricelist} at ${new Date(at).toISOString()}` })
+        return new Refusal({
+          status: 'not_found',
+          message: `No price for ${sku} on ${pricelist} at ${new Date(at).toISOString()}`,
+        })
       }
       return { pricelist, sku, versions: planned.versions, changeType: 'deleted', hash: '', at: nowMs, by: actor }
     },
