@@ -56,5 +56,5 @@ export function deleteArticles(
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
-  return deleteKeys(tenant, context, { type: 'article', label: 'Article', items })
+  return deleteKeys(tenant, context, { type: 'article', what: (sku) => `Article ${sku}`, items })
 }

@@ -7,7 +7,15 @@
 import type { CatalogType, Change } from '../../engine/catalog.js'
 import type { Limits } from '../plans.js'
 import type { AppliedWrites, TenantRuntime } from '../runtime.js'
-import { applyBatch, quotaExceeded, Refusal, writeInstant, type ItemOutcome, type WriteContext } from './core.js'
+import {
+  applyBatch,
+  quotaExceeded,
+  Refusal,
+  writeInstant,
+  type EntityWriter,
+  type ItemOutcome,
+  type WriteContext,
+} from './core.js'
 
 /** Applies a planned change to memory (later items plan against it) and records it for the runtime to store. */
 export function applyChange(tenant: TenantRuntime, change: Change, applied: AppliedWrites): void {
@@ -38,6 +46,14 @@ export function catalogQuota(
   return count + creating > limit ? quotaExceeded(limitName, limit, count) : null
 }
 
+/** A writer of an entity without a quota (reference data, deletes): `plan` is all it says. */
+export function unlimitedWriter<Input>(
+  tenant: TenantRuntime,
+  plan: (input: Input) => Change | null | Refusal,
+): EntityWriter<Input, Change> {
+  return { plan, quota: () => null, apply: (change, applied) => applyChange(tenant, change, applied) }
+}
+
 /** One soft delete of a catalogue key at `when` (default now; a past `when` means now). */
 export interface DeleteInput {
   readonly key: string
@@ -46,23 +62,24 @@ export interface DeleteInput {
 
 /**
  * Soft-deletes keys of `type` at their instant; a key not live then is refused as not_found, named
- * `${label} ${key}` (an entity's delete routes all answer so).
+ * as its entity's routes name it (`what(key)`: "Article A1", "VAT rate SE/standard").
  */
 export function deleteKeys(
   tenant: TenantRuntime,
   context: WriteContext,
-  options: { type: CatalogType; label: string; items: readonly (DeleteInput | Refusal)[] },
+  options: { type: CatalogType; what: (key: string) => string; items: readonly (DeleteInput | Refusal)[] },
 ): Promise<ItemOutcome[]> {
   const { nowMs, actor } = context
-  const { type, label } = options
-  return applyBatch<DeleteInput, Change>(tenant, options.items, {
-    plan: ({ key, when }) => {
+  const { type, what } = options
+  return applyBatch(
+    tenant,
+    options.items,
+    unlimitedWriter<DeleteInput>(tenant, ({ key, when }) => {
       const at = writeInstant(when, nowMs)
-      if (tenant.catalog.view(type, key, at) === null)
-        return new Refusal({ status: 'not_found', message: `${label} ${key} not found` })
+      if (tenant.catalog.view(type, key, at) === null) {
+        return new Refusal({ status: 'not_found', message: `${what(key)} not found` })
+      }
       return tenant.catalog.plan(type, key, null, at, nowMs, actor)
-    },
-    quota: () => null,
-    apply: (change, applied) => applyChange(tenant, change, applied),
-  })
+    }),
+  )
 }

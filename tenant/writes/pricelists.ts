@@ -243,5 +243,5 @@ export function deletePricelists(
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
-  return deleteKeys(tenant, context, { type: 'pricelist', label: 'Pricelist', items })
+  return deleteKeys(tenant, context, { type: 'pricelist', what: (code) => `Pricelist ${code}`, items })
 }
