@@ -96,7 +96,7 @@ export function refusalError(refusal: Refusal): ApiError {
   if (refusal.status === 'validation_failed') {
     return validationError([{ path: refusal.path, message: refusal.problem }], refusal.message)
   }
-  if (refusal.path === '') return new ApiError(refusal.status, refusal.message)
+  if (refusal.path === '') return new ApiError(refusal.status, refusal.message, { ...refusal.fields })
   return new ApiError(refusal.status, refusal.message, { details: [{ path: refusal.path, message: refusal.problem }] })
 }
 

@@ -12,17 +12,19 @@ import { parseInstant } from '../../engine/time.js'
 import type { AppliedWrites, TenantRuntime } from '../runtime.js'
 
 /**
- * What can become of an item, ordered as an item's checks run: its shape, then its rules and what it
- * refers to, then whether it exists, the plan's quota last; the first check that refuses is the
- * answer (one exception: a pricelist's missing parent is a validation_failed found after its
- * currency). `applied` and `unchanged` accept the item (an identical write stores nothing); the
- * others refuse it and are codes of the one error registry (platform/errors.ts), which the HTTP
- * edge maps to statuses and bodies.
+ * What can become of an item. `applied` and `unchanged` accept it (an identical write stores
+ * nothing); the others refuse it and are codes of the one error registry (platform/errors.ts), which
+ * the HTTP edge maps to statuses and bodies. Ordered as an item's checks run: its shape and its key
+ * (a setting's key must exist before its value can be checked), what the plan allows, its rules and
+ * what it refers to, whether it exists, the plan's quota last; the first check that refuses is the
+ * answer (one exception: a pricelist's missing parent is a validation_failed found after its currency).
  */
 export const writeStatuses = [
   'applied',
   'unchanged',
   'validation_failed',
+  'setting_unknown',
+  'plan_forbidden',
   'rule_invalid',
   'currency_unknown',
   'currency_inactive',
@@ -39,6 +41,8 @@ export interface WriteContext {
   readonly actor: string
 }
 
+const noFields: Readonly<Record<string, unknown>> = Object.freeze({})
+
 /** A refused item: its status, the JSON path of the refused part ('' for the whole item) and why. */
 export class Refusal {
   readonly status: RefusalStatus
@@ -49,6 +53,8 @@ export class Refusal {
   readonly problem: string
   /** The plan's quota that an item would pass (quota_exceeded), else null. */
   readonly limit: number | null
+  /** Fields the error body carries besides the message (plan_forbidden: the setting and feature). */
+  readonly fields: Readonly<Record<string, unknown>>
 
   constructor(options: {
     status: RefusalStatus
@@ -56,12 +62,14 @@ export class Refusal {
     path?: string
     problem?: string
     limit?: number | null
+    fields?: Readonly<Record<string, unknown>>
   }) {
     this.status = options.status
     this.message = options.message
     this.path = options.path ?? ''
     this.problem = options.problem ?? options.message
     this.limit = options.limit ?? null
+    this.fields = options.fields ?? noFields
   }
 }
 
