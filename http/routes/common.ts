@@ -94,10 +94,11 @@ export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: 
  */
 export function refusalError(refusal: Refusal): ApiError {
   if (refusal.status === 'validation_failed') {
-    return validationError([{ path: refusal.path, message: refusal.problem }], refusal.message)
+    const details = refusal.details.length > 0 ? refusal.details : [{ path: refusal.path, message: refusal.problem }]
+    return validationError(details.map((detail) => ({ ...detail })), refusal.message)
   }
-  if (refusal.path === '') return new ApiError(refusal.status, refusal.message, { ...refusal.fields })
-  return new ApiError(refusal.status, refusal.message, { details: [{ path: refusal.path, message: refusal.problem }] })
+  if (refusal.details.length === 0) return new ApiError(refusal.status, refusal.message, { ...refusal.fields })
+  return new ApiError(refusal.status, refusal.message, { details: refusal.details.map((detail) => ({ ...detail })) })
 }
 
 /** A single write's one outcome: nothing when accepted, its error thrown when refused. */

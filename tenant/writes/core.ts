@@ -43,6 +43,12 @@ export interface WriteContext {
 
 const noFields: Readonly<Record<string, unknown>> = Object.freeze({})
 
+/** One refused part of an item: its JSON path and what is wrong with it. */
+export interface RefusalDetail {
+  readonly path: string
+  readonly message: string
+}
+
 /** A refused item: its status, the JSON path of the refused part ('' for the whole item) and why. */
 export class Refusal {
   readonly status: RefusalStatus
@@ -55,6 +61,11 @@ export class Refusal {
   readonly limit: number | null
   /** Fields the error body carries besides the message (plan_forbidden: the setting and feature). */
   readonly fields: Readonly<Record<string, unknown>>
+  /**
+   * Every refused part with its path (a rounding profile's tiers name each bad amount); by default
+   * the one at `path`, none for a refusal of the whole item.
+   */
+  readonly details: readonly RefusalDetail[]
 
   constructor(options: {
     status: RefusalStatus
@@ -63,6 +74,7 @@ export class Refusal {
     problem?: string
     limit?: number | null
     fields?: Readonly<Record<string, unknown>>
+    details?: readonly RefusalDetail[]
   }) {
     this.status = options.status
     this.message = options.message
@@ -70,12 +82,23 @@ export class Refusal {
     this.problem = options.problem ?? options.message
     this.limit = options.limit ?? null
     this.fields = options.fields ?? noFields
+    this.details = options.details ?? (this.path === '' ? [] : [{ path: this.path, message: this.problem }])
   }
 }
 
 /** An item whose `path` is refused by validation: the message names the path. */
 export function invalid(path: string, problem: string): Refusal {
   return new Refusal({ status: 'validation_failed', message: `${path}: ${problem}`, path, problem })
+}
+
+/**
+ * An item refused by validation in several parts: the message names the first, as a validation
+ * error's does (platform/errors.ts `validationError`).
+ */
+export function invalidParts(details: readonly RefusalDetail[]): Refusal {
+  const first = details[0]!
+  const message = `${first.path || 'body'}: ${first.message}`
+  return new Refusal({ status: 'validation_failed', message, path: first.path, problem: first.message, details })
 }
 
 /** An item that would take a live count of `noun` past the plan's `limit`. */
