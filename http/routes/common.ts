@@ -1,19 +1,16 @@
 /**
  * Helpers shared by the catalogue routes: instants from requests, pages, rendering versioned
- * records with their update and deletion times, quotas, and batch outcomes.
+ * records with their update and deletion times, and the write layer's outcomes as answers (a
+ * batch's `failed` entries, a single write's error).
  * @module
  */
-import type { CatalogType } from '../../engine/catalog.js'
 import { pageSizeDefault } from '../../engine/limits.js'
 import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
-import { catalogQuota, createsLiveKey } from '../../tenant/writes/catalog.js'
-import { Refusal, writeInstant, type ItemOutcome } from '../../tenant/writes/core.js'
+import { Refusal, type ItemOutcome } from '../../tenant/writes/core.js'
 import type { Reply, TenantContext } from '../contracts.js'
 import { ApiError, notFound, validationError, type ErrorDetail } from '../../platform/errors.js'
-import type { Limits } from '../../tenant/plans.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
 import { detailsOf } from '../validate.js'
 import type { TSchema } from '@sinclair/typebox'
 
@@ -40,13 +37,6 @@ export function readInstant(context: TenantContext<unknown, { asOf?: string; as_
   return text === undefined ? context.nowMs : parseInstant(text)
 }
 
-// The write layer owns these (tenant/writes/); the routes not moved onto its use cases yet use them from here.
-export { writeInstant, createsLiveKey }
-
-/** Instant of a delete: `when`, default now; a past `when` means now. */
-export function deleteInstant(context: TenantContext<unknown, { when?: string }>): number {
-  return writeInstant(context.query.when, context.nowMs)
-}
 
 export function optionalInstant(text: string | undefined | null): number | null {
   return text === undefined || text === null ? null : parseInstant(text)
@@ -78,13 +68,6 @@ export function page<T>(items: readonly T[], query: PageQuery): { items: T[]; pa
   const size = query.size ?? pageSizeDefault
   const start = (pageNumber - 1) * size
   return { items: items.slice(start, start + size), page: pageNumber, size, total: items.length }
-}
-
-/** 422 when creating one more live key of `type` would pass the plan's quota. */
-export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: keyof Limits, creating: number): void {
-  const refusal = catalogQuota(tenant, type, limitName, creating)
-  // The body is the documented error shape only (docs/errors.md); the message names the numbers.
-  if (refusal !== null) throw refusalError(refusal)
 }
 
 /**
@@ -147,8 +130,3 @@ export function shapeRefusal(schema: TSchema, item: unknown, problem = itemProbl
   return new Refusal({ status: 'validation_failed', message: problem ?? 'item: invalid' })
 }
 
-/** Turns an ApiError thrown for one batch item into its `failed` entry; rethrows others. */
-export function failedEntry(keys: Record<string, unknown>, error: unknown): Record<string, unknown> {
-  if (error instanceof ApiError && error.status < 500) return { ...keys, message: error.message }
-  throw error
-}

@@ -5,7 +5,6 @@
  * @module
  */
 import type { AppDeps } from '../../http/contracts.js'
-import { compositeKey } from '../../engine/catalog.js'
 import { assert } from '../../engine/assert.js'
 import { compileRules } from '../../engine/rules.js'
 import { applyStoredFeed } from '../../tenant/fx-feed.js'
@@ -13,7 +12,10 @@ import { createKey, createTenantRecord } from '../../accounts/provision.js'
 import type { AppliedWrites, TenantRuntime } from '../../tenant/runtime.js'
 import { articleWriter } from '../../tenant/writes/articles.js'
 import { applyChange } from '../../tenant/writes/catalog.js'
-import { applyItems, type WriteContext } from '../../tenant/writes/core.js'
+import { applyItems, type EntityWriter, type WriteContext } from '../../tenant/writes/core.js'
+import {
+  currencyWriter, mappingWriter, taxAreaWriter, vatClassWriter, vatRateWriter,
+} from '../../tenant/writes/reference.js'
 import { priceWriter, type PriceInput } from '../../tenant/writes/prices.js'
 import { demoArticles, demoCampaign, demoCurrencies, demoPricelists, demoSlug, demoTaxAreas, demoVatClasses, type DemoPrice } from './catalogue.js'
 
@@ -49,38 +51,45 @@ export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<Demo
 }
 
 /**
- * Plans and applies the reference data, articles (through the article write use case) and pricelists
- * in the unit of work `applied`.
+ * Plans and applies the reference data and articles through their write use cases' writers, and
+ * the pricelists, in the unit of work `applied`. The pricelists are planned directly, with their
+ * values' fields in the order this seed has always stored them (the use case orders them otherwise,
+ * and a fresh demo tenant keeps the same bytes on disk).
  */
 function planCatalogue(runtime: TenantRuntime, context: WriteContext, applied: AppliedWrites): void {
-  const catalog = runtime.catalog
-  const plan = (...args: Parameters<typeof catalog.plan>): void => {
-    const change = catalog.plan(...args)
-    // An empty tenant: every write is new.
-    assert(change !== null, 'demo seed: an entity planned no change')
-    applyChange(runtime, change, applied)
+  // An empty tenant: every write is new.
+  const write = <Input>(writer: EntityWriter<Input, unknown>, input: Input): void => {
+    const [outcome] = applyItems([input], writer, applied)
+    assert(outcome!.status === 'applied', 'demo seed: an entity was not written')
   }
-  const articles = articleWriter(runtime, context)
-  const nowMs = context.nowMs
-  for (const currency of demoCurrencies) {
-    plan('currency', currency.code, { is_active: true, vat_precision: currency.vat_precision }, nowMs, nowMs, seedActor)
+  const writers = {
+    currency: currencyWriter(runtime, context),
+    vatClass: vatClassWriter(runtime, context),
+    taxArea: taxAreaWriter(runtime, context),
+    vatRate: vatRateWriter(runtime, context),
+    article: articleWriter(runtime, context),
+    mapping: mappingWriter(runtime, context),
   }
-  for (const vatClass of demoVatClasses) {
-    plan('vat_class', vatClass.code, { name: vatClass.name, description: vatClass.description }, nowMs, nowMs, seedActor)
-  }
+  for (const { code, vat_precision } of demoCurrencies) write(writers.currency, { code, vat_precision })
+  for (const vatClass of demoVatClasses) write(writers.vatClass, vatClass)
   for (const area of demoTaxAreas) {
-    plan('tax_area', area.code, { name: area.name, is_active: true, valid_from: null, valid_to: null }, nowMs, nowMs, seedActor)
+    write(writers.taxArea, { code: area.code, name: area.name })
     for (const [vatClass, rate] of Object.entries(area.rates)) {
-      plan('vat_rate', compositeKey(area.code, vatClass), { rate }, nowMs, nowMs, seedActor)
+      write(writers.vatRate, { tax_area_code: area.code, vat_class_code: vatClass, rate })
     }
   }
   for (const article of demoArticles) {
-    const input = { sku: article.sku, name: article.name, type: article.type, metadata: article.metadata }
-    const [outcome] = applyItems([input], articles, applied)
-    assert(outcome!.status === 'applied', 'demo seed: an article planned no change')
+    write(writers.article, { sku: article.sku, name: article.name, type: article.type, metadata: article.metadata })
     for (const area of demoTaxAreas) {
-      plan('article_taxclass', compositeKey(article.sku, area.code), { vat_class_code: article.vatClass }, nowMs, nowMs, seedActor)
+      write(writers.mapping, { sku_code: article.sku, tax_area_code: area.code, vat_class_code: article.vatClass })
     }
+  }
+  const catalog = runtime.catalog
+  const nowMs = context.nowMs
+  const plan = (...args: Parameters<typeof catalog.plan>): void => {
+    const change = catalog.plan(...args)
+    assert(change !== null, 'demo seed: a pricelist planned no change')
+    applyChange(runtime, change, applied)
   }
   for (const { code, ...pricelist } of demoPricelists) {
     plan('pricelist', code, { ...pricelist, parent_code: null, start_date: null, end_date: null, price_rules: [] }, nowMs, nowMs, seedActor)

@@ -6,12 +6,20 @@
  * often loaded before the articles). Every write is deduplicated by content. No quota applies.
  * @module
  */
-import { compositeKey, type Currency, type TaxArea, type VatClass } from '../../engine/catalog.js'
+import { compositeKey, type Change, type Currency, type TaxArea, type VatClass } from '../../engine/catalog.js'
 import { isIso4217 } from '../../engine/currencies.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
 import type { TenantRuntime } from '../runtime.js'
 import { unlimitedWriter } from './catalog.js'
-import { applyBatch, invalid, Refusal, writeInstant, type ItemOutcome, type WriteContext } from './core.js'
+import {
+  applyBatch,
+  invalid,
+  Refusal,
+  writeInstant,
+  type EntityWriter,
+  type ItemOutcome,
+  type WriteContext,
+} from './core.js'
 
 export interface CurrencyInput {
   readonly code: string
@@ -77,16 +85,21 @@ export function unknownCurrency(code: string): Refusal | null {
 }
 
 /** Registers or changes currencies (is_active default true, vat_precision default 2). */
-export function writeCurrencies(tenant: TenantRuntime, context: WriteContext, items: Items<CurrencyInput>) {
+export function writeCurrencies(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: Items<CurrencyInput>,
+): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, items, currencyWriter(tenant, context))
+}
+
+/** How to write each item of `writeCurrencies` (also for `applyItems`: the demo seed). */
+export function currencyWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<CurrencyInput, Change> {
   const { nowMs, actor } = context
-  return applyBatch(
-    tenant,
-    items,
-    unlimitedWriter<CurrencyInput>(tenant, (input) => {
-      const value: Currency = { is_active: input.is_active ?? true, vat_precision: input.vat_precision ?? 2 }
-      return unknownCurrency(input.code) ?? tenant.catalog.plan('currency', input.code, value, nowMs, nowMs, actor)
-    }),
-  )
+  return unlimitedWriter<CurrencyInput>(tenant, (input) => {
+    const value: Currency = { is_active: input.is_active ?? true, vat_precision: input.vat_precision ?? 2 }
+    return unknownCurrency(input.code) ?? tenant.catalog.plan('currency', input.code, value, nowMs, nowMs, actor)
+  })
 }
 
 function optionalInstant(text: string | undefined | null): number | null {
@@ -94,37 +107,47 @@ function optionalInstant(text: string | undefined | null): number | null {
 }
 
 /** Creates or replaces tax areas; a validity window must end after it starts. */
-export function writeTaxAreas(tenant: TenantRuntime, context: WriteContext, items: Items<TaxAreaInput>) {
+export function writeTaxAreas(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: Items<TaxAreaInput>,
+): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, items, taxAreaWriter(tenant, context))
+}
+
+/** How to write each item of `writeTaxAreas` (also for `applyItems`: the demo seed). */
+export function taxAreaWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<TaxAreaInput, Change> {
   const { nowMs, actor } = context
-  return applyBatch(
-    tenant,
-    items,
-    unlimitedWriter<TaxAreaInput>(tenant, (input) => {
-      const area: TaxArea = {
-        name: input.name ?? null,
-        is_active: input.is_active ?? true,
-        valid_from: optionalInstant(input.valid_from),
-        valid_to: optionalInstant(input.valid_to),
-      }
-      if (area.valid_from !== null && area.valid_to !== null && area.valid_to <= area.valid_from) {
-        return invalid('/valid_to', 'must be after valid_from')
-      }
-      return tenant.catalog.plan('tax_area', input.code, area, nowMs, nowMs, actor)
-    }),
-  )
+  return unlimitedWriter<TaxAreaInput>(tenant, (input) => {
+    const area: TaxArea = {
+      name: input.name ?? null,
+      is_active: input.is_active ?? true,
+      valid_from: optionalInstant(input.valid_from),
+      valid_to: optionalInstant(input.valid_to),
+    }
+    if (area.valid_from !== null && area.valid_to !== null && area.valid_to <= area.valid_from) {
+      return invalid('/valid_to', 'must be after valid_from')
+    }
+    return tenant.catalog.plan('tax_area', input.code, area, nowMs, nowMs, actor)
+  })
 }
 
 /** Creates or replaces VAT classes. */
-export function writeVatClasses(tenant: TenantRuntime, context: WriteContext, items: Items<VatClassInput>) {
+export function writeVatClasses(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: Items<VatClassInput>,
+): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, items, vatClassWriter(tenant, context))
+}
+
+/** How to write each item of `writeVatClasses` (also for `applyItems`: the demo seed). */
+export function vatClassWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<VatClassInput, Change> {
   const { nowMs, actor } = context
-  return applyBatch(
-    tenant,
-    items,
-    unlimitedWriter<VatClassInput>(tenant, (input) => {
-      const value: VatClass = { name: input.name ?? null, description: input.description ?? null }
-      return tenant.catalog.plan('vat_class', input.code, value, nowMs, nowMs, actor)
-    }),
-  )
+  return unlimitedWriter<VatClassInput>(tenant, (input) => {
+    const value: VatClass = { name: input.name ?? null, description: input.description ?? null }
+    return tenant.catalog.plan('vat_class', input.code, value, nowMs, nowMs, actor)
+  })
 }
 
 const referenceNames = { tax_area: 'Tax area', vat_class: 'VAT class' } as const
@@ -155,22 +178,27 @@ function referenceRefusal(
 }
 
 /** Sets VAT rates of a tax area and VAT class from their start date (a future start schedules one). */
-export function writeVatRates(tenant: TenantRuntime, context: WriteContext, items: Items<VatRateInput>) {
+export function writeVatRates(
+  tenant: TenantRuntime,
+  context: WriteContext,
+  items: Items<VatRateInput>,
+): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, items, vatRateWriter(tenant, context))
+}
+
+/** How to write each item of `writeVatRates` (also for `applyItems`: the demo seed). */
+export function vatRateWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<VatRateInput, Change> {
   const { nowMs, actor } = context
-  return applyBatch(
-    tenant,
-    items,
-    unlimitedWriter<VatRateInput>(tenant, (input) => {
-      const rate = canonicalRate(input.rate)
-      if (rate === null) return invalid('/rate', 'must be a percentage from 0 to 100 with at most 4 decimals')
-      const from = writeInstant(input.start_date, nowMs)
-      const key = compositeKey(input.tax_area_code, input.vat_class_code)
-      return (
-        referenceRefusal(tenant, input, { nowMs, from }) ??
-        tenant.catalog.plan('vat_rate', key, { rate }, from, nowMs, actor)
-      )
-    }),
-  )
+  return unlimitedWriter<VatRateInput>(tenant, (input) => {
+    const rate = canonicalRate(input.rate)
+    if (rate === null) return invalid('/rate', 'must be a percentage from 0 to 100 with at most 4 decimals')
+    const from = writeInstant(input.start_date, nowMs)
+    const key = compositeKey(input.tax_area_code, input.vat_class_code)
+    return (
+      referenceRefusal(tenant, input, { nowMs, from }) ??
+      tenant.catalog.plan('vat_rate', key, { rate }, from, nowMs, actor)
+    )
+  })
 }
 
 /** Maps articles to a VAT class in a tax area from their start date; later items plan against earlier ones. */
@@ -179,18 +207,19 @@ export function writeMappings(
   context: WriteContext,
   items: Items<MappingInput>,
 ): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, items, mappingWriter(tenant, context))
+}
+
+/** How to write each item of `writeMappings` (also for `applyItems`: the demo seed). */
+export function mappingWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<MappingInput, Change> {
   const { nowMs, actor } = context
-  return applyBatch(
-    tenant,
-    items,
-    unlimitedWriter<MappingInput>(tenant, (input) => {
-      const from = writeInstant(input.start_date, nowMs)
-      const key = compositeKey(input.sku_code, input.tax_area_code)
-      const value = { vat_class_code: input.vat_class_code }
-      return (
-        referenceRefusal(tenant, input, { nowMs, from }) ??
-        tenant.catalog.plan('article_taxclass', key, value, from, nowMs, actor)
-      )
-    }),
-  )
+  return unlimitedWriter<MappingInput>(tenant, (input) => {
+    const from = writeInstant(input.start_date, nowMs)
+    const key = compositeKey(input.sku_code, input.tax_area_code)
+    const value = { vat_class_code: input.vat_class_code }
+    return (
+      referenceRefusal(tenant, input, { nowMs, from }) ??
+      tenant.catalog.plan('article_taxclass', key, value, from, nowMs, actor)
+    )
+  })
 }
