@@ -275,8 +275,8 @@ export class TenantRuntime {
    * One write's unit of work (tenant/writes/core.ts `applyBatch`): refused on a replica, while a
    * restore runs or while storage is nearly full, as `commit` refuses; then `work` plans each item
    * and applies it to memory (later items plan against earlier ones), recording the changes in
-   * `applied`, and the runtime stores them in one durable commit. When `work` throws part-way, what it applied is stored
-   * before the error goes on, so memory and disk stay alike.
+   * `applied`, and the runtime stores them in one durable commit. When `work` throws part-way, what
+   * it applied is stored before the error goes on, so memory and disk stay alike.
    */
   async write<T>(work: (applied: AppliedWrites) => T): Promise<T> {
     // As `commit` checks, but before memory changes: a replica's data changes only by its home's log.
