@@ -147,3 +147,11 @@ t.test('a tenant being restored refuses the unit of work before planning', async
   await t.rejects(writePrices(tenant, context, [{ sku: 'A', pricelist: 'retail', price: 3 }]), { code: 'restoring' })
   t.equal(tenant.prices.versions('retail', 'A').length, 0)
 })
+
+t.test('a replica refuses the unit of work before memory changes', async (t) => {
+  const { tenant } = await openTenant(t)
+  tenant.role = 'replica'
+  await t.rejects(writePrices(tenant, context, [{ sku: 'A', pricelist: 'retail', price: 3 }]), /is a replica here/)
+  t.equal(tenant.prices.versions('retail', 'A').length, 0)
+  tenant.role = 'home'
+})
