@@ -43,6 +43,12 @@ export interface ReplicationSink {
   committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void>
 }
 
+/** The changes a unit of work (`TenantRuntime.write`) applied to memory, for it to store. */
+export interface AppliedWrites {
+  readonly changes: Change[]
+  readonly prices: PriceChange[]
+}
+
 /** What a tenant runtime is built from: one object, so a call names what it passes. */
 export interface TenantRuntimeOptions {
   readonly record: TenantRecord
@@ -365,6 +371,30 @@ export class TenantRuntime {
     return entries
   }
 
+  /**
+   * One write's unit of work (tenant/writes/core.ts `applyBatch`): refused on a replica, while a
+   * restore runs or while storage is nearly full, as `commit` refuses; then `work` plans each item
+   * and applies it to memory (later items plan against earlier ones), recording the changes in
+   * `applied`, and the runtime stores them in one durable commit. When `work` throws part-way, what
+   * it applied is stored before the error goes on, so memory and disk stay alike.
+   */
+  async write<T>(work: (applied: AppliedWrites) => T): Promise<T> {
+    // As `commit` checks, but before memory changes: a replica's data changes only by its home's log.
+    if (this.role !== 'home') throw replicaWriteError(this)
+    if (this.restoring !== null) throw restoringError(this.restoring)
+    if (this.storage.nearlyFull) throw storageFullError()
+    const applied: AppliedWrites = { changes: [], prices: [] }
+    let result: T
+    try {
+      result = work(applied)
+    } catch (error) {
+      await this.commit(applied.changes, [], applied.prices, { applied: true })
+      throw error
+    }
+    await this.commit(applied.changes, [], applied.prices, { applied: true })
+    return result
+  }
+
   /** Sets (or, with no versions, removes) each key's versions in memory; workers see the change. */
   #replaceInMemory(changes: readonly Change[], prices: readonly PriceChange[]): void {
     for (const change of changes) {
@@ -482,6 +512,12 @@ function warmQuery(tenant: TenantRuntime, at: number, skuCount: number): QueryIn
   const skus = Array.from({ length: count }, (_, index) => codes[Math.floor(index * step)]!)
   pricelists.sort()
   return { at, cacheable: false, taxArea, skus, pricelists, currency, rounding: null, sortOrder: null, quantity: 1 }
+}
+
+/** A write on a replica: placement sends writes to the home node, so only a race or a bug gets here. */
+function replicaWriteError(tenant: TenantRuntime): Error {
+  const { slug, record } = tenant
+  return new Error(`tenant ${slug} is a replica here: its writes go to the home node of region ${record.region}`)
 }
 
 /** Seconds a writer waits during a restore (SPEC "Restore write-block retry hint"). */

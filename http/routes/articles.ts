@@ -4,7 +4,7 @@
  * @module
  */
 import { Type } from '@sinclair/typebox'
-import type { Article, Change } from '../../engine/catalog.js'
+import type { Article } from '../../engine/catalog.js'
 import { batchItemsMax, searchFilterStepsMax } from '../../engine/limits.js'
 import { compileFilter, RuleCompileError } from '../../engine/rules.js'
 import { searchArticles as matchArticles, type ArticleCriteria } from '../../engine/article-search.js'
@@ -14,10 +14,11 @@ import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, validationError } from '../../platform/errors.js'
 import { AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, Metadata, NullableText, Page, PageQuery, readOnlyFields, Text, WhenQuery } from '../schemas.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
+import { Refusal, type ItemOutcome } from '../../tenant/writes/core.js'
+import { deleteArticles, writeArticles, type ArticleInput } from '../../tenant/writes/articles.js'
 import {
-  accepted, checkQuota, createsLiveKey, deleteInstant, failedEntry, itemProblem, page,
-  readInstant, requireView, withVersionMeta, writeInstant, type BatchOutcome,
+  accepted, acceptedOrThrow, itemProblem, page, readInstant, requireView, shapeRefusal, withVersionMeta,
+  type BatchOutcome,
 } from './common.js'
 
 const ArticleFields = {
@@ -62,21 +63,6 @@ export function renderArticle(sku: string, view: View<Article>): Record<string, 
   return withVersionMeta({ sku, name: view.value.name, type: view.value.type, metadata: view.value.metadata }, view)
 }
 
-function toArticle(body: ArticleWriteBody): Article {
-  return { name: body.name ?? null, type: body.type ?? null, metadata: body.metadata ?? {} }
-}
-
-function planArticle(context: TenantContext, sku: string, body: ArticleWriteBody): Change | null {
-  const from = writeInstant(body.start_date, context.nowMs)
-  return context.tenant.catalog.plan('article', sku, toArticle(body), from, context.nowMs, context.actor)
-}
-
-/** Commits changes that passed the quota check; shared by single and batch writes. */
-async function commitWithQuota(tenant: TenantRuntime, changes: Change[]): Promise<void> {
-  checkQuota(tenant, 'article', 'articles', changes.filter((change) => createsLiveKey(tenant, change)).length)
-  await tenant.commit(changes)
-}
-
 export function articleRoutes(): TenantRoute[] {
   return [
     route<ArticleWriteBody, Record<string, never>>({
@@ -95,8 +81,7 @@ export function articleRoutes(): TenantRoute[] {
           throw validationError([{ path: '/sku', message: 'must equal the SKU in the path' }])
         }
         itemOrThrow(Code, sku, '/sku')
-        const change = planArticle(context, sku, context.body)
-        if (change !== null) await commitWithQuota(context.tenant, [change])
+        acceptedOrThrow(await writeArticles(context.tenant, context, [{ ...context.body, sku }]))
         return accepted
       },
     }),
@@ -112,34 +97,13 @@ export function articleRoutes(): TenantRoute[] {
       dimension: 'ingest',
       cost: arrayCost,
       handler: async (context) => {
-        const outcome: BatchOutcome = { accepted: 0, failed: [] }
-        const changes: Change[] = []
-        const limit = context.tenant.limits.articles
-        for (const item of context.body) {
-          const sku = typeof (item as { sku?: unknown })?.sku === 'string' ? (item as { sku: string }).sku : null
+        const items = context.body
+        const inputs = items.map((item) => {
           const problem = itemProblem(ArticleBatchItem, item)
-          if (problem !== null) {
-            outcome.failed.push({ sku, message: problem })
-            continue
-          }
-          const change = planArticle(context, sku!, item as ArticleWriteBody)
-          if (change === null) {
-            outcome.accepted++
-            continue
-          }
-          // Earlier items are applied already, so the live count includes them.
-          const creates = createsLiveKey(context.tenant, change)
-          if (creates && limit !== null && context.tenant.catalog.liveCount('article') + 1 > limit) {
-            outcome.failed.push({ sku, message: `The plan allows ${limit} articles (quota_exceeded)` })
-            continue
-          }
-          // Later items for the same SKU plan against the earlier ones.
-          context.tenant.catalog.apply('article', change.key, change.versions)
-          changes.push(change)
-          outcome.accepted++
-        }
-        await context.tenant.commit(changes)
-        return { status: 202, body: outcome }
+          return problem === null ? (item as ArticleInput) : shapeRefusal(ArticleBatchItem, item, problem)
+        })
+        const outcomes = await writeArticles(context.tenant, context, inputs)
+        return { status: 202, body: articleBatchAnswer(items, outcomes, skuOfWrite) }
       },
     }),
     route<undefined, typeof ReadQuery.static>({
@@ -196,11 +160,8 @@ export function articleRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const sku = context.params['sku']!
-        const at = deleteInstant(context)
-        requireView(context.tenant.catalog.view('article', sku, at), `Article ${sku}`)
-        const change = context.tenant.catalog.plan('article', sku, null, at, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        const input = { key: context.params['sku']!, when: context.query.when }
+        acceptedOrThrow(await deleteArticles(context.tenant, context, [input]))
         return accepted
       },
     }),
@@ -216,35 +177,52 @@ export function articleRoutes(): TenantRoute[] {
       dimension: 'ingest',
       cost: arrayCost,
       handler: async (context) => {
-        const outcome: BatchOutcome = { accepted: 0, failed: [] }
-        const changes: Change[] = []
-        for (const item of context.body) {
-          const sku = typeof item === 'string' ? item : ((item as { sku?: unknown })?.sku as string | undefined) ?? null
+        const items = context.body
+        const inputs = items.map((item) => {
           const problem = itemProblem(DeleteItem, item)
-          if (problem !== null) {
-            outcome.failed.push({ sku, message: problem })
-            continue
-          }
-          const when = typeof item === 'string' ? undefined : (item as { when?: string }).when
-          const at = writeInstant(when, context.nowMs)
-          try {
-            requireView(context.tenant.catalog.view('article', sku!, at), `Article ${sku}`)
-          } catch (error) {
-            outcome.failed.push(failedEntry({ sku }, error))
-            continue
-          }
-          const change = context.tenant.catalog.plan('article', sku!, null, at, context.nowMs, context.actor)
-          if (change !== null) {
-            context.tenant.catalog.apply('article', change.key, change.versions)
-            changes.push(change)
-          }
-          outcome.accepted++
-        }
-        await context.tenant.commit(changes)
-        return { status: 202, body: outcome }
+          if (problem !== null) return shapeRefusal(DeleteItem, item, problem)
+          if (typeof item === 'string') return { key: item }
+          const { sku, when } = item as { sku: string; when?: string }
+          return { key: sku, when }
+        })
+        const outcomes = await deleteArticles(context.tenant, context, inputs)
+        return { status: 202, body: articleBatchAnswer(items, outcomes, skuOfDelete) }
       },
     }),
   ]
+}
+
+/** The SKU a batch write item names, if any (a refused item's `failed` entry shows it). */
+function skuOfWrite(item: unknown): string | null {
+  return typeof (item as { sku?: unknown })?.sku === 'string' ? (item as { sku: string }).sku : null
+}
+
+/** The SKU a batch delete item names: the item itself, or its `sku` field as it is. */
+function skuOfDelete(item: unknown): unknown {
+  return typeof item === 'string' ? item : ((item as { sku?: unknown })?.sku as string | undefined) ?? null
+}
+
+/**
+ * A batch's answer: accepted items counted, each refused one listed with its SKU. A quota refusal
+ * reads as the batch routes have always written it, shorter than a single write's error.
+ */
+function articleBatchAnswer(
+  items: readonly unknown[],
+  outcomes: readonly ItemOutcome[],
+  skuOf: (item: unknown) => unknown,
+): BatchOutcome {
+  const answer: BatchOutcome = { accepted: 0, failed: [] }
+  for (let index = 0; index < outcomes.length; index++) {
+    const outcome = outcomes[index]!
+    if (!(outcome instanceof Refusal)) {
+      answer.accepted++
+      continue
+    }
+    const quota = outcome.status === 'quota_exceeded'
+    const message = quota ? `The plan allows ${outcome.limit} articles (quota_exceeded)` : outcome.message
+    answer.failed.push({ sku: skuOf(items[index]), message })
+  }
+  return answer
 }
 
 function itemOrThrow(schema: typeof Code, value: unknown, path: string): void {

@@ -2,18 +2,19 @@
  * Bundle pricing rules, keyed by bundle SKU and pricelist: get (own rule, else the nearest
  * ancestor's), set, remove (the bundle falls back to the parent's rule, or to no rule).
  * Setting or removing a rule changes the answers on that pricelist and its descendants at once:
- * bundles are resolved at read time from the rules and component prices in force.
+ * bundles are resolved at read time from the rules and component prices in force. A rule's checks
+ * are the write layer's (tenant/writes/bundles.ts).
  * @module
  */
 import { Type, type TSchema } from '@sinclair/typebox'
-import { compositeKey, type BundleRule } from '../../engine/catalog.js'
+import { compositeKey } from '../../engine/catalog.js'
 import { pricelistDepthMax } from '../../engine/limits.js'
-import { parseAmount, toDecimalString } from '../../engine/money.js'
 import { formatInstant } from '../../engine/time.js'
 import { route, type TenantRoute } from '../contracts.js'
-import { notFound, validationError } from '../../platform/errors.js'
+import { notFound } from '../../platform/errors.js'
 import { AsOfQuery, Code, Quantity, WhenQuery } from '../schemas.js'
-import { accepted, deleteInstant, quantityValue, readInstant } from './common.js'
+import { deleteBundleRules, writeBundleRules } from '../../tenant/writes/bundles.js'
+import { accepted, acceptedOrThrow, readInstant } from './common.js'
 import { validate } from '../validate.js'
 
 const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })])
@@ -48,37 +49,6 @@ const BundleRuleAnswer = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
   updated_by: Type.String(),
 })
-
-function canonical(input: unknown, path: string): string {
-  const scaled = parseAmount(input)
-  if (scaled === null) throw validationError([{ path, message: 'must be a decimal number' }])
-  return toDecimalString(scaled)
-}
-
-/** Validates a rule body into the stored form. */
-function toRule(bundleSku: string, body: BundleRuleBody): BundleRule {
-  // Quantities are stored as numbers of at most 4 decimals, rounded half-up from what was written.
-  const components = (body.components ?? []).map((component, index) => ({
-    sku: component.sku,
-    quantity: quantityValue(component.quantity, `/components/${index}/quantity`, 1e6),
-  }))
-  if (body.method === 'FIXED') {
-    if (body.fixed_price === undefined || body.fixed_price === null) throw validationError([{ path: '/fixed_price', message: 'is required for FIXED' }])
-    return { method: 'FIXED', discount_type: null, discount_value: null, fixed_price: canonical(body.fixed_price, '/fixed_price'), components }
-  }
-  if (components.length === 0) throw validationError([{ path: '/components', message: 'SUM_OF_PARTS needs at least one component' }])
-  if (components.some((component) => component.sku === bundleSku)) throw validationError([{ path: '/components', message: 'a bundle cannot contain itself' }])
-  const discountType = body.discount_type ?? null
-  const discountValue = body.discount_value ?? null
-  if ((discountType === null) !== (discountValue === null)) {
-    throw validationError([{ path: '/discount_value', message: 'discount_type and discount_value go together' }])
-  }
-  const value = discountValue === null ? null : canonical(discountValue, '/discount_value')
-  if (discountType === 'PERCENTAGE' && value !== null && (Number(value) < 0 || Number(value) > 100)) {
-    throw validationError([{ path: '/discount_value', message: 'a percentage is between 0 and 100' }])
-  }
-  return { method: 'SUM_OF_PARTS', discount_type: discountType, discount_value: value, fixed_price: null, components }
-}
 
 export function bundleRoutes(): TenantRoute[] {
   return [
@@ -133,13 +103,8 @@ export function bundleRoutes(): TenantRoute[] {
       dimension: 'ingest',
       handler: async (context) => {
         const sku = validate<string>(Code, context.params['bundleSku']!, '/bundleSku')
-        const code = context.params['pricelistCode']!
-        if (context.tenant.catalog.get('pricelist', code, context.nowMs) === null) {
-          throw validationError([{ path: '/pricelistCode', message: `pricelist ${code} does not exist` }], `Pricelist ${code} does not exist`)
-        }
-        const rule = toRule(sku, context.body)
-        const change = context.tenant.catalog.plan('bundle_rule', compositeKey(sku, code), rule, context.nowMs, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        const input = { sku, pricelist: context.params['pricelistCode']!, rule: context.body }
+        acceptedOrThrow(await writeBundleRules(context.tenant, context, [input]))
         return accepted
       },
     }),
@@ -154,10 +119,7 @@ export function bundleRoutes(): TenantRoute[] {
       dimension: 'ingest',
       handler: async (context) => {
         const key = compositeKey(context.params['bundleSku']!, context.params['pricelistCode']!)
-        const at = deleteInstant(context)
-        if (context.tenant.catalog.view('bundle_rule', key, at) === null) throw notFound('Bundle rule')
-        const change = context.tenant.catalog.plan('bundle_rule', key, null, at, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        acceptedOrThrow(await deleteBundleRules(context.tenant, context, [{ key, when: context.query.when }]))
         return accepted
       },
     }),

@@ -1,18 +1,16 @@
 /**
  * Helpers shared by the catalogue routes: instants from requests, pages, rendering versioned
- * records with their update and deletion times, quotas, and batch outcomes.
+ * records with their update and deletion times, and the write layer's outcomes as answers (a
+ * batch's `failed` entries, a single write's error).
  * @module
  */
-import { statusOf } from '../error-status.js'
-import type { CatalogType, Change } from '../../engine/catalog.js'
 import { pageSizeDefault } from '../../engine/limits.js'
 import { amountUnit, parseAmount, toNumber } from '../../engine/money.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
+import { Refusal, type ItemOutcome } from '../../tenant/writes/core.js'
 import type { Reply, TenantContext } from '../contracts.js'
 import { ApiError, notFound, validationError, type ErrorDetail } from '../../platform/errors.js'
-import type { Limits } from '../../tenant/plans.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
 import { detailsOf } from '../validate.js'
 import type { TSchema } from '@sinclair/typebox'
 
@@ -39,16 +37,6 @@ export function readInstant(context: TenantContext<unknown, { asOf?: string; as_
   return text === undefined ? context.nowMs : parseInstant(text)
 }
 
-/** A write's effective instant: a past or absent start means now (history is append-only). */
-export function writeInstant(text: string | undefined | null, nowMs: number): number {
-  if (text === undefined || text === null) return nowMs
-  return Math.max(parseInstant(text), nowMs)
-}
-
-/** Instant of a delete: `when`, default now; a past `when` means now. */
-export function deleteInstant(context: TenantContext<unknown, { when?: string }>): number {
-  return writeInstant(context.query.when, context.nowMs)
-}
 
 export function optionalInstant(text: string | undefined | null): number | null {
   return text === undefined || text === null ? null : parseInstant(text)
@@ -82,20 +70,41 @@ export function page<T>(items: readonly T[], query: PageQuery): { items: T[]; pa
   return { items: items.slice(start, start + size), page: pageNumber, size, total: items.length }
 }
 
-/** 422 when creating one more live key of `type` would pass the plan's quota. */
-export function checkQuota(tenant: TenantRuntime, type: CatalogType, limitName: keyof Limits, creating: number): void {
-  const limit = tenant.limits[limitName]
-  if (typeof limit !== 'number' || creating === 0) return
-  const count = tenant.catalog.liveCount(type)
-  if (count + creating > limit) {
-    // The body is the documented error shape only (docs/errors.md); the message names the numbers.
-    throw new ApiError('quota_exceeded', `The plan allows ${limit} ${limitName}; ${count} exist`)
+/**
+ * A single write's refused item as the error it answers: the refusal's code (400 validation_failed,
+ * 404 not_found, 422 quota_exceeded, ...) with the refused part's path in the details when it names
+ * one (a refusal of the whole item has none).
+ */
+export function refusalError(refusal: Refusal): ApiError {
+  if (refusal.status === 'validation_failed') {
+    const details = refusal.details.length > 0 ? refusal.details : [{ path: refusal.path, message: refusal.problem }]
+    return validationError(details.map((detail) => ({ ...detail })), refusal.message)
   }
+  if (refusal.details.length === 0) return new ApiError(refusal.status, refusal.message, { ...refusal.fields })
+  return new ApiError(refusal.status, refusal.message, { details: refusal.details.map((detail) => ({ ...detail })) })
 }
 
-/** Does this change create a key that is not live in its latest version yet (counts for quotas)? */
-export function createsLiveKey(tenant: TenantRuntime, change: Change): boolean {
-  return !tenant.catalog.isLiveLatest(change.type, change.key) && change.versions[change.versions.length - 1]!.value !== null
+/** A single write's one outcome: nothing when accepted, its error thrown when refused. */
+export function acceptedOrThrow(outcomes: readonly ItemOutcome[]): void {
+  const outcome = outcomes[0]!
+  if (outcome instanceof Refusal) throw refusalError(outcome)
+}
+
+/**
+ * A batch's answer: how many items were accepted, and each refused one as `{...keysOf(index),
+ * message}` (the keys the route names its items by).
+ */
+export function batchAnswer(
+  outcomes: readonly ItemOutcome[],
+  keysOf: (index: number) => Record<string, unknown>,
+): BatchOutcome {
+  const answer: BatchOutcome = { accepted: 0, failed: [] }
+  for (let index = 0; index < outcomes.length; index++) {
+    const outcome = outcomes[index]!
+    if (outcome instanceof Refusal) answer.failed.push({ ...keysOf(index), message: outcome.message })
+    else answer.accepted++
+  }
+  return answer
 }
 
 export function requireView<T>(view: View<T> | null, what: string): View<T> {
@@ -116,8 +125,8 @@ export interface BatchOutcome {
   failed: Record<string, unknown>[]
 }
 
-/** Turns an ApiError thrown for one batch item into its `failed` entry; rethrows others. */
-export function failedEntry(keys: Record<string, unknown>, error: unknown): Record<string, unknown> {
-  if (error instanceof ApiError && statusOf(error) < 500) return { ...keys, message: error.message }
-  throw error
+/** A batch item whose shape `schema` refuses, handed to a use case as refused (its problem as the message). */
+export function shapeRefusal(schema: TSchema, item: unknown, problem = itemProblem(schema, item)): Refusal {
+  return new Refusal({ status: 'validation_failed', message: problem ?? 'item: invalid' })
 }
+

@@ -2,31 +2,28 @@
  * Pricelists: single and batch writes, reads as of an instant, the listing (all live pricelists, or
  * only those active at asOf), the query by currency/metadata/codes, search, single and batch soft
  * delete. A pricelist definition is versioned when it is written (`from` = now); its start_date and
- * end_date are only its activity window. Rules are compiled at write time, so a rule that does not
- * compile never reaches the price engine. `effectiveVatMode` and `pricelistActiveAt` are shared with
- * the price engine. Non-goal: prices themselves (the price routes own them).
+ * end_date are only its activity window. The writes' checks (rules compiled, currency, parent,
+ * quota) are the write layer's (tenant/writes/pricelists.ts); the routes check shapes and render.
+ * `effectiveVatMode` and `pricelistActiveAt` are shared with the price engine. Non-goal: prices themselves (the price routes own them).
  * @module
  */
 import { effectiveVatMode, inheritedVatMode, pricelistActiveAt } from '../../engine/pricelists.js'
 import { Type } from '@sinclair/typebox'
-import type { Catalog, Change, PriceRule, Pricelist } from '../../engine/catalog.js'
-import { isIso4217 } from '../../engine/currencies.js'
-import { batchItemsMax, codeLengthMax, pageSizeMax, priceRulesMax, pricelistDepthMax } from '../../engine/limits.js'
-import { setImmediate as nextTurn } from 'node:timers/promises'
-import { compileRule, RuleCompileError, type NodeTally } from '../../engine/rules.js'
+import type { Pricelist } from '../../engine/catalog.js'
+import { batchItemsMax, codeLengthMax, pageSizeMax, priceRulesMax } from '../../engine/limits.js'
 import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
-import { ApiError, validationError } from '../../platform/errors.js'
+import { validationError } from '../../platform/errors.js'
 import {
   AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, Metadata, NullableDateTime, NullableText, Page,
   PageQuery, readOnlyFields, Text, VatMode, WhenQuery,
 } from '../schemas.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
-import { QueryPoolBusy } from '../../workers/pool.js'
 import { metadataMatches } from '../../engine/article-search.js'
+import { deletePricelists, writePricelists, type PricelistInput } from '../../tenant/writes/pricelists.js'
 import {
-  accepted, checkQuota, createsLiveKey, failedEntry, formatOptional, itemProblem, optionalInstant, page,
-  readInstant, requireView, withVersionMeta, writeInstant, type BatchOutcome,
+  accepted, acceptedOrThrow, batchAnswer, formatOptional, itemProblem, optionalInstant, page,
+  readInstant, requireView, shapeRefusal, withVersionMeta,
 } from './common.js'
 
 const NullableString = Type.Union([Type.String(), Type.Null()])
@@ -139,162 +136,6 @@ export function renderPricelist(tenant: TenantRuntime, code: string, view: View<
   )
 }
 
-function toPricelist(body: PricelistWriteBody, actor: string): Pricelist {
-  return {
-    currency_code: body.currency_code,
-    vat_mode: body.vat_mode ?? null,
-    name: body.name ?? null,
-    description: body.description ?? null,
-    parent_code: body.parent_code ?? null,
-    start_date: optionalInstant(body.start_date),
-    end_date: optionalInstant(body.end_date),
-    metadata: body.metadata ?? {},
-    price_rules: (body.price_rules ?? []).map((rule): PriceRule => ({
-      code: rule.code ?? null,
-      description: rule.description ?? null,
-      expression: rule.expression ?? null,
-      filter: rule.filter ?? null,
-      updated_by: rule.updated_by ?? actor,
-    })),
-  }
-}
-
-/**
- * Refuses an unknown currency, and an inactive one when the write assigns it (a new pricelist, or a
- * switch of currency): pricelists already on a currency keep working after it is deactivated.
- */
-function checkCurrency(catalog: Catalog, pricelist: Pricelist, existing: Pricelist | null, nowMs: number): void {
-  const currency = pricelist.currency_code
-  if (!isIso4217(currency)) {
-    throw new ApiError('currency_unknown', `Currency ${currency} is not an ISO 4217 code`, {
-      details: [{ path: '/currency_code', message: 'not an ISO 4217 code' }],
-    })
-  }
-  if (existing?.currency_code === currency) return
-  if (catalog.get('currency', currency, nowMs)?.is_active === false) {
-    throw new ApiError('currency_inactive', `Currency ${currency} is inactive and cannot be assigned to a pricelist`, {
-      details: [{ path: '/currency_code', message: 'inactive currency' }],
-    })
-  }
-}
-
-function checkShape(pricelist: Pricelist): void {
-  if (pricelist.vat_mode === null && pricelist.parent_code === null) {
-    throw validationError([{ path: '/vat_mode', message: 'required on a top-level pricelist (NET or GROSS)' }])
-  }
-  if (pricelist.start_date !== null && pricelist.end_date !== null && pricelist.end_date <= pricelist.start_date) {
-    throw validationError([{ path: '/end_date', message: 'must be after start_date' }])
-  }
-}
-
-/**
- * Main-thread time a write may spend compiling rules before it lets other requests run, when no
- * worker takes them (none, or their queue full): a pricelist's rules take up to a few milliseconds
- * to compile (2,048 syntax tree nodes), a batch of them much more, so they are compiled one rule at
- * a time here, with a turn of the event loop whenever this much time has passed.
- */
-const compileSliceMs = 0.5
-
-/**
- * The checks of a pricelist body that need no state, its rules compiled included (rule_invalid):
- * done before the write is planned. Compiling is the costly part of a write, so a price worker
- * does it, below the main thread's priority (test/security/resource-abuse.test.ts, the compile
- * floods); the main thread compiles each version again when it first prices with it.
- */
-async function checkBody(tenant: TenantRuntime, body: PricelistWriteBody, actor: string): Promise<void> {
-  const pricelist = toPricelist(body, actor)
-  checkShape(pricelist)
-  if (pricelist.price_rules.length === 0) return
-  const rules = pricelist.price_rules.map((rule) => ({ filter: rule.filter, expression: rule.expression }))
-  let refusal: { path: string; message: string } | null
-  try {
-    if (tenant.queryPool === null) throw new QueryPoolBusy('no price workers')
-    refusal = await tenant.queryPool.checkRules(rules)
-  } catch (error) {
-    if (!(error instanceof QueryPoolBusy)) throw error
-    refusal = await compileInTurns(rules)
-  }
-  if (refusal !== null) {
-    throw new ApiError('rule_invalid', `Price rule ${refusal.path} ${refusal.message}`, { details: [{ path: refusal.path, message: refusal.message }] })
-  }
-}
-
-/** Compiles rules here, one at a time, yielding every `compileSliceMs`; answers the first refusal. */
-async function compileInTurns(rules: readonly { filter: string | null; expression: string | null }[]): Promise<{ path: string; message: string } | null> {
-  const tally: NodeTally = { nodes: 0 }
-  let sliceStarted = performance.now()
-  for (const [index, rule] of rules.entries()) {
-    try {
-      compileRule(rule, index, tally)
-    } catch (error) {
-      if (!(error instanceof RuleCompileError)) throw error
-      return { path: error.path, message: error.message }
-    }
-    if (performance.now() - sliceStarted > compileSliceMs) {
-      await nextTurn()
-      sliceStarted = performance.now()
-    }
-  }
-  return null
-}
-
-/**
- * Refuses a parent that is not live now, a parent chain that comes back to `code`, and a chain
- * (ancestors, this pricelist and its deepest descendants) longer than pricelistDepthMax.
- */
-function checkParent(catalog: Catalog, code: string, parentCode: string | null, nowMs: number): void {
-  if (parentCode === null) return
-  if (catalog.view('pricelist', parentCode, nowMs) === null) {
-    throw validationError([{ path: '/parent_code', message: `pricelist ${parentCode} does not exist` }])
-  }
-  let length = 1
-  let current: string | null = parentCode
-  while (current !== null) {
-    if (current === code) throw new ApiError('pricelist_cycle', `Pricelist ${code} would be its own ancestor (through ${parentCode})`)
-    length++
-    if (length > pricelistDepthMax) throw depthError(code)
-    current = catalog.get('pricelist', current, nowMs)?.parent_code ?? null
-  }
-  if (catalog.exists('pricelist', code) && length + descendantLevels(catalog, code, nowMs) > pricelistDepthMax) {
-    throw depthError(code)
-  }
-}
-
-function depthError(code: string): ApiError {
-  return new ApiError('pricelist_cycle', `Pricelist ${code}: inheritance chains are limited to ${pricelistDepthMax} pricelists`)
-}
-
-/** Levels of live descendants below `code` (0 when it has no children), counted up to the bound. */
-function descendantLevels(catalog: Catalog, code: string, at: number): number {
-  const children = new Map<string, string[]>()
-  for (const [key, view] of catalog.viewsAt('pricelist', at)) {
-    const parent = view.value.parent_code
-    if (parent === null) continue
-    const list = children.get(parent)
-    if (list === undefined) children.set(parent, [key])
-    else list.push(key)
-  }
-  let level: string[] = [code]
-  let levels = 0
-  while (levels <= pricelistDepthMax) {
-    const next = level.flatMap((key) => children.get(key) ?? [])
-    if (next.length === 0) break
-    levels++
-    level = next
-  }
-  return levels
-}
-
-/** Validates and plans one pricelist write (versioned now), its body checked by `checkBody` before; throws ApiError when refused. */
-function planPricelist(context: TenantContext, code: string, body: PricelistWriteBody): Change | null {
-  const { tenant, nowMs, actor } = context
-  const pricelist = toPricelist(body, actor)
-  checkShape(pricelist)
-  checkCurrency(tenant.catalog, pricelist, tenant.catalog.get('pricelist', code, nowMs), nowMs)
-  checkParent(tenant.catalog, code, pricelist.parent_code, nowMs)
-  return tenant.catalog.plan('pricelist', code, pricelist, nowMs, nowMs, actor)
-}
-
 function codeOrThrow(code: string): void {
   const problem = itemProblem(Code, code)
   if (problem !== null) throw validationError([{ path: '/code', message: problem }])
@@ -345,11 +186,7 @@ function writeRoutes(): TenantRoute[] {
           throw validationError([{ path: '/code', message: 'must equal the code in the path' }])
         }
         codeOrThrow(code)
-        await checkBody(context.tenant, context.body, context.actor)
-        const change = planPricelist(context, code, context.body)
-        if (change === null) return accepted
-        if (createsLiveKey(context.tenant, change)) checkQuota(context.tenant, 'pricelist', 'pricelists', 1)
-        await context.tenant.commit([change])
+        acceptedOrThrow(await writePricelists(context.tenant, context, [{ ...context.body, code }]))
         return accepted
       },
     }),
@@ -370,39 +207,18 @@ function writeRoutes(): TenantRoute[] {
 }
 
 async function writeBatch(context: TenantContext<unknown[]>) {
-  const outcome: BatchOutcome = { accepted: 0, failed: [] }
-  const changes: Change[] = []
-  const { tenant } = context
-  // Bodies first (their rules compiled in turns), then the items planned in one go, in order.
-  const refused = new Map<number, unknown>()
-  for (const [index, item] of context.body.entries()) {
-    if (itemProblem(PricelistBatchItem, item) !== null) continue
-    await checkBody(tenant, item as PricelistWriteBody, context.actor).catch((error: unknown) => refused.set(index, error))
-  }
-  for (const [index, item] of context.body.entries()) {
-    const code = typeof (item as { code?: unknown })?.code === 'string' ? (item as { code: string }).code : null
+  const items = context.body
+  const inputs = items.map((item) => {
     const problem = itemProblem(PricelistBatchItem, item)
-    if (problem !== null) {
-      outcome.failed.push({ code, message: problem })
-      continue
-    }
-    try {
-      if (refused.has(index)) throw refused.get(index)
-      const change = planPricelist(context, code!, item as PricelistWriteBody)
-      // Earlier items are applied already, so the live count includes them.
-      if (change !== null && createsLiveKey(tenant, change)) checkQuota(tenant, 'pricelist', 'pricelists', 1)
-      if (change !== null) {
-        // Later items (a child after its parent, a repeat of a code) plan against this one.
-        tenant.catalog.apply('pricelist', change.key, change.versions)
-        changes.push(change)
-      }
-      outcome.accepted++
-    } catch (error) {
-      outcome.failed.push(failedEntry({ code }, error))
-    }
-  }
-  await tenant.commit(changes)
-  return { status: 202, body: outcome }
+    return problem === null ? (item as PricelistInput) : shapeRefusal(PricelistBatchItem, item, problem)
+  })
+  const outcomes = await writePricelists(context.tenant, context, inputs)
+  return { status: 202, body: batchAnswer(outcomes, (index) => ({ code: codeOf(items[index]) })) }
+}
+
+/** The code a batch write item names, if any (a refused item's `failed` entry shows it). */
+function codeOf(item: unknown): string | null {
+  return typeof (item as { code?: unknown })?.code === 'string' ? (item as { code: string }).code : null
 }
 
 function readRoutes(): TenantRoute[] {
@@ -503,8 +319,8 @@ function deleteRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const change = planDelete(context, context.params['code']!, context.query.when)
-        if (change !== null) await context.tenant.commit([change])
+        const input = { key: context.params['code']!, when: context.query.when }
+        acceptedOrThrow(await deletePricelists(context.tenant, context, [input]))
         return accepted
       },
     }),
@@ -524,34 +340,20 @@ function deleteRoutes(): TenantRoute[] {
   ]
 }
 
-/** Plans a soft delete at `when` (a past or absent `when` means now); 404 when not live then. */
-function planDelete(context: TenantContext, code: string, when: string | undefined): Change | null {
-  const at = writeInstant(when, context.nowMs)
-  requireView(context.tenant.catalog.view('pricelist', code, at), `Pricelist ${code}`)
-  return context.tenant.catalog.plan('pricelist', code, null, at, context.nowMs, context.actor)
+async function deleteBatch(context: TenantContext<unknown[]>) {
+  const items = context.body
+  const inputs = items.map((item) => {
+    const problem = itemProblem(DeleteItem, item)
+    if (problem !== null) return shapeRefusal(DeleteItem, item, problem)
+    if (typeof item === 'string') return { key: item }
+    const { code, when } = item as { code: string; when?: string }
+    return { key: code, when }
+  })
+  const outcomes = await deletePricelists(context.tenant, context, inputs)
+  return { status: 202, body: batchAnswer(outcomes, (index) => ({ code: deletedCodeOf(items[index]) })) }
 }
 
-async function deleteBatch(context: TenantContext<unknown[]>) {
-  const outcome: BatchOutcome = { accepted: 0, failed: [] }
-  const changes: Change[] = []
-  for (const item of context.body) {
-    const code = typeof item === 'string' ? item : ((item as { code?: unknown })?.code as string | undefined) ?? null
-    const problem = itemProblem(DeleteItem, item)
-    if (problem !== null) {
-      outcome.failed.push({ code, message: problem })
-      continue
-    }
-    try {
-      const change = planDelete(context, code!, typeof item === 'string' ? undefined : (item as { when?: string }).when)
-      if (change !== null) {
-        context.tenant.catalog.apply('pricelist', change.key, change.versions)
-        changes.push(change)
-      }
-      outcome.accepted++
-    } catch (error) {
-      outcome.failed.push(failedEntry({ code }, error))
-    }
-  }
-  await context.tenant.commit(changes)
-  return { status: 202, body: outcome }
+/** The code a batch delete item names: the item itself, or its `code` field as it is. */
+function deletedCodeOf(item: unknown): unknown {
+  return typeof item === 'string' ? item : ((item as { code?: unknown })?.code as string | undefined) ?? null
 }

@@ -1,31 +1,31 @@
 /**
  * Reference data: currencies, tax areas, VAT classes, VAT rates and article-to-VAT-class mappings.
- * Currencies, tax areas and VAT classes are versioned at write time; VAT rates and mappings take a
- * start date, so a future one schedules a rate change or a reclassification. Rates and mappings
- * must name a tax area and a VAT class that exist; the article need not (mappings are often loaded
- * before the articles). Every write is deduplicated by content (an identical rewrite stores nothing).
+ * The writes' rules are the write layer's (tenant/writes/reference.ts: references that must exist,
+ * canonical rates, dedup by content); these routes check shapes, call its use cases and render.
  * Non-goals: no cascade when a tax area or VAT class is deleted (history stays readable as of any
  * instant), and no check that a tax area's validity window covers a rate.
  * @module
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import {
-  compositeKey, splitKey, type ArticleTaxclass, type Change, type Currency, type TaxArea, type VatClass, type VatRate,
+  compositeKey, splitKey, type ArticleTaxclass, type Currency, type TaxArea, type VatClass, type VatRate,
 } from '../../engine/catalog.js'
-import { isIso4217 } from '../../engine/currencies.js'
 import { batchItemsMax } from '../../engine/limits.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant } from '../../engine/time.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
-import { ApiError, validationError } from '../../platform/errors.js'
+import { validationError } from '../../platform/errors.js'
 import {
   AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, NullableDateTime, NullableText, readOnlyFields,
   WhenQuery,
 } from '../schemas.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
+import { deleteKeys } from '../../tenant/writes/catalog.js'
 import {
-  accepted, deleteInstant, failedEntry, formatOptional, itemProblem, optionalInstant, readInstant, requireView,
-  withVersionMeta, writeInstant, type BatchOutcome,
+  unknownCurrency, writeCurrencies, writeMappings, writeTaxAreas, writeVatClasses, writeVatRates,
+} from '../../tenant/writes/reference.js'
+import {
+  accepted, acceptedOrThrow, batchAnswer, formatOptional, itemProblem, readInstant, refusalError, requireView,
+  shapeRefusal, withVersionMeta,
 } from './common.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -151,26 +151,6 @@ type MappingBody = typeof MappingWrite.static
 // ---------------------------------------------------------------------------------------------
 // Values and checks
 
-const ratePattern = /^(\d+)(?:\.(\d+))?$/
-const rateDecimalsMax = 4
-const rateMax = 100
-
-/**
- * A VAT rate as its canonical decimal string ("25", "12.5"), or null when it is not a percentage
- * from 0 to 100 with at most 4 decimals. Numbers go through their shortest round-trip text, so an
- * exponent form (1e-7) is refused like any other text with too many decimals.
- */
-export function canonicalRate(input: number | string): string | null {
-  const text = typeof input === 'number' ? (Number.isFinite(input) ? String(input) : '') : input
-  const match = ratePattern.exec(text)
-  if (match === null) return null
-  const whole = match[1]!.replace(/^0+(?=\d)/, '')
-  const fraction = (match[2] ?? '').replace(/0+$/, '')
-  if (fraction.length > rateDecimalsMax) return null
-  const canonical = fraction === '' ? whole : `${whole}.${fraction}`
-  return Number(canonical) > rateMax ? null : canonical
-}
-
 /** A code taken from the path must be a valid business code before it becomes a key. */
 function checkPathCode(code: string, path: string): void {
   const problem = itemProblem(Code, code)
@@ -186,42 +166,16 @@ function checkBodyCode(bodyCode: string | undefined, code: string): void {
 
 const referenceNames = { tax_area: 'Tax area', vat_class: 'VAT class' } as const
 
-/**
- * Rates and mappings need their tax area and VAT class live now and still live when the write takes
- * effect (a deletion scheduled before a future start refuses it). Refusal is a 400 on the field.
- */
-function requireReference(
-  tenant: TenantRuntime,
-  type: keyof typeof referenceNames,
-  code: string,
-  instants: { nowMs: number; from: number },
-  path: string,
-): void {
-  const name = referenceNames[type]
-  let message: string | null = null
-  if (tenant.catalog.view(type, code, instants.nowMs) === null) message = `${name} ${code} does not exist`
-  else if (tenant.catalog.view(type, code, instants.from) === null) {
-    message = `${name} ${code} is deleted by ${formatInstant(instants.from)}`
-  }
-  if (message !== null) throw validationError([{ path, message }], message)
-}
-
-/** Commits a single planned write; null (nothing would change) stores nothing. */
-async function commitOne(tenant: TenantRuntime, change: Change | null): Promise<typeof accepted> {
-  if (change !== null) await tenant.commit([change])
-  return accepted
-}
-
-/** Soft delete at `when`: 404 when nothing is live then. */
+/** Soft delete at `when` (default now): 404 naming `what` when nothing is live then. */
 async function softDelete(
   context: TenantContext<unknown, typeof WhenQuery.static>,
   type: 'tax_area' | 'vat_class' | 'vat_rate' | 'article_taxclass',
   key: string,
   what: string,
 ): Promise<typeof accepted> {
-  const at = deleteInstant(context)
-  requireView(context.tenant.catalog.view(type, key, at), what)
-  return commitOne(context.tenant, context.tenant.catalog.plan(type, key, null, at, context.nowMs, context.actor))
+  const items = [{ key, when: context.query.when }]
+  acceptedOrThrow(await deleteKeys(context.tenant, context, { type, what: () => what, items }))
+  return accepted
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -280,16 +234,14 @@ function currencyRoutes(): TenantRoute[] {
       body: CurrencyWrite,
       responseStatus: 202,
       dimension: 'ingest',
-      handler: (context) => {
+      handler: async (context) => {
         const code = context.params['code']!
-        if (!isIso4217(code)) throw new ApiError('currency_unknown', `Currency ${code} is not an ISO 4217 code`)
+        // An unknown code answers before a contradicting body code.
+        const unknown = unknownCurrency(code)
+        if (unknown !== null) throw refusalError(unknown)
         checkBodyCode(context.body.code, code)
-        const value: Currency = {
-          is_active: context.body.is_active ?? true,
-          vat_precision: context.body.vat_precision ?? 2,
-        }
-        const { tenant, nowMs, actor } = context
-        return commitOne(tenant, tenant.catalog.plan('currency', code, value, nowMs, nowMs, actor))
+        acceptedOrThrow(await writeCurrencies(context.tenant, context, [{ ...context.body, code }]))
+        return accepted
       },
     }),
     route<undefined, typeof CurrencyReadQuery.static>({
@@ -329,19 +281,6 @@ function currencyRoutes(): TenantRoute[] {
 
 // ---------------------------------------------------------------------------------------------
 // Tax areas and VAT classes
-
-function toTaxArea(body: TaxAreaBody): TaxArea {
-  const area: TaxArea = {
-    name: body.name ?? null,
-    is_active: body.is_active ?? true,
-    valid_from: optionalInstant(body.valid_from),
-    valid_to: optionalInstant(body.valid_to),
-  }
-  if (area.valid_from !== null && area.valid_to !== null && area.valid_to <= area.valid_from) {
-    throw validationError([{ path: '/valid_to', message: 'must be after valid_from' }])
-  }
-  return area
-}
 
 /** GET one, GET list and DELETE for a code-keyed type whose reads take asOf and include_deleted. */
 function codeRoutes<T>(options: {
@@ -413,12 +352,12 @@ function taxAreaRoutes(): TenantRoute[] {
       body: TaxAreaWrite,
       responseStatus: 202,
       dimension: 'ingest',
-      handler: (context) => {
+      handler: async (context) => {
         const code = context.params['code']!
         checkPathCode(code, '/code')
         checkBodyCode(context.body.code, code)
-        const { tenant, nowMs, actor } = context
-        return commitOne(tenant, tenant.catalog.plan('tax_area', code, toTaxArea(context.body), nowMs, nowMs, actor))
+        acceptedOrThrow(await writeTaxAreas(context.tenant, context, [{ ...context.body, code }]))
+        return accepted
       },
     }),
     ...codeRoutes<TaxArea>({
@@ -444,13 +383,12 @@ function vatClassRoutes(): TenantRoute[] {
       body: VatClassWrite,
       responseStatus: 202,
       dimension: 'ingest',
-      handler: (context) => {
+      handler: async (context) => {
         const code = context.params['code']!
         checkPathCode(code, '/code')
         checkBodyCode(context.body.code, code)
-        const value: VatClass = { name: context.body.name ?? null, description: context.body.description ?? null }
-        const { tenant, nowMs, actor } = context
-        return commitOne(tenant, tenant.catalog.plan('vat_class', code, value, nowMs, nowMs, actor))
+        acceptedOrThrow(await writeVatClasses(context.tenant, context, [{ ...context.body, code }]))
+        return accepted
       },
     }),
     ...codeRoutes<VatClass>({
@@ -468,19 +406,6 @@ function vatClassRoutes(): TenantRoute[] {
 // ---------------------------------------------------------------------------------------------
 // VAT rates
 
-function planVatRate(context: TenantContext<VatRateBody>): Change | null {
-  const { tenant, nowMs, actor, body } = context
-  const rate = canonicalRate(body.rate)
-  if (rate === null) {
-    throw validationError([{ path: '/rate', message: 'must be a percentage from 0 to 100 with at most 4 decimals' }])
-  }
-  const from = writeInstant(body.start_date, nowMs)
-  requireReference(tenant, 'tax_area', body.tax_area_code, { nowMs, from }, '/tax_area_code')
-  requireReference(tenant, 'vat_class', body.vat_class_code, { nowMs, from }, '/vat_class_code')
-  const key = compositeKey(body.tax_area_code, body.vat_class_code)
-  return tenant.catalog.plan('vat_rate', key, { rate }, from, nowMs, actor)
-}
-
 function vatRateRoutes(): TenantRoute[] {
   return [
     route<VatRateBody>({
@@ -492,7 +417,10 @@ function vatRateRoutes(): TenantRoute[] {
       body: VatRateWrite,
       responseStatus: 202,
       dimension: 'ingest',
-      handler: (context) => commitOne(context.tenant, planVatRate(context)),
+      handler: async (context) => {
+        acceptedOrThrow(await writeVatRates(context.tenant, context, [context.body]))
+        return accepted
+      },
     }),
     route<undefined, typeof VatRateQuery.static>({
       method: 'GET',
@@ -549,15 +477,6 @@ function vatRateRoutes(): TenantRoute[] {
 // ---------------------------------------------------------------------------------------------
 // Article-to-VAT-class mappings
 
-function planMapping(context: TenantContext, body: MappingBody): Change | null {
-  const { tenant, nowMs, actor } = context
-  const from = writeInstant(body.start_date, nowMs)
-  requireReference(tenant, 'tax_area', body.tax_area_code, { nowMs, from }, '/tax_area_code')
-  requireReference(tenant, 'vat_class', body.vat_class_code, { nowMs, from }, '/vat_class_code')
-  const key = compositeKey(body.sku_code, body.tax_area_code)
-  return tenant.catalog.plan('article_taxclass', key, { vat_class_code: body.vat_class_code }, from, nowMs, actor)
-}
-
 function mappingLabel(sku: string, taxArea: string): string {
   return `VAT class mapping of ${sku} in ${taxArea}`
 }
@@ -570,31 +489,14 @@ function mappingKeys(item: unknown): Record<string, unknown> {
 }
 
 async function writeMappingBatch(context: TenantContext<unknown[]>) {
-  const outcome: BatchOutcome = { accepted: 0, failed: [] }
-  const changes: Change[] = []
-  for (const item of context.body) {
-    const keys = mappingKeys(item)
+  const items = context.body
+  const inputs = items.map((item) => {
     const problem = itemProblem(MappingWrite, item)
-    if (problem !== null) {
-      outcome.failed.push({ ...keys, message: problem })
-      continue
-    }
-    let change: Change | null
-    try {
-      change = planMapping(context, item as MappingBody)
-    } catch (error) {
-      outcome.failed.push(failedEntry(keys, error))
-      continue
-    }
-    if (change !== null) {
-      // Later items for the same SKU and tax area plan against this one.
-      context.tenant.catalog.apply(change.type, change.key, change.versions)
-      changes.push(change)
-    }
-    outcome.accepted++
-  }
-  await context.tenant.commit(changes)
-  return { status: 202, body: outcome }
+    return problem === null ? (item as MappingBody) : shapeRefusal(MappingWrite, item, problem)
+  })
+  // Later items for the same SKU and tax area plan against earlier ones.
+  const outcomes = await writeMappings(context.tenant, context, inputs)
+  return { status: 202, body: batchAnswer(outcomes, (index) => mappingKeys(items[index])) }
 }
 
 /** Keys sort by SKU first (compositeKey), so filtering the sorted keys keeps SKU order. */
@@ -619,7 +521,10 @@ function mappingRoutes(): TenantRoute[] {
       body: MappingWrite,
       responseStatus: 202,
       dimension: 'ingest',
-      handler: (context) => commitOne(context.tenant, planMapping(context, context.body)),
+      handler: async (context) => {
+        acceptedOrThrow(await writeMappings(context.tenant, context, [context.body]))
+        return accepted
+      },
     }),
     route<unknown[]>({
       method: 'POST',

@@ -1,29 +1,30 @@
 /**
  * Rounding profiles: create or replace (POST), partial update (PUT, 404 when absent), reads, soft
  * delete, and applying a profile (stored, by code, or inline) to a list of values. Profiles are
- * versioned at write time. At most one profile is default_global and at most one is
- * default_for_currency per currency: a write that claims a default clears it on the previous holder
- * in the same commit (the newest claim wins; the cleared profile records an `updated` change).
+ * versioned at write time; their checks, the defaults a write claims from other profiles and the
+ * profile count are the write layer's (tenant/writes/rounding.ts).
  * Semantics of the tiers and modes: engine/rounding.ts.
  * @module
  */
 import { Type } from '@sinclair/typebox'
-import type { Change, RoundingProfile, RoundingTierRule } from '../../engine/catalog.js'
-import { isIso4217 } from '../../engine/currencies.js'
+import type { RoundingProfile, RoundingTierRule } from '../../engine/catalog.js'
 import { amountAbsMax, batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { parseAmount, toNumber } from '../../engine/money.js'
 import {
-  applyRounding, canonicalAmount, compileProfile, defaultProfileName, isAmountInRange, normalizeProfile, profileProblems,
-  resolveProfile, roundingProfilesMax, roundingTiersMax, type CompiledProfile,
+  applyRounding, compileProfile, defaultProfileName, isAmountInRange, resolveProfile, roundingTiersMax,
+  type CompiledProfile,
 } from '../../engine/rounding.js'
 import type { View } from '../../engine/temporal.js'
 import { parseInstant } from '../../engine/time.js'
 import { route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, validationError, type ErrorDetail } from '../../platform/errors.js'
 import { AsOfQuery, Code, DateTime, IncludeDeletedQuery, readOnlyFields, WhenQuery } from '../schemas.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
+import { Refusal } from '../../tenant/writes/core.js'
 import {
-  accepted, createsLiveKey, deleteInstant, itemProblem, readInstant, requireView, withVersionMeta,
+  checkedProfile, deleteRoundingProfiles, tierRules, updateRoundingProfiles, writeRoundingProfiles,
+} from '../../tenant/writes/rounding.js'
+import {
+  accepted, acceptedOrThrow, itemProblem, readInstant, refusalError, requireView, withVersionMeta,
 } from './common.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -104,102 +105,17 @@ const ReadQuery = Type.Object({ ...AsOfQuery, ...IncludeDeletedQuery }, { additi
 type CreateBody = typeof ProfileCreate.static
 type UpdateBody = typeof ProfileUpdate.static
 type ApplyBodyType = typeof ApplyBody.static
-type TierRuleBody = typeof TierRuleWrite.static
 
 // ---------------------------------------------------------------------------------------------
 // Values and checks
 
 const valueMessage = `must be a finite number within ±${amountAbsMax}`
-const amountMessage = `must be a decimal number with at most 4 decimals within ±${amountAbsMax}`
-
-/** Tier rules from a request to canonical strings; 400 naming every amount that is not one. */
-function toTierRules(rules: TierRuleBody[], prefix: string): RoundingTierRule[] {
-  const details: ErrorDetail[] = []
-  const amount = (input: unknown, path: string): string => {
-    const canonical = canonicalAmount(input)
-    if (canonical === null) details.push({ path, message: amountMessage })
-    return canonical ?? '0'
-  }
-  const canonical = rules.map((rule, index) => {
-    const at = `${prefix}/tier_rules/${index}`
-    return {
-      from: amount(rule.from, `${at}/from`),
-      to: rule.to === undefined || rule.to === null ? null : amount(rule.to, `${at}/to`),
-      increment: amount(rule.increment, `${at}/increment`),
-      mode: rule.mode ?? 'HALF_UP',
-      offset: rule.offset === undefined ? '0' : amount(rule.offset, `${at}/offset`),
-    }
-  })
-  if (details.length > 0) throw validationError(details)
-  return canonical
-}
-
-/** Checks a complete profile (currency, tiers, defaults) and answers its stored form (tiers sorted by from). */
-function checkedProfile(
-  fields: Omit<RoundingProfile, 'tier_rules'>,
-  rules: RoundingTierRule[],
-  prefix: string,
-): RoundingProfile {
-  const currency = fields.currency_code
-  if (currency !== null && !isIso4217(currency)) {
-    throw new ApiError('currency_unknown', `Currency ${currency} is not an ISO 4217 code`, {
-      details: [{ path: `${prefix}/currency_code`, message: 'not an ISO 4217 code' }],
-    })
-  }
-  const profile: RoundingProfile = { ...fields, tier_rules: rules }
-  const problems = profileProblems(profile).map((problem) => ({ ...problem, path: prefix + problem.path }))
-  if (problems.length > 0) throw validationError(problems)
-  return normalizeProfile(profile)
-}
 
 function checkPathCode(code: string): void {
   const problem = itemProblem(Code, code)
   if (problem !== null) throw validationError([{ path: '/code', message: problem }])
   if (code === defaultProfileName) {
     throw validationError([{ path: '/code', message: `"${defaultProfileName}" is reserved for default resolution` }])
-  }
-}
-
-/** Does `other` hold a default that `claimant` claims (so `other` must give it up)? */
-function lostDefaults(claimant: RoundingProfile, other: RoundingProfile): Partial<RoundingProfile> | null {
-  const global = claimant.default_global && other.default_global
-  const currency = claimant.default_for_currency && other.default_for_currency &&
-    other.currency_code === claimant.currency_code
-  if (!global && !currency) return null
-  return {
-    ...(global ? { default_global: false } : {}),
-    ...(currency ? { default_for_currency: false } : {}),
-  }
-}
-
-/**
- * Plans writing `profile` under `code` now, plus clearing the defaults it claims from other
- * profiles, and commits them together. A new key past roundingProfilesMax answers 422.
- */
-async function writeProfile(context: TenantContext<unknown>, code: string, profile: RoundingProfile): Promise<void> {
-  const { tenant, nowMs, actor } = context
-  const changes: Change[] = []
-  const own = tenant.catalog.plan('rounding_profile', code, profile, nowMs, nowMs, actor)
-  if (own !== null) {
-    checkProfileCount(tenant, own)
-    changes.push(own)
-  }
-  for (const [otherCode, view] of tenant.catalog.viewsAt('rounding_profile', nowMs)) {
-    if (otherCode === code) continue
-    const cleared = lostDefaults(profile, view.value)
-    if (cleared === null) continue
-    const value = { ...view.value, ...cleared }
-    const change = tenant.catalog.plan('rounding_profile', otherCode, value, nowMs, nowMs, actor)
-    if (change !== null) changes.push(change)
-  }
-  await tenant.commit(changes)
-}
-
-function checkProfileCount(tenant: TenantRuntime, change: Change): void {
-  if (!createsLiveKey(tenant, change)) return
-  const count = tenant.catalog.liveCount('rounding_profile')
-  if (count + 1 > roundingProfilesMax) {
-    throw new ApiError('quota_exceeded', `At most ${roundingProfilesMax} rounding profiles per tenant; ${count} exist`)
   }
 }
 
@@ -232,14 +148,8 @@ export function renderProfile(code: string, view: View<RoundingProfile>): Record
 // Handlers
 
 async function createOrReplace(context: TenantContext<CreateBody>) {
-  const body = context.body
-  checkPathCode(body.code)
-  const fields = {
-    currency_code: body.currency_code ?? null,
-    default_for_currency: body.default_for_currency ?? false,
-    default_global: body.default_global ?? false,
-  }
-  await writeProfile(context, body.code, checkedProfile(fields, toTierRules(body.tier_rules, ''), ''))
+  checkPathCode(context.body.code)
+  acceptedOrThrow(await writeRoundingProfiles(context.tenant, context, [context.body]))
   return accepted
 }
 
@@ -250,17 +160,7 @@ async function update(context: TenantContext<UpdateBody>) {
   if (body.code !== undefined && body.code !== code) {
     throw validationError([{ path: '/code', message: 'must equal the code in the path' }])
   }
-  const stored = context.tenant.catalog.get('rounding_profile', code, context.nowMs)
-  if (stored === null) throw new ApiError('not_found', `Rounding profile ${code} not found`)
-  const fields = {
-    currency_code: body.currency_code === undefined ? stored.currency_code : body.currency_code,
-    default_for_currency: body.default_for_currency ?? stored.default_for_currency,
-    default_global: body.default_global ?? stored.default_global,
-  }
-  const profile = body.tier_rules === undefined
-    ? checkedProfile(fields, stored.tier_rules, '')
-    : checkedProfile(fields, toTierRules(body.tier_rules, ''), '')
-  await writeProfile(context, code, profile)
+  acceptedOrThrow(await updateRoundingProfiles(context.tenant, context, [{ ...body, code }]))
   return accepted
 }
 
@@ -269,7 +169,9 @@ function applyProfile(context: TenantContext<ApplyBodyType>): CompiledProfile | 
   const { profile, currency_code: currency, as_of: asOf } = context.body
   if (typeof profile !== 'string') {
     const fields = { currency_code: profile.currency_code ?? null, default_for_currency: false, default_global: false }
-    return compileProfile(checkedProfile(fields, toTierRules(profile.tier_rules, '/profile'), '/profile'))
+    const checked = checkedProfile(fields, tierRules(profile.tier_rules, '/profile'), '/profile')
+    if (checked instanceof Refusal) throw refusalError(checked)
+    return compileProfile(checked)
   }
   const at = asOf === undefined ? context.nowMs : parseInstant(asOf)
   const resolved = resolveProfile(context.tenant.catalog, profile, currency ?? '', at)
@@ -370,11 +272,8 @@ export function roundingRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const code = context.params['code']!
-        const at = deleteInstant(context)
-        requireView(context.tenant.catalog.view('rounding_profile', code, at), `Rounding profile ${code}`)
-        const change = context.tenant.catalog.plan('rounding_profile', code, null, at, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        const input = { key: context.params['code']!, when: context.query.when }
+        acceptedOrThrow(await deleteRoundingProfiles(context.tenant, context, [input]))
         return accepted
       },
     }),

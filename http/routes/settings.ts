@@ -1,20 +1,21 @@
 /**
  * Settings: the catalogue of definitions, time-dependent values (a value written for a later time
  * appears from then on), reads as of an instant, soft deletes, and the plan gate on settings that
- * turn on a feature the plan may lack. The rules of each key live in engine/settings.ts.
+ * turn on a feature the plan may lack. The rules of each key live in engine/settings.ts, the writes'
+ * checks in the write layer (tenant/writes/settings.ts).
  * @module
  */
 import { Type } from '@sinclair/typebox'
 import type { Setting } from '../../engine/catalog.js'
-import { settingDefinition, settingDefinitions, type SettingDefinition } from '../../engine/settings.js'
+import { settingDefinitions } from '../../engine/settings.js'
 import { settingValueLengthMax } from '../../engine/limits.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant } from '../../engine/time.js'
 import { route, type TenantRoute } from '../contracts.js'
-import { ApiError, notFound, validationError } from '../../platform/errors.js'
+import { validationError } from '../../platform/errors.js'
 import { AsOfQuery, DateTime, IncludeDeletedQuery, WhenQuery } from '../schemas.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
-import { accepted, deleteInstant, readInstant, requireView, writeInstant } from './common.js'
+import { deleteSettings, unknownSetting, writeSettings } from '../../tenant/writes/settings.js'
+import { accepted, acceptedOrThrow, readInstant, refusalError, requireView } from './common.js'
 
 export const SettingWrite = Type.Object(
   {
@@ -54,24 +55,6 @@ export function renderSetting(key: string, view: View<Setting>): Record<string, 
   }
   if (view.deletedAt !== null) record['deleted_at'] = formatInstant(view.deletedAt)
   return record
-}
-
-function knownDefinition(key: string): SettingDefinition {
-  const definition = settingDefinition(key)
-  if (definition === undefined) {
-    throw new ApiError('setting_unknown', `Unknown setting ${key}; GET /settings/definitions lists them`)
-  }
-  return definition
-}
-
-/** 403 when the value turns on a feature the tenant's plan lacks; turning it off is always allowed. */
-function checkPlan(tenant: TenantRuntime, definition: SettingDefinition, value: string): void {
-  if (definition.planFeature === null || value !== 'true') return
-  if (tenant.limits[definition.planFeature]) return
-  throw new ApiError('plan_forbidden', `Setting ${definition.key} needs a plan that includes ${definition.planFeature}`, {
-    setting: definition.key,
-    feature: definition.planFeature,
-  })
 }
 
 export function settingsRoutes(): TenantRoute[] {
@@ -132,17 +115,14 @@ export function settingsRoutes(): TenantRoute[] {
       dimension: 'ingest',
       handler: async (context) => {
         const key = context.params['key']!
-        const definition = knownDefinition(key)
+        // An unknown key answers before a contradicting body key.
+        const unknown = unknownSetting(key)
+        if (unknown !== null) throw refusalError(unknown)
         const body = context.body
         if (body.key !== undefined && body.key !== key) {
           throw validationError([{ path: '/key', message: 'must equal the key in the path' }])
         }
-        const problem = definition.check(body.value)
-        if (problem !== null) throw validationError([{ path: '/value', message: `${key} ${problem}` }])
-        checkPlan(context.tenant, definition, body.value)
-        const from = writeInstant(body.updated_at, context.nowMs)
-        const change = context.tenant.catalog.plan('settings', key, { value: body.value }, from, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        acceptedOrThrow(await writeSettings(context.tenant, context, [{ ...body, key }]))
         return accepted
       },
     }),
@@ -156,11 +136,8 @@ export function settingsRoutes(): TenantRoute[] {
       responseStatus: 202,
       dimension: 'ingest',
       handler: async (context) => {
-        const key = context.params['key']!
-        const at = deleteInstant(context)
-        if (context.tenant.catalog.view('settings', key, at) === null) throw notFound(`Setting ${key}`)
-        const change = context.tenant.catalog.plan('settings', key, null, at, context.nowMs, context.actor)
-        if (change !== null) await context.tenant.commit([change])
+        const input = { key: context.params['key']!, when: context.query.when }
+        acceptedOrThrow(await deleteSettings(context.tenant, context, [input]))
         return accepted
       },
     }),

@@ -7,13 +7,13 @@
  * @module
  */
 import type { Metadata } from '../../engine/catalog.js'
-import type { PriceWriteSingle } from '../../http/routes/price-writes.js'
+import type { PriceContentInput } from '../../tenant/writes/prices.js'
 
 /** The demo tenant's slug. */
 export const demoSlug = 'demo'
 
 /** A price body as `PUT /price/{sku}/{pricelist}` takes it: an amount, or an amount with breaks. */
-export type DemoPrice = number | Pick<typeof PriceWriteSingle.static, 'price' | 'quantity_breaks'>
+export type DemoPrice = number | PriceContentInput
 
 export interface DemoArticle {
   readonly sku: string

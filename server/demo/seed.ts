@@ -1,18 +1,22 @@
 /**
  * Seeds the demo tenant on first start: the tenant, an API key and the catalogue of ./catalogue.ts,
- * planned by the same catalogue and price planners as the API's writes and stored in one commit,
+ * written by the same use cases as the API's writes (tenant/writes/) in one unit of work,
  * so that the changelog records every entity (changed by `system`).
  * @module
  */
 import type { AppDeps } from '../../http/contracts.js'
-import { compositeKey, type Change } from '../../engine/catalog.js'
-import { planPriceWrite, priceContentHash } from '../../engine/prices.js'
+import { assert } from '../../engine/assert.js'
 import { compileRules } from '../../engine/rules.js'
-import type { PriceChange } from '../../storage/tenant-store.js'
 import { applyStoredFeed } from '../../tenant/fx-feed.js'
 import { createKey, createTenantRecord } from '../../accounts/provision.js'
-import { parseContent } from '../../http/routes/price-writes.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
+import type { AppliedWrites, TenantRuntime } from '../../tenant/runtime.js'
+import { articleWriter } from '../../tenant/writes/articles.js'
+import { applyChange } from '../../tenant/writes/catalog.js'
+import { applyItems, type EntityWriter, type WriteContext } from '../../tenant/writes/core.js'
+import {
+  currencyWriter, mappingWriter, taxAreaWriter, vatClassWriter, vatRateWriter,
+} from '../../tenant/writes/reference.js'
+import { priceWriter, type PriceInput } from '../../tenant/writes/prices.js'
 import { demoArticles, demoCampaign, demoCurrencies, demoPricelists, demoSlug, demoTaxAreas, demoVatClasses, type DemoPrice } from './catalogue.js'
 
 /** The writer recorded as `updated_by` and the changelog's `changed_by`. */
@@ -35,40 +39,57 @@ export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<Demo
   runtime.load()
   await applyStoredFeed(deps.system, runtime, nowMs)
   const { record: key, clientSecret } = await createKey(deps.system, demoSlug, 'demo', nowMs)
-  const changes = planCatalogue(runtime, nowMs)
-  const prices = planPrices(runtime, nowMs)
-  await runtime.commit(changes, [], prices, { applied: true })
+  const context = { nowMs, actor: seedActor }
+  // One unit of work, so one commit: the catalogue first, then the prices that name it.
+  await runtime.write((applied) => {
+    planCatalogue(runtime, context, applied)
+    const outcomes = applyItems(demoPriceInputs(), priceWriter(runtime, context), applied)
+    // An empty tenant: every price is new.
+    assert(outcomes.every((outcome) => outcome.status === 'applied'), 'demo seed: a price planned no change')
+  })
   return { slug: demoSlug, clientId: key.client_id, clientSecret }
 }
 
-/** Plans and applies the reference data, articles and pricelists; answers the changes to store. */
-function planCatalogue(runtime: TenantRuntime, nowMs: number): Change[] {
-  const catalog = runtime.catalog
-  const changes: Change[] = []
-  const plan = (...args: Parameters<typeof catalog.plan>): void => {
-    const change = catalog.plan(...args)
-    // An empty tenant: every write is new.
-    if (change === null) throw new Error(`demo seed: ${args[0]} ${args[1]} planned no change`)
-    catalog.apply(change.type, change.key, change.versions)
-    changes.push(change)
+/**
+ * Plans and applies the reference data and articles through their write use cases' writers, and
+ * the pricelists, in the unit of work `applied`. The pricelists are planned directly, with their
+ * values' fields in the order this seed has always stored them (the use case orders them otherwise,
+ * and a fresh demo tenant keeps the same bytes on disk).
+ */
+function planCatalogue(runtime: TenantRuntime, context: WriteContext, applied: AppliedWrites): void {
+  // An empty tenant: every write is new.
+  const write = <Input>(writer: EntityWriter<Input, unknown>, input: Input): void => {
+    const [outcome] = applyItems([input], writer, applied)
+    assert(outcome!.status === 'applied', 'demo seed: an entity was not written')
   }
-  for (const currency of demoCurrencies) {
-    plan('currency', currency.code, { is_active: true, vat_precision: currency.vat_precision }, nowMs, nowMs, seedActor)
+  const writers = {
+    currency: currencyWriter(runtime, context),
+    vatClass: vatClassWriter(runtime, context),
+    taxArea: taxAreaWriter(runtime, context),
+    vatRate: vatRateWriter(runtime, context),
+    article: articleWriter(runtime, context),
+    mapping: mappingWriter(runtime, context),
   }
-  for (const vatClass of demoVatClasses) {
-    plan('vat_class', vatClass.code, { name: vatClass.name, description: vatClass.description }, nowMs, nowMs, seedActor)
-  }
+  for (const { code, vat_precision } of demoCurrencies) write(writers.currency, { code, vat_precision })
+  for (const vatClass of demoVatClasses) write(writers.vatClass, vatClass)
   for (const area of demoTaxAreas) {
-    plan('tax_area', area.code, { name: area.name, is_active: true, valid_from: null, valid_to: null }, nowMs, nowMs, seedActor)
+    write(writers.taxArea, { code: area.code, name: area.name })
     for (const [vatClass, rate] of Object.entries(area.rates)) {
-      plan('vat_rate', compositeKey(area.code, vatClass), { rate }, nowMs, nowMs, seedActor)
+      write(writers.vatRate, { tax_area_code: area.code, vat_class_code: vatClass, rate })
     }
   }
   for (const article of demoArticles) {
-    plan('article', article.sku, { name: article.name, type: article.type, metadata: article.metadata }, nowMs, nowMs, seedActor)
+    write(writers.article, { sku: article.sku, name: article.name, type: article.type, metadata: article.metadata })
     for (const area of demoTaxAreas) {
-      plan('article_taxclass', compositeKey(article.sku, area.code), { vat_class_code: article.vatClass }, nowMs, nowMs, seedActor)
+      write(writers.mapping, { sku_code: article.sku, tax_area_code: area.code, vat_class_code: article.vatClass })
     }
+  }
+  const catalog = runtime.catalog
+  const nowMs = context.nowMs
+  const plan = (...args: Parameters<typeof catalog.plan>): void => {
+    const change = catalog.plan(...args)
+    assert(change !== null, 'demo seed: a pricelist planned no change')
+    applyChange(runtime, change, applied)
   }
   for (const { code, ...pricelist } of demoPricelists) {
     plan('pricelist', code, { ...pricelist, parent_code: null, start_date: null, end_date: null, price_rules: [] }, nowMs, nowMs, seedActor)
@@ -84,31 +105,17 @@ function planCatalogue(runtime: TenantRuntime, nowMs: number): Change[] {
     end_date: nowMs + campaignDays * dayMs,
     price_rules: rules,
   }, nowMs, nowMs, seedActor)
-  return changes
 }
 
-/** Plans and applies a price per article on each base pricelist; answers the changes to store. */
-function planPrices(runtime: TenantRuntime, nowMs: number): PriceChange[] {
-  const changes: PriceChange[] = []
+/** A price per article on each base pricelist, as the price write use case takes them. */
+function demoPriceInputs(): PriceInput[] {
+  const inputs: PriceInput[] = []
   for (const article of demoArticles) {
     for (const [pricelist, price] of Object.entries(article.prices)) {
-      const content = parseContent(priceBody(price))
-      const version = { from: nowMs, content, writtenAt: nowMs, writtenBy: seedActor }
-      const planned = planPriceWrite(runtime.prices.versions(pricelist, article.sku), version, { removeLater: false, force: false })
-      if (planned === null) throw new Error(`demo seed: price ${article.sku}/${pricelist} planned no change`)
-      runtime.prices.apply(pricelist, article.sku, planned.versions)
-      changes.push({
-        pricelist,
-        sku: article.sku,
-        versions: planned.versions,
-        changeType: planned.changeType,
-        hash: priceContentHash(content),
-        at: nowMs,
-        by: seedActor,
-      })
+      inputs.push({ sku: article.sku, pricelist, ...priceBody(price) })
     }
   }
-  return changes
+  return inputs
 }
 
 function priceBody(price: DemoPrice): Exclude<DemoPrice, number> {
