@@ -8,23 +8,23 @@ import path from 'node:path'
 import t from 'tap'
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
 import { open } from 'lmdb'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { startServer, type Answer, type TenantClient } from '../helpers/server.js'
 import { keyTokenClaims, serverSigningKey as signingKeyOf } from '../helpers/tokens.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
 let acme: TenantClient
 let beta: TenantClient
 
 /** The issuer with PRICING_PUBLIC_URL unset: the address listened on (kept across restarts by the helper). */
 let issuer = ''
 
+const { server } = await suiteServer()
+
 t.before(async () => {
-  server = await startServer()
   issuer = server.url
   acme = await server.tenant('acme')
   beta = await server.tenant('beta')
 })
-t.teardown(async () => server.dispose())
 
 interface TokenRequest {
   form?: Record<string, string>

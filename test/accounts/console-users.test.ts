@@ -9,18 +9,17 @@
  */
 import t from 'tap'
 import { consoleHeaders, outboxLink, signIn, spendLink } from '../helpers/console.js'
-import { startServer, type TestServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
 const as: Record<string, Record<string, string>> = {}
 
+const { server } = await suiteServer()
+
 t.before(async () => {
-  server = await startServer()
   await server.admin('POST', '/admin/tenants', { slug: 'team', tier: 'standard', region: 'local', owner_email: 'owner@team.example' })
   await server.admin('POST', '/admin/tenants', { slug: 'rival', tier: 'standard', region: 'local', owner_email: 'boss@rival.example' })
   as['owner'] = await consoleHeaders(server, 'owner@team.example', 'team')
 })
-t.teardown(async () => server.dispose())
 
 const call = (who: string, method: string, path: string, body?: unknown) => server.request(method, `/t/team/management${path}`, { headers: as[who], body })
 

@@ -8,19 +8,16 @@
 import { SMTPServer } from 'smtp-server'
 import t from 'tap'
 import { outboxLink as outboxLinkOf, signIn as signInAs, spendLink, unquote } from '../helpers/console.js'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { startServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let client: TenantClient
+const { server, tenants: { acme: client } } = await suiteServer({ tenants: { acme: {} } })
 
 t.before(async () => {
-  server = await startServer()
-  client = await server.tenant('acme')
   // The owner of acme, and someone who owns another tenant only.
   t.equal((await server.admin('POST', '/admin/tenants', { slug: 'shop', tier: 'standard', region: 'local', owner_email: 'Owner@Example.com' })).status, 201)
   t.equal((await server.admin('POST', '/admin/tenants', { slug: 'other', tier: 'standard', region: 'local', owner_email: 'stranger@example.com' })).status, 201)
 })
-t.teardown(async () => server.dispose())
 
 function outboxLink(email: string): string {
   return outboxLinkOf(server, email)

@@ -5,15 +5,13 @@
  */
 import t from 'tap'
 import { consoleHeaders } from '../helpers/console.js'
-import { startServer, type TestServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
+const { server } = await suiteServer()
 
 t.before(async () => {
-  server = await startServer()
   await server.admin('POST', '/admin/tenants', { slug: 'team', tier: 'standard', region: 'local', owner_email: 'owner@team.example' })
 })
-t.teardown(async () => server.dispose())
 
 t.test("a removed user's console token stops at the next request on the tenant API", async (t) => {
   const owner = await consoleHeaders(server, 'owner@team.example', 'team')

@@ -9,16 +9,10 @@ import t from 'tap'
 import * as client from 'openid-client'
 import { ClientCredentials } from 'simple-oauth2'
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { startServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-
-t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
-})
-t.teardown(async () => server.dispose())
+const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
 
 interface Sent {
   readonly url: string

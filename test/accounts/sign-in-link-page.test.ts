@@ -6,15 +6,11 @@
  */
 import t from 'tap'
 import { outboxLink, spendLink } from '../helpers/console.js'
-import { startServer, type TestServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
 const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
 
-t.before(async () => {
-  server = await startServer()
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer()
 
 async function linkFor(email: string): Promise<string> {
   t.equal((await server.request('POST', '/portal/sign-in', { body: { email } })).status, 202)

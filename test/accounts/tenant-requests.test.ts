@@ -11,13 +11,9 @@ import path from 'node:path'
 import t from 'tap'
 import { consoleHeaders, signIn, unquote } from '../helpers/console.js'
 import { startServer, type TestServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-
-t.before(async () => {
-  server = await startServer({ env: { PRICING_REGION: 'eu-north,us-east' } })
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer({ env: { PRICING_REGION: 'eu-north,us-east' } })
 
 async function asPerson(email: string): Promise<Record<string, string>> {
   return { cookie: `pricing_session=${await signIn(server, email)}`, origin: server.url }

@@ -7,17 +7,13 @@
 import { request as httpRequest } from 'node:http'
 import t, { type Test } from 'tap'
 import { batchItemsMax, codeLengthMax, requestBodyBytesMax, textLengthMax } from '../../engine/limits.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import type { Answer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-
-t.before(async () => {
-  server = await startServer()
-  // Unlimited ingest, so that the big requests below are judged on their size, not the rate.
-  acme = await server.tenant('acme', { limits: { ingest_rate: null, ingest_burst: null, articles: null } })
+// Unlimited ingest, so that the big requests below are judged on their size, not the rate.
+const { server, tenants: { acme } } = await suiteServer({
+  tenants: { acme: { limits: { ingest_rate: null, ingest_burst: null, articles: null } } },
 })
-t.teardown(async () => server.dispose())
 
 const rfc3339Utc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 

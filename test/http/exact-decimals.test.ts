@@ -7,19 +7,20 @@
  */
 import { Decimal } from 'decimal.js'
 import t from 'tap'
-import { expectStatus, mapSkus, putPrice, putPricelist, query, setupReference } from '../helpers/price-fixtures.js'
-import { adminToken, startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { expectStatus, mapSkus, putPrice, query } from '../helpers/price-fixtures.js'
+import { adminToken, type Answer, type TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-
-t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
-  await setupReference(acme)
-  await putPricelist(acme, 'BASE', { currency_code: 'EUR', vat_mode: 'NET' })
+const { server, tenants: { acme } } = await suiteServer({
+  tenants: {
+    acme: {
+      reference: true,
+      pricelists: {
+        BASE: { currency_code: 'EUR', vat_mode: 'NET' },
+      },
+    },
+  },
 })
-t.teardown(async () => server.dispose())
 
 /** A request whose JSON text is sent exactly as written (JSON.stringify would print doubles). */
 function raw(client: TenantClient, method: string, path: string, text: string): Promise<Answer> {

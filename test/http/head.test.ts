@@ -6,17 +6,13 @@
  */
 import net from 'node:net'
 import t from 'tap'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let shop: TenantClient
+const { server, tenants: { heads: shop } } = await suiteServer({ tenants: { heads: {} } })
 
 t.before(async () => {
-  server = await startServer()
-  shop = await server.tenant('heads')
   if ((await shop.call('PUT', '/article/A-1', { name: 'a' })).status !== 202) throw new Error('setup')
 })
-t.teardown(async () => server.dispose())
 
 /** Writes each request in turn on one connection, 300 ms apart; answers everything the server sent. */
 function exchange(...requests: string[]): Promise<string> {

@@ -7,18 +7,15 @@
  * an NFC and an NFD spelling are two codes (docs/api.md).
  */
 import t, { type Test } from 'tap'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import type { Answer, TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
+const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
 
 t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
   const pricelist = await acme.call('PUT', '/pricelist/BASE', { currency_code: 'EUR', vat_mode: 'NET' })
   if (pricelist.status !== 202) throw new Error(`pricelist: ${pricelist.status} ${pricelist.text}`)
 })
-t.teardown(async () => server.dispose())
 
 function raw(client: TenantClient, method: string, path: string, body: string | Buffer): Promise<Answer> {
   return client.server.request(method, `${client.base}${path}`, { raw: body, token: client.token, headers: { 'content-type': 'application/json' } })

@@ -7,17 +7,11 @@
 import { connect } from 'node:net'
 import t from 'tap'
 import { logRecords, waitForRecord } from '../helpers/logs.js'
-import { adminToken, startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { adminToken, type Answer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-
-t.before(async () => {
-  // PRICING_FX_FEED_URL is empty (helpers/server.ts), so POST /fx/fetch answers 502: a 5xx to test.
-  server = await startServer()
-  acme = await server.tenant('acme')
-})
-t.teardown(async () => server.dispose())
+// PRICING_FX_FEED_URL is empty (helpers/server.ts), so POST /fx/fetch answers 502: a 5xx to test.
+const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
 
 const visibleAscii = /^[\x21-\x7e]{1,128}$/
 

@@ -11,16 +11,12 @@
 import t, { type Test } from 'tap'
 import { effectiveLimits } from '../../tenant/plans.js'
 import { expectStatus, walkChangelog, type ChangelogEntry, type ChangelogWalk } from '../helpers/changelog.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import type { Answer, TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
-let server: TestServer
-
-t.before(async () => {
-  server = await startServer()
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer()
 
 const cursorAt = (sequence: number): string => Buffer.from(`v1:${sequence}`, 'utf8').toString('base64url')
 

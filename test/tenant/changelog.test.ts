@@ -1,17 +1,10 @@
 import t from 'tap'
 import { readChangelog, type ChangelogEntry } from '../helpers/changelog.js'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
-
-let server: TestServer
-let shop: TenantClient
+import { suiteServer } from '../helpers/suite.js'
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
-t.before(async () => {
-  server = await startServer()
-  shop = await server.tenant('shop')
-})
-t.teardown(async () => server.dispose())
+const { server, tenants: { shop } } = await suiteServer({ tenants: { shop: {} } })
 
 function summary(entries: ChangelogEntry[]): string[] {
   return entries.map((entry) => `${entry.entity_type} ${entry.change_type} ${entry.entity_code}`)

@@ -4,14 +4,10 @@
  * anything is spent, 422 quotas, and operator overrides that take effect at once.
  */
 import t from 'tap'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import type { Answer, TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-
-t.before(async () => {
-  server = await startServer()
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer()
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -14,14 +14,10 @@
 import t from 'tap'
 import { expectStatus } from '../helpers/price-fixtures.js'
 import { retailReference } from '../helpers/retail-fixtures.js'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
+import { startServer, type TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-
-t.before(async () => {
-  server = await startServer({ env: { PRICING_RETENTION_INTERVAL_S: '0' } })
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer({ env: { PRICING_RETENTION_INTERVAL_S: '0' } })
 
 const skus = Array.from({ length: 50 }, (_, index) => `R-${index}`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

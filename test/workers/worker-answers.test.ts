@@ -5,19 +5,25 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
-import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
-import { expectStatus, mapSkus, putPricelist, setupReference } from '../helpers/price-fixtures.js'
+import { expectStatus, mapSkus } from '../helpers/price-fixtures.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let client: TenantClient
+const { server, tenants: { workers: client } } = await suiteServer({
+  env: { PRICING_WORKER_THRESHOLD_SKUS: '3', PRICING_WORKERS: '2' },
+  tenants: {
+    workers: {
+      tier: 'enterprise',
+      reference: true,
+      pricelists: {
+        base: { currency_code: 'SEK', vat_mode: 'NET' },
+        gross: { currency_code: 'SEK', vat_mode: 'GROSS' },
+        child: { currency_code: 'EUR', parent_code: 'base' },
+      },
+    },
+  },
+})
 
 t.before(async () => {
-  server = await startServer({ env: { PRICING_WORKER_THRESHOLD_SKUS: '3', PRICING_WORKERS: '2' } })
-  client = await server.tenant('workers', { tier: 'enterprise' })
-  await setupReference(client)
-  await putPricelist(client, 'base', { currency_code: 'SEK', vat_mode: 'NET' })
-  await putPricelist(client, 'gross', { currency_code: 'SEK', vat_mode: 'GROSS' })
-  await putPricelist(client, 'child', { currency_code: 'EUR', parent_code: 'base' })
   const skus = Array.from({ length: 40 }, (_, index) => `W-${String(index).padStart(3, '0')}`)
   await mapSkus(client, 'standard', skus)
   const prices = skus.flatMap((sku, index) => [
@@ -26,7 +32,6 @@ t.before(async () => {
   ])
   await expectStatus(client.call('POST', '/price/batch', prices), 202, 'prices')
 })
-t.teardown(async () => server.dispose())
 
 function query(skus: string[], extra: Record<string, unknown> = {}) {
   return client.call('POST', '/price/query', { currency_code: 'SEK', pricelist_filter: {}, skus, tax_area: 'SE', ...extra })

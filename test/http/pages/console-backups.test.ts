@@ -8,9 +8,9 @@
 import t from 'tap'
 import { tokenLifetimeS } from '../../../accounts/auth.js'
 import { consoleHeaders, signIn } from '../../helpers/console.js'
-import { startServer, type Answer, type TestServer } from '../../helpers/server.js'
+import type { Answer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
 let cookie = ''
 const owner = 'owner@backups.example'
 
@@ -51,13 +51,13 @@ function rowOf(text: string, id: string): string {
   return row === null ? '' : row[0].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ')
 }
 
+// Automatic backups every 5 s (the first within 5 s of the tenant's creation): the tests count manual ones.
+const { server } = await suiteServer({ env: { PRICING_BACKUP_INTERVAL_S: '5' } })
+
 t.before(async () => {
-  // Automatic backups every 5 s (the first within 5 s of the tenant's creation): the tests count manual ones.
-  server = await startServer({ env: { PRICING_BACKUP_INTERVAL_S: '5' } })
   await server.admin('POST', '/admin/tenants', { slug: 'shop', tier: 'standard', region: 'local', owner_email: owner })
   cookie = `pricing_session=${await signIn(server, owner)}`
 })
-t.teardown(async () => server.dispose())
 
 t.test('a backup taken by hand is labelled kept; only automatic ones say thinned by age', async (t) => {
   const form = await page('/console/shop/backups')

@@ -6,9 +6,9 @@
  */
 import t from 'tap'
 import { signIn } from '../../helpers/console.js'
-import { startServer, type Answer, type TestServer } from '../../helpers/server.js'
+import type { Answer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
 const cookies: Record<string, string> = {}
 const owner = 'owner@keys.example'
 const colleague = 'editor@keys.example'
@@ -20,8 +20,9 @@ function get(email: string, path: string): Promise<Answer> {
 const keysOf = async () => (await server.admin('GET', '/admin/tenants/keys/keys')).body as { client_id: string; name: string }[]
 const secretOn = (answer: Answer): string | null => /id="new-client-secret" type="text" readonly value="([0-9a-f]{64})"/.exec(answer.text)?.[1] ?? null
 
+const { server } = await suiteServer({ env: { PRICING_BACKUP_INTERVAL_S: '0' } })
+
 t.before(async () => {
-  server = await startServer({ env: { PRICING_BACKUP_INTERVAL_S: '0' } })
   await server.admin('POST', '/admin/tenants', { slug: 'keys', tier: 'standard', region: 'local', owner_email: owner })
   cookies[owner] = `pricing_session=${await signIn(server, owner)}`
   const csrf = /name="_csrf" value="([^"]+)"/.exec((await get(owner, '/console/keys')).text)![1]!
@@ -31,7 +32,6 @@ t.before(async () => {
   })
   cookies[colleague] = `pricing_session=${await signIn(server, colleague)}`
 })
-t.teardown(async () => server.dispose())
 
 t.test('the post creates one key and redirects; the page shows the secret once; a reload creates nothing', async (t) => {
   const csrf = /name="_csrf" value="([^"]+)"/.exec((await get(owner, '/console/keys/keys')).text)![1]!

@@ -8,9 +8,9 @@
  */
 import t from 'tap'
 import { consoleHeaders, signIn } from '../../helpers/console.js'
-import { startServer, type Answer, type TestServer } from '../../helpers/server.js'
+import { startServer, type Answer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
 /** Session cookies by person. */
 const cookies: Record<string, string> = {}
 
@@ -55,8 +55,9 @@ function message(answer: Answer): { page: string; notice: string | null; error: 
 
 const keysOf = async (tenant: string) => (await server.admin('GET', `/admin/tenants/${tenant}/keys`)).body as { client_id: string; name: string; revoked_at: string | null }[]
 
+const { server } = await suiteServer({ env: { PRICING_BACKUP_INTERVAL_S: '0' } })
+
 t.before(async () => {
-  server = await startServer({ env: { PRICING_BACKUP_INTERVAL_S: '0' } })
   await server.admin('POST', '/admin/tenants', { slug: 'alpha', tier: 'standard', region: 'local', owner_email: 'owner@alpha.example' })
   await server.admin('POST', '/admin/tenants', { slug: 'beta', tier: 'standard', region: 'local', owner_email: 'owner@beta.example' })
   const owner = await consoleHeaders(server, 'owner@alpha.example', 'alpha')
@@ -66,7 +67,6 @@ t.before(async () => {
   }
   for (const email of ['owner@alpha.example', 'admin@alpha.example', 'editor@alpha.example', 'viewer@alpha.example', 'owner@beta.example']) await session(email)
 })
-t.teardown(async () => server.dispose())
 
 t.test('signed out, a console page sends you to sign in; another tenant does not exist for you', async (t) => {
   const signedOut = await page(null, '/console/alpha/keys')

@@ -7,13 +7,9 @@
  */
 import t from 'tap'
 import { outboxLink, spendLink } from '../../helpers/console.js'
-import { startServer, type TestServer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
-t.before(async () => {
-  server = await startServer({ env: { PRICING_REGION: 'eu-north,us-east' } })
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer({ env: { PRICING_REGION: 'eu-north,us-east' } })
 
 const formHeaders = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...extra })
 

@@ -3,14 +3,10 @@
  * tenant create/list/get/patch with validation, unknown tenants, and API key creation.
  */
 import t from 'tap'
-import { adminToken, startServer, type TestServer } from '../../helpers/server.js'
+import { adminToken, startServer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
-
-t.before(async () => {
-  server = await startServer()
-})
-t.teardown(async () => server.dispose())
+const { server } = await suiteServer()
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 

@@ -10,24 +10,25 @@ import {
   expectStatus, mapSkus, putArticle, putPrice, putPricelist, putSetting, query, setupReference,
 } from '../../helpers/price-fixtures.js'
 import { answerCacheCounts } from '../../helpers/metrics.js'
-import { startServer, type TenantClient, type TestServer } from '../../helpers/server.js'
+import type { TenantClient } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-
-t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
-  await setupReference(acme)
-  await putPricelist(acme, 'BASE', { currency_code: 'EUR', vat_mode: 'NET' })
-  await putPricelist(acme, 'MID', { currency_code: 'EUR', parent_code: 'BASE' })
-  await putPricelist(acme, 'LEAF', { currency_code: 'EUR', parent_code: 'MID' })
-  await putPricelist(acme, 'SEK-G', { currency_code: 'SEK', vat_mode: 'GROSS', parent_code: 'BASE' })
-  await putPricelist(acme, 'EUR-G', { currency_code: 'EUR', vat_mode: 'GROSS' })
-  await putPricelist(acme, 'JPY-N', { currency_code: 'JPY', vat_mode: 'NET' })
-  await putPricelist(acme, 'JPY-G', { currency_code: 'JPY', vat_mode: 'GROSS' })
+const { server, tenants: { acme } } = await suiteServer({
+  tenants: {
+    acme: {
+      reference: true,
+      pricelists: {
+        BASE: { currency_code: 'EUR', vat_mode: 'NET' },
+        MID: { currency_code: 'EUR', parent_code: 'BASE' },
+        LEAF: { currency_code: 'EUR', parent_code: 'MID' },
+        'SEK-G': { currency_code: 'SEK', vat_mode: 'GROSS', parent_code: 'BASE' },
+        'EUR-G': { currency_code: 'EUR', vat_mode: 'GROSS' },
+        'JPY-N': { currency_code: 'JPY', vat_mode: 'NET' },
+        'JPY-G': { currency_code: 'JPY', vat_mode: 'GROSS' },
+      },
+    },
+  },
 })
-t.teardown(async () => server.dispose())
 
 type Item = Record<string, any>
 

@@ -1,21 +1,14 @@
 import t from 'tap'
 import { Catalog } from '../../../engine/catalog.js'
 import { settingDefinitions, settingEnabled, settingProblem, settingValue } from '../../../engine/settings.js'
-import { startServer, type TenantClient, type TestServer } from '../../helpers/server.js'
-
-let server: TestServer
-let acme: TenantClient
-let starter: TenantClient
+import { suiteServer } from '../../helpers/suite.js'
 
 const dayMs = 86_400_000
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
-t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme', { tier: 'standard' })
-  starter = await server.tenant('small', { tier: 'starter' })
+const { tenants: { acme, small: starter } } = await suiteServer({
+  tenants: { acme: { tier: 'standard' }, small: { tier: 'starter' } },
 })
-t.teardown(async () => server.dispose())
 
 t.test('definitions list all 12 settings of the catalogue with their defaults and types', async (t) => {
   const answer = await acme.get('/settings/definitions')

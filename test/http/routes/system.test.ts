@@ -8,17 +8,14 @@ import { request as httpRequest } from 'node:http'
 import path from 'node:path'
 import t from 'tap'
 import { outboxLink, spendLink } from '../../helpers/console.js'
-import { startServer, type TenantClient, type TestServer } from '../../helpers/server.js'
+import { startServer } from '../../helpers/server.js'
+import { suiteServer } from '../../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
+const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
 
 t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
   await acme.call('PUT', '/article/X', { name: 'Mug', type: 'kitchen' })
 })
-t.teardown(async () => server.dispose())
 
 /** A request with a chosen Host header (fetch does not allow setting it). */
 function withHost(port: number, host: string, method: string, urlPath: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: any; text: string }> {
