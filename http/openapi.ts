@@ -6,7 +6,7 @@
  * every error status it can answer: those of its pipeline (http/app.ts: 404 unknown tenant, 503
  * loading, restoring or storage nearly full, 401, 403, 413, 415, 429, 400) and those its handler
  * declares (`errors`).
- * test/openapi-contract.test.ts checks the document against the real answers of every operation.
+ * test/http/openapi-contract.test.ts checks the document against the real answers of every operation.
  * @module
  */
 import type { TSchema } from '@sinclair/typebox'

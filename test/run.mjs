@@ -48,15 +48,15 @@ function nodeBinaries() {
  * CI within its time. Everything else runs on every version.
  */
 const storageSuites = [
-  'test/torture.test.js',
-  'test/backup/kill-during-restore.test.js',
-  'test/backup/kill-during-large-restore.test.js',
-  'test/backup/kill-during-backup.test.js',
-  'test/durability.test.js',
-  'test/disk-full.test.js',
-  'test/data-dir.test.js',
-  'test/webhook-durability.test.js',
-  'test/book-snapshot.test.js',
+  'test/scenarios/torture.test.js',
+  'test/scenarios/kill-during-restore.test.js',
+  'test/scenarios/kill-during-large-restore.test.js',
+  'test/scenarios/kill-during-backup.test.js',
+  'test/scenarios/durability.test.js',
+  'test/scenarios/disk-full.test.js',
+  'test/platform/data-dir.test.js',
+  'test/scenarios/webhook-durability.test.js',
+  'test/storage/book-snapshot.test.js',
 ]
 
 /** Every compiled suite (paths from the root, as tap's glob gives them) but `left` (paths under the build folder). */

@@ -7,7 +7,7 @@
  * (about 40% less CPU per item). Amounts print exactly as JSON.stringify prints the doubles
  * `renderItem` holds (19.99, never 19.990000000000002). The query answer itself is written as bytes
  * by ./answer-bytes.ts; `answerJson` is the text it must equal byte for byte
- * (test/answer-bytes.test.ts), and `itemJson` renders single reads and cached items.
+ * (test/workers/answer-bytes.test.ts), and `itemJson` renders single reads and cached items.
  * @module
  */
 import { amountScale, amountUnit, toNumber } from '../engine/money.js'

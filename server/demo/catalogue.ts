@@ -3,7 +3,7 @@
  * to consumers in Sweden (SEK, prices incl. VAT) and to cafés in the EU (EUR, excl. VAT), with a
  * four-week campaign on brewing gear. Written as API bodies, so that it reads like the requests a
  * user would send; ./seed.ts writes it through the same planners as those requests.
- * The README's quick start and test/quick-start.test.ts quote some of these values.
+ * The README's quick start and test/scenarios/quick-start.test.ts quote some of these values.
  * @module
  */
 import type { Metadata } from '../../engine/catalog.js'

@@ -73,12 +73,12 @@ export class TestServer {
         PRICING_LOG_LEVEL: 'info',
         // No automatic exchange-rate fetch from the internet in tests; FX tests serve fixture files.
         PRICING_FX_FEED_URL: '',
-        // No automatic backups unless a test asks (test/backup/scheduler.test.ts).
+        // No automatic backups unless a test asks (test/tenant/backup-scheduler.test.ts).
         PRICING_BACKUP_INTERVAL_S: '0',
         // Tests fail token requests on purpose from one address; test/security/token-endpoint.test.ts
         // checks the limit with its default.
         PRICING_TOKEN_FAILURES_BURST: '100000',
-        // Tests sign the same people in again and again; test/people/sign-in-limits.test.ts checks the default.
+        // Tests sign the same people in again and again; test/accounts/sign-in-limits.test.ts checks the default.
         PRICING_SIGN_IN_MAILS_BURST: '100000',
         ...(this.#firstUrl === '' ? {} : { PRICING_PUBLIC_URL: this.#firstUrl }),
         ...this.env,

@@ -1,5 +1,5 @@
 /**
- * A child process for test/stdout-backpressure.test.ts: the root logger on stdout and the access
+ * A child process for test/platform/stdout-backpressure.test.ts: the root logger on stdout and the access
  * log at sample 1, then `lineCount` answers recorded as fast as the event loop allows, while the
  * parent does not read stdout. When done it says so on stderr (`recorded N`), waits for the
  * parent's newline on stdin, and closes (flush, then `closed`).

@@ -2,7 +2,7 @@
  * The layering rule as code: the project's folders are layers, bottom to top, and an import may
  * point to its own layer or one below, never above; and no module reaches itself through its
  * imports (no circle, type-only imports included: a circle of types is a circle of concepts).
- * README "Layers" shows the picture. Run `npm run layers` for the report; test/layers.test.ts fails
+ * README "Layers" shows the picture. Run `npm run layers` for the report; test/layers/import-graph.test.ts fails
  * CI on any finding.
  * @module
  */

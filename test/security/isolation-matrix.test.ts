@@ -7,9 +7,9 @@
  */
 import t from 'tap'
 import { consoleHeaders } from '../helpers/console.js'
-import { startServer, TenantClient, type TestServer } from '../helpers/server.js'
+import { TenantClient } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
 let acme: TenantClient
 let beta: TenantClient
 /** Beta's resource code, used in the paths of the calls (an error message may echo it). */
@@ -19,8 +19,9 @@ const betaSecret = 'BETA-SECRET-91c2'
 const betaSales = '98.7654'
 const leaked = (text: string): boolean => text.includes(betaSecret) || text.includes(betaSales)
 
+const { server } = await suiteServer()
+
 t.before(async () => {
-  server = await startServer()
   // acme has an owner, who signs in to its console.
   if ((await server.admin('POST', '/admin/tenants', { slug: 'acme', tier: 'standard', region: 'local', owner_email: 'owner@acme.example' })).status !== 201) throw new Error('acme')
   const key = (await server.admin('POST', '/admin/tenants/acme/keys', { name: 'k' })).body
@@ -38,7 +39,6 @@ t.before(async () => {
   }
   if (!leaked((await beta.get(`/pricelist/${betaMarker}`)).text)) throw new Error("beta's own read shows its marker")
 })
-t.teardown(async () => server.dispose())
 
 /** The tenant operations of the OpenAPI document: method and path template. */
 async function tenantOperations(): Promise<{ method: string; path: string }[]> {

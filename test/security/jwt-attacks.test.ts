@@ -8,20 +8,16 @@ import { createHmac, createPrivateKey, generateKeyPairSync, sign, type JsonWebKe
 import t from 'tap'
 import { base64url, generateKeyPair, importJWK, SignJWT } from 'jose'
 import { keyTokenClaims, serverSigningKey } from '../helpers/tokens.js'
-import { startServer, type Answer, type TenantClient, type TestServer } from '../helpers/server.js'
+import type { Answer } from '../helpers/server.js'
+import { suiteServer } from '../helpers/suite.js'
 
-let server: TestServer
-let acme: TenantClient
-let beta: TenantClient
 let signing: Awaited<ReturnType<typeof serverSigningKey>>
 
+const { server, tenants: { acme, beta } } = await suiteServer({ tenants: { acme: {}, beta: {} } })
+
 t.before(async () => {
-  server = await startServer()
-  acme = await server.tenant('acme')
-  beta = await server.tenant('beta')
   signing = await serverSigningKey(server)
 })
-t.teardown(async () => server.dispose())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 const articles = (token: string, slug = 'acme'): Promise<Answer> => server.request('GET', `/t/${slug}/article`, { token })

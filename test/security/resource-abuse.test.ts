@@ -4,7 +4,7 @@
  * depth, CEL rules (length, syntax tree size and depth, functions, `matches()` regexes, the run-time
  * step budget, for price rules and search filters), slow clients (headers and bodies sent byte by
  * byte), and thousands of idle connections. Body size, items per request and string lengths are in
- * test/errors.test.ts and test/limits.test.ts; this suite floods them here.
+ * test/http/errors.test.ts and test/tenant/limits.test.ts; this suite floods them here.
  *
  * And while each attack runs, a probe of ordinary GET price requests (one after the other, on its
  * own thread: probe-worker.ts) keeps its p99 under 5x its quiet p99, both measured back to back in

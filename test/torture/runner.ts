@@ -1,5 +1,5 @@
 /**
- * The torture session (`npm run torture`, and test/torture.test.ts with few runs): one real server
+ * The torture session (`npm run torture`, and test/scenarios/torture.test.ts with few runs): one real server
  * process on one data directory, SIGKILLed once per run at a moment the seed chooses, in a phase the
  * seed chooses (phases.ts; the first five runs cover every phase once). After each kill it starts
  * the server again, times the start against a bound taken from a clean start on the same data,
