@@ -104,6 +104,7 @@ export async function threadHeaps(pid: number, collect: boolean): Promise<Thread
     socket.close()
     const deadline = Date.now() + 5_000
     while (await fetch(inspectorUrl).then(() => true, () => false)) {
+      // biome-ignore lint/correctness/noUnsafeFinally: an inspector left open spoils every later run: it wins
       if (Date.now() > deadline) throw new Error(`process ${pid} kept its inspector open`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }

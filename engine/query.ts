@@ -178,6 +178,7 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
 }
 
 /** Counts steps whose touched cells summed to NaN (unfilled cells): keeps the touching reads live. */
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, so that the reads are not optimised away
 let rowsTouched = 0
 
 /**

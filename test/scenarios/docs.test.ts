@@ -2,11 +2,13 @@
  * The docs stay true and self-contained (issue 15 point 9): every relative link in README.md,
  * docs/ and bench/README.md points to a file (and heading) in the repository, none points outside
  * it, and docs/plans.md's table is the one in tenant/plans.ts. The table is generated: with
- * PRICING_UPDATE_DOCS=true this suite rewrites it instead of failing.
+ * PRICING_UPDATE_DOCS=true this suite rewrites it instead of failing. docs/errors.md's table lists
+ * every code of the error registry (platform/errors.ts) with its status, and no other code.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
+import { errorCodes } from '../../platform/errors.js'
 import { plans, tiers, type Limits } from '../../tenant/plans.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
@@ -93,4 +95,19 @@ t.test('every relative link in the docs points to a file and heading in the repo
     }
   }
   t.ok(count >= 10, `${count} relative links checked`)
+})
+
+t.test('docs/errors.md lists every code of the error registry with its status, and no other', async (t) => {
+  const text = readFileSync(path.join(root, 'docs/errors.md'), 'utf8')
+  const rows = [...text.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((match) => ({
+    status: Number(match[1]),
+    code: match[2]!,
+  }))
+  const documented = rows.map((row) => row.code)
+  t.same([...documented].sort(), Object.keys(errorCodes).sort(), 'the table has one row per registry code')
+  t.equal(new Set(documented).size, documented.length, 'no code has two rows')
+  for (const { status, code } of rows) {
+    if (!Object.hasOwn(errorCodes, code)) continue
+    t.equal(status, errorCodes[code as keyof typeof errorCodes], `${code}: the status of the registry`)
+  }
 })
