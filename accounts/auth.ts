@@ -67,7 +67,12 @@ export const bearerTokenLengthMax = 2_048
 
 /** The token of an `Authorization: Bearer <token>` header, or null (also when it is too long to be ours). */
 export function bearerToken(authorization: string): string | null {
-  if (authorization.length < 8 || authorization.length > bearerTokenLengthMax + 16 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return null
+  if (
+    authorization.length < 8 ||
+    authorization.length > bearerTokenLengthMax + 16 ||
+    authorization.slice(0, 7).toLowerCase() !== 'bearer '
+  )
+    return null
   const token = authorization.slice(7).trim()
   return token.length > 0 && token.length <= bearerTokenLengthMax ? token : null
 }
@@ -90,9 +95,18 @@ export class TokenService {
   readonly keys: SigningKeyRing
   readonly #verified = new Map<string, TokenClaims>()
 
-  constructor(store: SystemStore, issuer: () => string, options: { sealer?: SecretSealer; logger?: Pick<Logger, 'info' | 'warn' | 'error'> } = {}) {
+  constructor(
+    store: SystemStore,
+    issuer: () => string,
+    options: { sealer?: SecretSealer; logger?: Pick<Logger, 'info' | 'warn' | 'error'> } = {},
+  ) {
     this.#issuer = issuer
-    this.keys = new SigningKeyRing(store, options.sealer ?? SecretSealer.none, signingKeyRetentionMs, options.logger ?? null)
+    this.keys = new SigningKeyRing(
+      store,
+      options.sealer ?? SecretSealer.none,
+      signingKeyRetentionMs,
+      options.logger ?? null,
+    )
     this.keys.onDropped = (kid) => this.#forgetVerified(kid)
   }
 
@@ -158,7 +172,14 @@ export class TokenService {
         },
         // RFC 8725: one algorithm, explicit typing, and no token older than a token lives (a
         // future iat or one past the lifetime is refused along with exp and nbf).
-        { issuer: this.#issuer(), algorithms: [signingAlgorithm], typ: 'JWT', maxTokenAge: tokenLifetimeS + tokenClockSkewS, clockTolerance: tokenClockSkewS, currentDate: new Date(nowMs) },
+        {
+          issuer: this.#issuer(),
+          algorithms: [signingAlgorithm],
+          typ: 'JWT',
+          maxTokenAge: tokenLifetimeS + tokenClockSkewS,
+          clockTolerance: tokenClockSkewS,
+          currentDate: new Date(nowMs),
+        },
       )
       const tenant = payload['tid']
       const kind = payload['typ']

@@ -2,7 +2,14 @@
  * Provisioning shared by the operator API and the command line: tenants and API keys.
  * @module
  */
-import type { LimitOverrides, SystemStore, TenantRecord, TenantStatus, Tier, ApiKeyRecord } from '../storage/system-store.js'
+import type {
+  LimitOverrides,
+  SystemStore,
+  TenantRecord,
+  TenantStatus,
+  Tier,
+  ApiKeyRecord,
+} from '../storage/system-store.js'
 import { hashSecret, newKeyCredentials } from './auth.js'
 import { ApiError, validationError } from '../platform/errors.js'
 import { normalEmail } from './people/sign-in.js'
@@ -43,18 +50,32 @@ export function publicKey(record: ApiKeyRecord): Record<string, unknown> {
 /** A key with its last use since the last flush to the system store (`usage`: client id -> epoch ms). */
 export function withRecentUse(key: ApiKeyRecord, usage: ReadonlyMap<string, number>): ApiKeyRecord {
   const used = usage.get(key.client_id)
-  return used !== undefined && (key.last_used_at === null || used > key.last_used_at) ? { ...key, last_used_at: used } : key
+  return used !== undefined && (key.last_used_at === null || used > key.last_used_at)
+    ? { ...key, last_used_at: used }
+    : key
 }
 
-export async function createTenantRecord(system: SystemStore, input: TenantInput, nowMs: number): Promise<TenantRecord> {
+export async function createTenantRecord(
+  system: SystemStore,
+  input: TenantInput,
+  nowMs: number,
+): Promise<TenantRecord> {
   if (!slugPattern.test(input.slug)) {
-    throw new ApiError('validation_failed', 'slug must be lowercase letters, digits and hyphens (1-63, no leading or trailing hyphen)', {
-      details: [{ path: '/slug', message: 'invalid slug' }],
-    })
+    throw new ApiError(
+      'validation_failed',
+      'slug must be lowercase letters, digits and hyphens (1-63, no leading or trailing hyphen)',
+      {
+        details: [{ path: '/slug', message: 'invalid slug' }],
+      },
+    )
   }
-  const ownerEmail = input.owner_email === undefined || input.owner_email === null ? null : normalEmail(input.owner_email)
+  const ownerEmail =
+    input.owner_email === undefined || input.owner_email === null ? null : normalEmail(input.owner_email)
   if (input.owner_email !== undefined && input.owner_email !== null && ownerEmail === null) {
-    throw validationError([{ path: '/owner_email', message: 'must be an e-mail address' }], 'owner_email must be an e-mail address')
+    throw validationError(
+      [{ path: '/owner_email', message: 'must be an e-mail address' }],
+      'owner_email must be an e-mail address',
+    )
   }
   const record: TenantRecord = {
     slug: input.slug,
@@ -67,10 +88,18 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
     updated_at: nowMs,
   }
   // Check and insert in one transaction: of concurrent creates of one slug exactly one wins.
-  const created = await system.update(system.tenants, record.slug, (existing) => (existing === undefined ? record : undefined))
+  const created = await system.update(system.tenants, record.slug, (existing) =>
+    existing === undefined ? record : undefined,
+  )
   if (created === undefined) throw new ApiError('conflict', `Tenant ${input.slug} already exists`)
   // The owner is the tenant's first user: signed in by magic link, they reach /management.
-  if (ownerEmail !== null) await system.put(system.members, `${record.slug} ${ownerEmail}`, { tenant: record.slug, email: ownerEmail, role: 'owner', created_at: nowMs })
+  if (ownerEmail !== null)
+    await system.put(system.members, `${record.slug} ${ownerEmail}`, {
+      tenant: record.slug,
+      email: ownerEmail,
+      role: 'owner',
+      created_at: nowMs,
+    })
   return record
 }
 
@@ -78,7 +107,12 @@ export async function createTenantRecord(system: SystemStore, input: TenantInput
  * Creates a tenant (record, owner membership) and opens it on this node, loaded, with the latest
  * fetched exchange rates: the admin API's and an approved portal request's way to a tenant.
  */
-export async function provisionTenant(system: SystemStore, tenants: TenantRegistry, input: TenantInput, nowMs: number): Promise<TenantRecord> {
+export async function provisionTenant(
+  system: SystemStore,
+  tenants: TenantRegistry,
+  input: TenantInput,
+  nowMs: number,
+): Promise<TenantRecord> {
   const record = await createTenantRecord(system, input, nowMs)
   const runtime = tenants.open(record, nowMs)
   runtime.load()
@@ -128,9 +162,16 @@ export async function createKey(
   return { record, clientSecret }
 }
 
-export async function revokeKey(system: SystemStore, tenant: string, clientId: string, nowMs: number): Promise<ApiKeyRecord> {
+export async function revokeKey(
+  system: SystemStore,
+  tenant: string,
+  clientId: string,
+  nowMs: number,
+): Promise<ApiKeyRecord> {
   const revoked = await system.update(system.keys, clientId, (record) =>
-    record === undefined || record.tenant !== tenant ? undefined : { ...record, revoked_at: record.revoked_at ?? nowMs },
+    record === undefined || record.tenant !== tenant
+      ? undefined
+      : { ...record, revoked_at: record.revoked_at ?? nowMs },
   )
   if (revoked === undefined) throw new ApiError('not_found', `Key ${clientId} not found`)
   return revoked
@@ -139,6 +180,8 @@ export async function revokeKey(system: SystemStore, tenant: string, clientId: s
 /** Records that a key was used at `usedMs` (a token request, or API calls flushed later). */
 export async function recordKeyUse(system: SystemStore, clientId: string, usedMs: number): Promise<void> {
   await system.update(system.keys, clientId, (key) =>
-    key === undefined || (key.last_used_at !== null && key.last_used_at >= usedMs) ? undefined : { ...key, last_used_at: usedMs },
+    key === undefined || (key.last_used_at !== null && key.last_used_at >= usedMs)
+      ? undefined
+      : { ...key, last_used_at: usedMs },
   )
 }

@@ -28,7 +28,8 @@ export function storedSigningKey(
 
 /** The private JWK of a record; throws a SecretKeyError naming the setting when it does not open. */
 export function privateJwkOf(record: SigningKeyRecord, sealer: SecretSealer): JWK {
-  if (record.sealed_private_jwk !== undefined) return JSON.parse(sealer.open(record.sealed_private_jwk, purposeOf(record.kid))) as JWK
+  if (record.sealed_private_jwk !== undefined)
+    return JSON.parse(sealer.open(record.sealed_private_jwk, purposeOf(record.kid))) as JWK
   if (record.private_jwk !== undefined) return record.private_jwk as JWK
   throw new SecretKeyError(`${purposeOf(record.kid)}: the record holds no private key (damaged?)`)
 }

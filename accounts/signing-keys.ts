@@ -50,7 +50,11 @@ export interface SigningKeyState {
  * The states of stored records, newest first: `signingKid` signs (null: the newest), each older key
  * drops `retentionMs` after the creation of the key after it.
  */
-export function signingKeyStates(records: readonly SigningKeyRecord[], signingKid: string | null, retentionMs: number): SigningKeyState[] {
+export function signingKeyStates(
+  records: readonly SigningKeyRecord[],
+  signingKid: string | null,
+  retentionMs: number,
+): SigningKeyState[] {
   const sorted = newestFirst(records)
   return sorted.map((record, index) => ({
     kid: record.kid,
@@ -137,7 +141,11 @@ export class SigningKeyRing {
       let resealed = 0
       for (const [index, record] of records.entries()) {
         if (!signingKeyStale(record, this.sealer)) continue
-        const stored = storedSigningKey({ kid: record.kid, alg: record.alg, publicJwk: record.public_jwk as JWK, createdAt: record.created_at }, opened.get(record.kid)!, this.sealer)
+        const stored = storedSigningKey(
+          { kid: record.kid, alg: record.alg, publicJwk: record.public_jwk as JWK, createdAt: record.created_at },
+          opened.get(record.kid)!,
+          this.sealer,
+        )
         await this.store.put(this.store.signingKeys, record.kid, stored)
         records[index] = stored
         resealed++
@@ -146,7 +154,11 @@ export class SigningKeyRing {
       const newest = newestFirst(records)[0]!
       await this.#signWith(newest, opened.get(newest.kid)!)
       const dropped = await this.#dropExpired(nowMs)
-      if (resealed > 0) this.logger?.info({ resealed, encrypted: this.sealer.enabled }, 'signing keys stored again under the current secret key')
+      if (resealed > 0)
+        this.logger?.info(
+          { resealed, encrypted: this.sealer.enabled },
+          'signing keys stored again under the current secret key',
+        )
       if (dropped.length > 0) this.logger?.info({ dropped }, 'signing keys dropped: their last tokens have expired')
       return { created, resealed, dropped }
     })
@@ -160,9 +172,13 @@ export class SigningKeyRing {
   async learn(record: SigningKeyRecord): Promise<void> {
     try {
       await this.#hold(record)
-      if (this.#signing !== null && record.created_at > this.#signing.createdAt) await this.#signWith(record, privateJwkOf(record, this.sealer))
+      if (this.#signing !== null && record.created_at > this.#signing.createdAt)
+        await this.#signWith(record, privateJwkOf(record, this.sealer))
     } catch (error) {
-      this.logger?.error({ kid: record.kid, error: (error as Error).message, signing: this.#signing?.kid }, 'a signing key from another node cannot be used here; this node keeps signing with its key')
+      this.logger?.error(
+        { kid: record.kid, error: (error as Error).message, signing: this.#signing?.kid },
+        'a signing key from another node cannot be used here; this node keeps signing with its key',
+      )
     }
   }
 
@@ -182,7 +198,10 @@ export class SigningKeyRing {
         this.logger?.error({ kid: record.kid, error: (error as Error).message }, 'signing key cannot be opened')
       }
     }
-    this.logger?.error({ kid }, 'the signing key was dropped elsewhere and no other key opens here: tokens of this node will be refused')
+    this.logger?.error(
+      { kid },
+      'the signing key was dropped elsewhere and no other key opens here: tokens of this node will be refused',
+    )
   }
 
   /**
@@ -194,7 +213,10 @@ export class SigningKeyRing {
       if (!dropPrevious && this.#records.size >= signingKeysMax) {
         const drops = this.states().flatMap((state) => (state.dropsAt === null || state.signing ? [] : [state.dropsAt]))
         const firstDrop = drops.length === 0 ? 'its time' : new Date(Math.min(...drops)).toISOString()
-        throw new ApiError('conflict', `${this.#records.size} signing keys are held, the most there may be; the oldest is dropped at ${firstDrop}: rotate after that, or with drop_previous`)
+        throw new ApiError(
+          'conflict',
+          `${this.#records.size} signing keys are held, the most there may be; the oldest is dropped at ${firstDrop}: rotate after that, or with drop_previous`,
+        )
       }
       const record = await this.#addKey(nowMs)
       const dropped: string[] = []
@@ -217,7 +239,12 @@ export class SigningKeyRing {
    */
   maintain(nowMs: number, rotationIntervalMs: number): Promise<void> {
     return this.#serially(async () => {
-      const stored = new Map([...this.store.signingKeys.getRange({ snapshot: false })].map((entry): [string, SigningKeyRecord] => [entry.key, entry.value]))
+      const stored = new Map(
+        [...this.store.signingKeys.getRange({ snapshot: false })].map((entry): [string, SigningKeyRecord] => [
+          entry.key,
+          entry.value,
+        ]),
+      )
       for (const record of stored.values()) await this.learn(record)
       for (const kid of [...this.#records.keys()]) if (!stored.has(kid)) await this.forget(kid)
       const dropped = await this.#dropExpired(nowMs)
@@ -225,11 +252,17 @@ export class SigningKeyRing {
       const newest = newestFirst([...this.#records.values()])[0]
       if (rotationIntervalMs <= 0 || newest === undefined || newest.created_at + rotationIntervalMs > nowMs) return
       if (this.#records.size >= signingKeysMax) {
-        this.logger?.warn({ held: this.#records.size }, 'automatic signing key rotation skipped: the most keys are held (PRICING_SIGNING_KEY_ROTATION_S too short?)')
+        this.logger?.warn(
+          { held: this.#records.size },
+          'automatic signing key rotation skipped: the most keys are held (PRICING_SIGNING_KEY_ROTATION_S too short?)',
+        )
         return
       }
       const record = await this.#addKey(nowMs)
-      this.logger?.info({ kid: record.kid, encrypted: signingKeySealed(record), automatic: true }, 'signing key rotated')
+      this.logger?.info(
+        { kid: record.kid, encrypted: signingKeySealed(record), automatic: true },
+        'signing key rotated',
+      )
     })
   }
 
@@ -264,7 +297,11 @@ export class SigningKeyRing {
   async #newKey(createdAt: number): Promise<{ record: SigningKeyRecord; privateJwk: JWK }> {
     const { privateKey, publicKey } = await generateKeyPair(signingAlgorithm, { extractable: true })
     const privateJwk = await exportJWK(privateKey)
-    const record = storedSigningKey({ kid: randomUUID(), alg: signingAlgorithm, publicJwk: await exportJWK(publicKey), createdAt }, privateJwk, this.sealer)
+    const record = storedSigningKey(
+      { kid: randomUUID(), alg: signingAlgorithm, publicJwk: await exportJWK(publicKey), createdAt },
+      privateJwk,
+      this.sealer,
+    )
     return { record, privateJwk }
   }
 
@@ -283,7 +320,12 @@ export class SigningKeyRing {
 
   #rebuildJwks(): void {
     this.#jwks = {
-      keys: newestFirst([...this.#records.values()]).map((record) => ({ ...(record.public_jwk as JWK), kid: record.kid, alg: record.alg, use: 'sig' })),
+      keys: newestFirst([...this.#records.values()]).map((record) => ({
+        ...(record.public_jwk as JWK),
+        kid: record.kid,
+        alg: record.alg,
+        use: 'sig',
+      })),
     }
   }
 

@@ -30,7 +30,10 @@ export interface TenantRequestInput {
 
 /** The regions this deployment serves (`PRICING_REGION`, comma-separated). */
 export function servedRegions(config: Pick<Config, 'region'>): string[] {
-  return config.region.split(',').map((region) => region.trim()).filter((region) => region.length > 0)
+  return config.region
+    .split(',')
+    .map((region) => region.trim())
+    .filter((region) => region.length > 0)
 }
 
 export function publicTenantRequest(record: TenantRequestRecord): Record<string, unknown> {
@@ -50,23 +53,40 @@ export function publicTenantRequest(record: TenantRequestRecord): Record<string,
 /** Requests newest first; only `email`'s when given. */
 export function listTenantRequests(system: SystemStore, email?: string): TenantRequestRecord[] {
   const records = [...system.tenantRequests.getRange({ snapshot: false })].map((entry) => entry.value)
-  return records.filter((record) => email === undefined || record.email === email).sort((left, right) => right.created_at - left.created_at)
+  return records
+    .filter((record) => email === undefined || record.email === email)
+    .sort((left, right) => right.created_at - left.created_at)
 }
 
 /** Why `slug` cannot be requested now, or null. */
 export function slugProblem(system: SystemStore, slug: string): string | null {
   if (!slugPattern.test(slug)) return 'lowercase letters, digits and hyphens, 1-63 characters, no hyphen first or last'
   if (system.tenants.get(slug) !== undefined) return 'taken'
-  if (listTenantRequests(system).some((record) => record.slug === slug && (record.status === 'requested' || record.status === 'provisioning'))) return 'taken (requested)'
+  if (
+    listTenantRequests(system).some(
+      (record) => record.slug === slug && (record.status === 'requested' || record.status === 'provisioning'),
+    )
+  )
+    return 'taken (requested)'
   return null
 }
 
-export async function requestTenant(deps: TenantRequestDeps, email: string, input: TenantRequestInput, nowMs: number): Promise<TenantRequestRecord> {
+export async function requestTenant(
+  deps: TenantRequestDeps,
+  email: string,
+  input: TenantRequestInput,
+  nowMs: number,
+): Promise<TenantRequestRecord> {
   const problem = slugProblem(deps.system, input.slug)
-  if (problem !== null && problem.startsWith('taken')) throw new ApiError('conflict', `The slug ${input.slug} is ${problem}`)
+  if (problem !== null && problem.startsWith('taken'))
+    throw new ApiError('conflict', `The slug ${input.slug} is ${problem}`)
   if (problem !== null) throw validationError([{ path: '/slug', message: problem }], `slug: ${problem}`)
   const regions = servedRegions(deps.config)
-  if (!regions.includes(input.region)) throw validationError([{ path: '/region', message: `must be one of ${regions.join(', ')}` }], `region: this deployment serves ${regions.join(', ')}`)
+  if (!regions.includes(input.region))
+    throw validationError(
+      [{ path: '/region', message: `must be one of ${regions.join(', ')}` }],
+      `region: this deployment serves ${regions.join(', ')}`,
+    )
   const record: TenantRequestRecord = {
     id: randomBytes(8).toString('hex'),
     email,
@@ -85,17 +105,27 @@ export async function requestTenant(deps: TenantRequestDeps, email: string, inpu
 function openRequest(system: SystemStore, id: string): TenantRequestRecord {
   const record = system.tenantRequests.get(id)
   if (record === undefined) throw notFound(`Tenant request ${id}`)
-  if (record.status !== 'requested') throw new ApiError('conflict', `Tenant request ${id} (${record.slug}) is ${record.status}`)
+  if (record.status !== 'requested')
+    throw new ApiError('conflict', `Tenant request ${id} (${record.slug}) is ${record.status}`)
   return record
 }
 
 /** Provisions the tenant with the requester as its owner, and mails them. */
-export async function approveTenantRequest(deps: TenantRequestDeps, id: string, nowMs: number): Promise<TenantRequestRecord> {
+export async function approveTenantRequest(
+  deps: TenantRequestDeps,
+  id: string,
+  nowMs: number,
+): Promise<TenantRequestRecord> {
   const request = openRequest(deps.system, id)
   const provisioning: TenantRequestRecord = { ...request, status: 'provisioning', decided_at: nowMs }
   await deps.system.put(deps.system.tenantRequests, id, provisioning)
   try {
-    await provisionTenant(deps.system, deps.tenants, { slug: request.slug, tier: request.tier, region: request.region, owner_email: request.email }, nowMs)
+    await provisionTenant(
+      deps.system,
+      deps.tenants,
+      { slug: request.slug, tier: request.tier, region: request.region, owner_email: request.email },
+      nowMs,
+    )
   } catch (error) {
     // The slug was taken by an operator's tenant meanwhile: the request cannot be met.
     const rejected: TenantRequestRecord = { ...provisioning, status: 'rejected', reason: (error as Error).message }
@@ -114,7 +144,12 @@ export async function approveTenantRequest(deps: TenantRequestDeps, id: string, 
   return active
 }
 
-export async function rejectTenantRequest(system: SystemStore, id: string, reason: string | null, nowMs: number): Promise<TenantRequestRecord> {
+export async function rejectTenantRequest(
+  system: SystemStore,
+  id: string,
+  reason: string | null,
+  nowMs: number,
+): Promise<TenantRequestRecord> {
   const rejected: TenantRequestRecord = { ...openRequest(system, id), status: 'rejected', decided_at: nowMs, reason }
   await system.put(system.tenantRequests, id, rejected)
   return rejected

@@ -70,7 +70,11 @@ export interface AccessLogSampleResult {
   /** Lines per request while on: about the sample. */
   readonly linesPerRequest: number
   /** Every counted window in the order run. */
-  readonly windows: readonly { readonly on: boolean; readonly requestsPerSecond: number; readonly cpuMicrosPerRequest: number }[]
+  readonly windows: readonly {
+    readonly on: boolean
+    readonly requestsPerSecond: number
+    readonly cpuMicrosPerRequest: number
+  }[]
 }
 
 export interface AccessLogResult {
@@ -110,20 +114,39 @@ interface Window {
  * Runs on the bench server after the other scenarios (the workload is stored). Restarts it first
  * and leaves it running with the access log off.
  */
-export async function runAccessLogBench(server: PricingServer, client: TenantClient, options: AccessLogOptions): Promise<AccessLogResult> {
-  const scenario = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === getScenario)!
+export async function runAccessLogBench(
+  server: PricingServer,
+  client: TenantClient,
+  options: AccessLogOptions,
+): Promise<AccessLogResult> {
+  const scenario = scenarioDefinitions(options.slug, options.shape).find(
+    (definition) => definition.name === getScenario,
+  )!
   await server.stop()
   await server.start()
   await server.waitReady()
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   const configured = await switchTo(server, null)
-  if (configured.sample !== defaultSample) throw new Error(`the server's default access-log sample is ${configured.sample}, the bench expects ${defaultSample}`)
+  if (configured.sample !== defaultSample)
+    throw new Error(
+      `the server's default access-log sample is ${configured.sample}, the bench expects ${defaultSample}`,
+    )
   const results: AccessLogSampleResult[] = []
   for (const sample of samples) {
-    options.progress(`access log, sample ${sample}: ${options.rounds} rounds of off, on, on, off (${options.windowMs} ms windows) after a warm-up round`)
+    options.progress(
+      `access log, sample ${sample}: ${options.rounds} rounds of off, on, on, off (${options.windowMs} ms windows) after a warm-up round`,
+    )
     const windowCount = (options.rounds + 1) * roundPlan.length
     const durationS = Math.ceil((windowCount * (options.windowMs + settleMs + 200)) / 1000) + 30
-    const run = autocannon({ url: server.url, connections: options.load.connections, pipelining: 1, timeout: 30, headers, requests: scenario.requests, duration: durationS })
+    const run = autocannon({
+      url: server.url,
+      connections: options.load.connections,
+      pipelining: 1,
+      timeout: 30,
+      headers,
+      requests: scenario.requests,
+      duration: durationS,
+    })
     // Counters the windows read; the latency histogram is swapped at the start of each window.
     let answers = 0
     let non2xx = 0
@@ -143,7 +166,13 @@ export async function runAccessLogBench(server: PricingServer, client: TenantCli
           current = on
         }
         await sleep(settleMs)
-        const before = { answers, non2xx, at: performance.now(), ticks: cpuTicks(server.pid), lines: server.stdoutLineCount }
+        const before = {
+          answers,
+          non2xx,
+          at: performance.now(),
+          ticks: cpuTicks(server.pid),
+          lines: server.stdoutLineCount,
+        }
         latencies = new Uint32Array(latencyBucketCount)
         await sleep(options.windowMs)
         const counted = latencies
@@ -186,7 +215,10 @@ function compare(sample: number, windows: readonly Window[], rounds: number): Ac
   const perRound: number[] = []
   for (let round = 1; round <= rounds; round++) {
     const within = windows.filter((window) => window.round === round)
-    perRound.push(summarize(within.filter((window) => window.on)).requestsPerSecond / summarize(within.filter((window) => !window.on)).requestsPerSecond)
+    perRound.push(
+      summarize(within.filter((window) => window.on)).requestsPerSecond /
+        summarize(within.filter((window) => !window.on)).requestsPerSecond,
+    )
   }
   return {
     sample,
@@ -197,7 +229,11 @@ function compare(sample: number, windows: readonly Window[], rounds: number): Ac
     requestsRatioMin: Math.min(...perRound),
     requestsRatioMax: Math.max(...perRound),
     linesPerRequest: on.lineCount / on.requestCount,
-    windows: windows.map((window) => ({ on: window.on, requestsPerSecond: window.answers / window.elapsedS, cpuMicrosPerRequest: (window.cpuS * 1e6) / window.answers })),
+    windows: windows.map((window) => ({
+      on: window.on,
+      requestsPerSecond: window.answers / window.elapsedS,
+      cpuMicrosPerRequest: (window.cpuS * 1e6) / window.answers,
+    })),
   }
 }
 

@@ -61,7 +61,10 @@ declare module 'autocannon' {
    * size and latency (ms); `stop` ends the run early (it then resolves as usual).
    */
   export interface Instance extends PromiseLike<Result> {
-    on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, latencyMs: number) => void): this
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, bytes: number, latencyMs: number) => void,
+    ): this
     stop(): void
   }
 

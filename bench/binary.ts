@@ -26,13 +26,22 @@ export interface BinaryResult {
   readonly checkout: StartTimes
 }
 
-const median = (values: number[]): number => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)]!
+const median = (values: number[]): number =>
+  [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)]!
 
 /** Spawns `command`, waits for /readyz 200, stops it with SIGTERM; answers spawn-to-ready ms. */
 async function startToReady(command: string, args: readonly string[], dataDir: string): Promise<number> {
   const started = performance.now()
   const child = spawn(command, [...args, 'start'], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', PRICING_PORT: '0', PRICING_HOST: '127.0.0.1', PRICING_DATA_DIR: dataDir, PRICING_FX_FEED_URL: '', PRICING_BACKUP_INTERVAL_S: '0' },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? '',
+      PRICING_PORT: '0',
+      PRICING_HOST: '127.0.0.1',
+      PRICING_DATA_DIR: dataDir,
+      PRICING_FX_FEED_URL: '',
+      PRICING_BACKUP_INTERVAL_S: '0',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -41,7 +50,8 @@ async function startToReady(command: string, args: readonly string[], dataDir: s
   try {
     for (;;) {
       const port = /"port":(\d+),"url"/.exec(output)?.[1]
-      if (port !== undefined && (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200) return performance.now() - started
+      if (port !== undefined && (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status === 200)
+        return performance.now() - started
       if (child.exitCode !== null) throw new Error(`${command} exited before ready: ${output.slice(-500)}`)
       if (performance.now() - started > 60_000) throw new Error(`${command} not ready within 60 s`)
       await new Promise((resolve) => setTimeout(resolve, 5))

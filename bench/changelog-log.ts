@@ -9,7 +9,16 @@
  * Non-goal: entities behind the entries (the log is read, not replayed).
  * @module
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { logSchemaVersion, type EntryContent } from '../storage/log-entry.js'
 import { TenantStore } from '../storage/tenant-store.js'
@@ -128,14 +137,35 @@ class EntrySource {
       case 'article_taxclass':
         return this.#content(type, 'created', sku, 'SE', actor, this.#hashes.take())
       case 'pricelist':
-        return this.#content(type, 'updated', pricelists[Math.floor(draw * pricelists.length)]!.code, null, actor, this.#hashes.take())
+        return this.#content(
+          type,
+          'updated',
+          pricelists[Math.floor(draw * pricelists.length)]!.code,
+          null,
+          actor,
+          this.#hashes.take(),
+        )
       default:
-        return this.#content(type, 'updated', settingKeys[Math.floor(draw * settingKeys.length)]!, null, actor, this.#hashes.take())
+        return this.#content(
+          type,
+          'updated',
+          settingKeys[Math.floor(draw * settingKeys.length)]!,
+          null,
+          actor,
+          this.#hashes.take(),
+        )
     }
   }
 
   /** One object shape for every entry (a spread would give each its own, slower, shape). */
-  #content(entityType: Kind, changeType: EntryContent['changeType'], entityCode: string, compositeKey: string | null, changedBy: string, contentHash: string): EntryContent {
+  #content(
+    entityType: Kind,
+    changeType: EntryContent['changeType'],
+    entityCode: string,
+    compositeKey: string | null,
+    changedBy: string,
+    contentHash: string,
+  ): EntryContent {
     return { entityType, changeType, entityCode, compositeKey, changedAt: this.#at, changedBy, contentHash }
   }
 }
@@ -215,8 +245,12 @@ export async function prepareLog(
   progress: (message: string) => void,
 ): Promise<LogGeneration> {
   const manifest = cacheDir === null ? null : readManifest(cacheDir)
-  const matches = manifest !== null && manifest.generatorVersion === generatorVersion && manifest.logSchemaVersion === logSchemaVersion &&
-    manifest.entryCount === entryCount && manifest.seed === seed
+  const matches =
+    manifest !== null &&
+    manifest.generatorVersion === generatorVersion &&
+    manifest.logSchemaVersion === logSchemaVersion &&
+    manifest.entryCount === entryCount &&
+    manifest.seed === seed
   if (cacheDir !== null && matches) {
     progress(`copying the cached ${entryCount.toLocaleString('en-US')}-entry log from ${cacheDir}`)
     const started = performance.now()
@@ -226,10 +260,20 @@ export async function prepareLog(
     const copyMs = performance.now() - started
     return result(manifest, storePath, true, copyMs)
   }
-  progress(`writing ${entryCount.toLocaleString('en-US')} log entries through TenantStore.commit (${commitEntries.toLocaleString('en-US')} per commit)`)
-  const written = await writeSyntheticLog(storePath, entryCount, seed, (count) => progress(`  ${count.toLocaleString('en-US')} entries written`))
+  progress(
+    `writing ${entryCount.toLocaleString('en-US')} log entries through TenantStore.commit (${commitEntries.toLocaleString('en-US')} per commit)`,
+  )
+  const written = await writeSyntheticLog(storePath, entryCount, seed, (count) =>
+    progress(`  ${count.toLocaleString('en-US')} entries written`),
+  )
   const fresh: CacheManifest = {
-    generatorVersion, logSchemaVersion, entryCount, seed, generationMs: written.elapsedMs, typeCounts: written.typeCounts, createdAt: new Date().toISOString(),
+    generatorVersion,
+    logSchemaVersion,
+    entryCount,
+    seed,
+    generationMs: written.elapsedMs,
+    typeCounts: written.typeCounts,
+    createdAt: new Date().toISOString(),
   }
   if (cacheDir !== null) {
     rmSync(cacheDir, { recursive: true, force: true })

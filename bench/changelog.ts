@@ -114,7 +114,10 @@ class WriteLoop {
   since(mark: ReturnType<WriteLoop['mark']>): ConcurrentWrites {
     const now = this.mark()
     const durations = this.durations.slice(mark.batches).sort((a, b) => a - b)
-    const percentile = (share: number) => (durations.length === 0 ? Number.NaN : durations[Math.min(durations.length - 1, Math.floor(share * durations.length))]!)
+    const percentile = (share: number) =>
+      durations.length === 0
+        ? Number.NaN
+        : durations[Math.min(durations.length - 1, Math.floor(share * durations.length))]!
     return {
       batchCount: durations.length,
       itemsPerSecond: ((now.items - mark.items) * 1000) / (now.at - mark.at),
@@ -141,25 +144,42 @@ function readRequests(entryCount: number, filter: string): Request[] {
 }
 
 /** The first request must answer a full page of the right entries: otherwise the figures mean nothing. */
-async function checkPage(server: PricingServer, client: TenantClient, first: Request, entityType: string | null): Promise<number> {
+async function checkPage(
+  server: PricingServer,
+  client: TenantClient,
+  first: Request,
+  entityType: string | null,
+): Promise<number> {
   const answer = await request(`${server.url}${first.path}`, 'GET', { token: client.token })
   if (answer.status !== 200) throw new Error(`changelog read answered ${answer.status} ${answer.text.slice(0, 300)}`)
   const page = JSON.parse(answer.text) as { items: { entity_type: string }[]; has_more: boolean }
   const wrongType = entityType !== null && page.items.some((item) => item.entity_type !== entityType)
   if (page.items.length !== changelogPageSize || !page.has_more || wrongType) {
-    throw new Error(`changelog read answered ${page.items.length} items (has_more ${page.has_more}, wrong type ${wrongType})`)
+    throw new Error(
+      `changelog read answered ${page.items.length} items (has_more ${page.has_more}, wrong type ${wrongType})`,
+    )
   }
   return Buffer.byteLength(answer.text)
 }
 
 async function writeReference(client: TenantClient): Promise<void> {
   await client.expect(202, 'PUT', `/currency/${currencyCode}`, { is_active: true, vat_precision: 2 })
-  for (const code of writePricelists) await client.expect(202, 'PUT', `/pricelist/${code}`, { currency_code: currencyCode, name: code, vat_mode: 'NET' })
+  for (const code of writePricelists)
+    await client.expect(202, 'PUT', `/pricelist/${code}`, { currency_code: currencyCode, name: code, vat_mode: 'NET' })
 }
 
-async function measureReads(server: PricingServer, client: TenantClient, options: ChangelogOptions): Promise<ChangelogRead[]> {
+async function measureReads(
+  server: PricingServer,
+  client: TenantClient,
+  options: ChangelogOptions,
+): Promise<ChangelogRead[]> {
   const scenarios = [
-    { name: 'changelog-page', title: 'GET /changelog 1,000 entries from the middle', requests: readRequests(options.entryCount, ''), entityType: null },
+    {
+      name: 'changelog-page',
+      title: 'GET /changelog 1,000 entries from the middle',
+      requests: readRequests(options.entryCount, ''),
+      entityType: null,
+    },
     {
       name: 'changelog-article',
       title: 'GET /changelog?entity_type=article 1,000 entries from the middle',
@@ -176,7 +196,11 @@ async function measureReads(server: PricingServer, client: TenantClient, options
       const parameters = { ...options.load, connections: readConnections }
       options.progress(`changelog ${scenario.name}: reads during ingest`)
       // The warm-up runs apart, so that the write figures cover the measured interval only.
-      await measureLoad(server.url, server.pid, scenario.requests, headers, { ...parameters, durationS: parameters.warmupS, warmupS: 0 })
+      await measureLoad(server.url, server.pid, scenario.requests, headers, {
+        ...parameters,
+        durationS: parameters.warmupS,
+        warmupS: 0,
+      })
       const mark = writes.mark()
       const load = await measureLoad(server.url, server.pid, scenario.requests, headers, { ...parameters, warmupS: 0 })
       reads.push({ name: scenario.name, title: scenario.title, responseBytes, load, writes: writes.since(mark) })
@@ -190,13 +214,23 @@ async function measureReads(server: PricingServer, client: TenantClient, options
 export async function runChangelogBench(options: ChangelogOptions): Promise<ChangelogResult> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-changelog-'))
   const dataDir = path.join(workDir, 'data')
-  const server = new PricingServer({ entry: path.join(options.buildRoot, 'server', 'start.js'), dataDir, adminToken: randomBytes(16).toString('hex') })
+  const server = new PricingServer({
+    entry: path.join(options.buildRoot, 'server', 'start.js'),
+    dataDir,
+    adminToken: randomBytes(16).toString('hex'),
+  })
   try {
     await server.start()
     await server.waitReady()
     const client = await provisionTenant(server, tenantSlug)
     await server.stop()
-    const log = await prepareLog(path.join(dataDir, 'tenants', tenantSlug), options.entryCount, options.seed, options.cacheDir, options.progress)
+    const log = await prepareLog(
+      path.join(dataDir, 'tenants', tenantSlug),
+      options.entryCount,
+      options.seed,
+      options.cacheDir,
+      options.progress,
+    )
     const started = performance.now()
     await server.start()
     await server.waitReady()

@@ -23,9 +23,14 @@ const result = await runClusterBench({
   progress: (message) => process.stderr.write(`[bench] ${message}\n`),
 })
 const checks = clusterChecks(result)
-process.stdout.write(`\nA cluster on Redis on this machine (Node.js ${process.version})\n\n${renderText(clusterTable(result))}\n\n${renderText(checkTable(checks))}\n`)
+process.stdout.write(
+  `\nA cluster on Redis on this machine (Node.js ${process.version})\n\n${renderText(clusterTable(result))}\n\n${renderText(checkTable(checks))}\n`,
+)
 const directory = path.join(repositoryRoot, 'bench', 'results')
 mkdirSync(directory, { recursive: true })
 const file = path.join(directory, `${new Date().toISOString().replace(/:/g, '-')}-cluster${quick ? '-quick' : ''}.json`)
-writeFileSync(file, `${JSON.stringify({ generatedAt: new Date().toISOString(), node: process.version, load, cluster: result, checks }, null, 2)}\n`)
+writeFileSync(
+  file,
+  `${JSON.stringify({ generatedAt: new Date().toISOString(), node: process.version, load, cluster: result, checks }, null, 2)}\n`,
+)
 process.stderr.write(`[bench] wrote ${path.relative(repositoryRoot, file)}\n`)

@@ -56,7 +56,11 @@ const ingestSeconds = 10
 const leaseTtlMs = 2_000
 
 function redisServer(): string | null {
-  for (const candidate of [process.env['PRICING_REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server']) {
+  for (const candidate of [
+    process.env['PRICING_REDIS_SERVER'],
+    '/usr/bin/redis-server',
+    '/usr/local/bin/redis-server',
+  ]) {
     if (candidate !== undefined && candidate !== '' && existsSync(candidate)) return candidate
   }
   const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' })
@@ -76,7 +80,9 @@ async function freePort(): Promise<number> {
 
 async function startRedis(executable: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort()
-  const child = spawn(executable, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn(executable, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  })
   const deadline = Date.now() + 10_000
   for (;;) {
     const pong = await new Promise<boolean>((resolve) => {
@@ -93,7 +99,12 @@ async function startRedis(executable: string): Promise<{ child: ChildProcess; ur
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000, explain: () => Promise<string> = async () => ''): Promise<void> {
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+  explain: () => Promise<string> = async () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`cluster bench: ${what} not within ${timeoutMs} ms${await explain()}`)
@@ -102,9 +113,21 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
 }
 
 /** GETs against several nodes at once, the connections split between them; CPU summed over the nodes. */
-async function loadAcross(nodes: readonly PricingServer[], requests: Request[], headers: Record<string, string>, load: LoadParameters): Promise<LoadResult> {
+async function loadAcross(
+  nodes: readonly PricingServer[],
+  requests: Request[],
+  headers: Record<string, string>,
+  load: LoadParameters,
+): Promise<LoadResult> {
   const per = Math.max(1, Math.round(load.connections / nodes.length))
-  const options = (node: PricingServer) => ({ url: node.url, connections: per, pipelining: 1, timeout: 30, headers, requests })
+  const options = (node: PricingServer) => ({
+    url: node.url,
+    connections: per,
+    pipelining: 1,
+    timeout: 30,
+    headers,
+    requests,
+  })
   if (load.warmupS > 0) await Promise.all(nodes.map((node) => autocannon({ ...options(node), duration: load.warmupS })))
   const ticks = nodes.map((node) => cpuTicks(node.pid))
   const started = performance.now()
@@ -117,7 +140,12 @@ async function loadAcross(nodes: readonly PricingServer[], requests: Request[], 
   merged.non2xx = results.reduce((sum, result) => sum + result.non2xx, 0)
   merged.errors = results.reduce((sum, result) => sum + result.errors, 0)
   merged.timeouts = results.reduce((sum, result) => sum + result.timeouts, 0)
-  merged.latency = { ...results[0]!.latency, p50: Math.max(...results.map((result) => result.latency.p50)), p99: Math.max(...results.map((result) => result.latency.p99)), max: Math.max(...results.map((result) => result.latency.max)) }
+  merged.latency = {
+    ...results[0]!.latency,
+    p50: Math.max(...results.map((result) => result.latency.p50)),
+    p99: Math.max(...results.map((result) => result.latency.p99)),
+    max: Math.max(...results.map((result) => result.latency.max)),
+  }
   return loadResult(merged, elapsedS, cpuS)
 }
 
@@ -127,10 +155,24 @@ function metricValue(text: string, name: string, labels: string): number {
   return match === null ? Number.NaN : Number(match[1])
 }
 
-export async function runClusterBench(options: { readonly entry: string; readonly shape: WorkloadShape; readonly load: LoadParameters; readonly progress: (message: string) => void }): Promise<ClusterBenchResult> {
+export async function runClusterBench(options: {
+  readonly entry: string
+  readonly shape: WorkloadShape
+  readonly load: LoadParameters
+  readonly progress: (message: string) => void
+}): Promise<ClusterBenchResult> {
   const executable = redisServer()
   const shape = { ...options.shape, skuCount: Math.min(options.shape.skuCount, 20_000) }
-  if (executable === null) return { skipped: 'no redis-server (apt-get install -y redis-server)', skuCount: shape.skuCount, homeIngest: null, oneNode: null, threeNodes: null, readRatio: null, ingest: null }
+  if (executable === null)
+    return {
+      skipped: 'no redis-server (apt-get install -y redis-server)',
+      skuCount: shape.skuCount,
+      homeIngest: null,
+      oneNode: null,
+      threeNodes: null,
+      readRatio: null,
+      ingest: null,
+    }
   const redis = await startRedis(executable)
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-cluster-'))
   const node = (id: string) =>
@@ -138,7 +180,14 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       entry: options.entry,
       dataDir: path.join(workDir, id),
       adminToken: 'bench-admin-token-0123456789abcdef',
-      env: { PRICING_REDIS_URL: redis.url, PRICING_NODE_ID: id, PRICING_REGION: region, PRICING_PUBLIC_URL: 'http://pricing.bench', PRICING_LEASE_TTL_MS: String(leaseTtlMs), PRICING_BACKUP_INTERVAL_S: '0' },
+      env: {
+        PRICING_REDIS_URL: redis.url,
+        PRICING_NODE_ID: id,
+        PRICING_REGION: region,
+        PRICING_PUBLIC_URL: 'http://pricing.bench',
+        PRICING_LEASE_TTL_MS: String(leaseTtlMs),
+        PRICING_BACKUP_INTERVAL_S: '0',
+      },
     })
   const nodes: PricingServer[] = []
   try {
@@ -146,7 +195,11 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     nodes.push(home)
     await home.start()
     await home.waitReady()
-    await until('the home lease', async () => JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster?.home_regions?.includes(region) === true)
+    await until(
+      'the home lease',
+      async () =>
+        JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster?.home_regions?.includes(region) === true,
+    )
     const client = await provisionTenant(home, 'cluster')
     options.progress(`cluster: ${shape.skuCount.toLocaleString('en')} SKUs on the home node`)
     const generated = await generate(client, shape, () => cpuTicks(home.pid) / options.load.clockTicks)
@@ -168,7 +221,9 @@ export async function runClusterBench(options: { readonly entry: string; readonl
     }
     options.progress('cluster: GETs on the home and two replicas')
     const threeNodes = await loadAcross(nodes, gets, headers, options.load)
-    options.progress(`cluster: ${ingestRatePerS.toLocaleString('en')} versions/s to the home for ${ingestSeconds} s; replica lag`)
+    options.progress(
+      `cluster: ${ingestRatePerS.toLocaleString('en')} versions/s to the home for ${ingestSeconds} s; replica lag`,
+    )
     const pricelist = pricelists[0]!.code
     const started = performance.now()
     let written = 0
@@ -178,10 +233,19 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       const due = started + (batch * ingestBatch * 1000) / ingestRatePerS
       const wait = due - performance.now()
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      const items = Array.from({ length: ingestBatch }, (_, index) => ({ sku: skuCode((batch * ingestBatch + index) % shape.skuCount), pricelist, price: `${10 + batch}.${String(index).padStart(4, '0')}` }))
+      const items = Array.from({ length: ingestBatch }, (_, index) => ({
+        sku: skuCode((batch * ingestBatch + index) % shape.skuCount),
+        pricelist,
+        price: `${10 + batch}.${String(index).padStart(4, '0')}`,
+      }))
       // A refused batch is thrown after the loop: a rejection left waiting in the queue would end
       // the process before `finally` stops the nodes and Redis.
-      inFlight.push(client.expect(202, 'POST', '/price/batch', items).then(() => void (written += ingestBatch), (error: Error) => void failures.push(error)))
+      inFlight.push(
+        client.expect(202, 'POST', '/price/batch', items).then(
+          () => void (written += ingestBatch),
+          (error: Error) => void failures.push(error),
+        ),
+      )
       if (inFlight.length >= 8) await inFlight.shift()
       if (failures.length > 0) break
     }
@@ -195,7 +259,9 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       await until(
         `${replica.options.dataDir.split(path.sep).at(-1)} at the home's sequence ${sequence}`,
         async () => {
-          const answer = await fetch(`${replica.url}/t/cluster/pricelist`, { headers: { ...headers, 'x-min-sequence': String(sequence) } })
+          const answer = await fetch(`${replica.url}/t/cluster/pricelist`, {
+            headers: { ...headers, 'x-min-sequence': String(sequence) },
+          })
           await answer.arrayBuffer()
           last = `${answer.status}, X-Sequence ${answer.headers.get('x-sequence')}, X-Pricing-Node ${answer.headers.get('x-pricing-node')}`
           return answer.headers.get('x-pricing-node') === null
@@ -204,8 +270,11 @@ export async function runClusterBench(options: { readonly entry: string; readonl
         // What the replica and the home say about themselves, and what they logged, for whoever reads the failure.
         async () => {
           const ready = await request(`${replica.url}/readyz`, 'GET').catch((error: Error) => ({ text: error.message }))
-          const homeReady = await request(`${home.url}/readyz`, 'GET').catch((error: Error) => ({ text: error.message }))
-          const logged = (server: PricingServer) => server.problems.map((line) => line.slice(0, 600)).join('\n') || '(none)'
+          const homeReady = await request(`${home.url}/readyz`, 'GET').catch((error: Error) => ({
+            text: error.message,
+          }))
+          const logged = (server: PricingServer) =>
+            server.problems.map((line) => line.slice(0, 600)).join('\n') || '(none)'
           return `\nlast answer: ${last}\nits /readyz: ${ready.text}\nits warnings and errors:\n${logged(replica)}\nthe home's /readyz: ${homeReady.text}\nthe home's warnings and errors:\n${logged(home)}`
         },
       )
@@ -216,17 +285,34 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       lags.commits = Math.max(lags.commits, metricValue(text, 'pricing_replica_applied_last_minute', ''))
     }
     // Nothing left behind: a home that could not publish a commit is degraded (a bench run found one).
-    const homeCluster = JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster as { degraded: boolean; reasons: string[] }
-    if (homeCluster.degraded) throw new Error(`cluster bench: the home is degraded after the ingest: ${homeCluster.reasons.join('; ')}\n${home.problems.join('\n')}`)
+    const homeCluster = JSON.parse((await request(`${home.url}/readyz`, 'GET')).text).cluster as {
+      degraded: boolean
+      reasons: string[]
+    }
+    if (homeCluster.degraded)
+      throw new Error(
+        `cluster bench: the home is degraded after the ingest: ${homeCluster.reasons.join('; ')}\n${home.problems.join('\n')}`,
+      )
     options.progress('cluster: the home killed (SIGKILL); time until a replica acknowledges a write')
     const killed = performance.now()
     await home.kill()
     const write = [{ sku: skuCode(0), pricelist, price: '1.2345' }]
-    const replicaClients = nodes.slice(1).map((replica) => Object.assign(new TenantClient(replica, client.slug, client.clientId, client.clientSecret), { token: client.token }))
-    await until('a replica acknowledging writes after the home was killed', async () => {
-      for (const replicaClient of replicaClients) if ((await replicaClient.call('POST', '/price/batch', write)).status === 202) return true
-      return false
-    }, leaseTtlMs * 10)
+    const replicaClients = nodes
+      .slice(1)
+      .map((replica) =>
+        Object.assign(new TenantClient(replica, client.slug, client.clientId, client.clientSecret), {
+          token: client.token,
+        }),
+      )
+    await until(
+      'a replica acknowledging writes after the home was killed',
+      async () => {
+        for (const replicaClient of replicaClients)
+          if ((await replicaClient.call('POST', '/price/batch', write)).status === 202) return true
+        return false
+      },
+      leaseTtlMs * 10,
+    )
     const takeoverMs = performance.now() - killed
     return {
       skipped: null,
@@ -235,7 +321,13 @@ export async function runClusterBench(options: { readonly entry: string; readonl
       oneNode,
       threeNodes,
       readRatio: threeNodes.requestsPerSecond / oneNode.requestsPerSecond,
-      ingest: { versionsPerSecond: written / elapsedS, commits: lags.commits, lagP50Ms: lags.p50, lagP99Ms: lags.p99, lagMaxMs: lags.max },
+      ingest: {
+        versionsPerSecond: written / elapsedS,
+        commits: lags.commits,
+        lagP50Ms: lags.p50,
+        lagP99Ms: lags.p99,
+        lagMaxMs: lags.max,
+      },
       failover: { leaseTtlMs, takeoverMs },
     }
   } finally {

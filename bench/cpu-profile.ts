@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url'
 
 /** The parts of a V8 CPU profile that self time needs. */
 export interface CpuProfile {
-  readonly nodes: readonly { readonly id: number; readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number } }[]
+  readonly nodes: readonly {
+    readonly id: number
+    readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  }[]
   readonly samples?: readonly number[]
   /** Microseconds between samples (the first from startTime). */
   readonly timeDeltas?: readonly number[]
@@ -26,14 +29,19 @@ export interface SelfTime {
  * Functions by self time, largest first; `share` is a fraction of the samples counted. `window`:
  * only samples taken that many microseconds before the profile's end (from, until) count.
  */
-export function selfTimes(profile: CpuProfile, root: string, window: { fromEndUs: number; untilEndUs: number } | null = null): { samples: number; frames: SelfTime[] } {
+export function selfTimes(
+  profile: CpuProfile,
+  root: string,
+  window: { fromEndUs: number; untilEndUs: number } | null = null,
+): { samples: number; frames: SelfTime[] } {
   const hits = new Map<number, number>()
   const samples = profile.samples ?? []
   const deltas = profile.timeDeltas ?? []
   let time = profile.startTime
   for (let index = 0; index < samples.length; index++) {
     time += deltas[index] ?? 0
-    if (window !== null && (time < profile.endTime - window.fromEndUs || time > profile.endTime - window.untilEndUs)) continue
+    if (window !== null && (time < profile.endTime - window.fromEndUs || time > profile.endTime - window.untilEndUs))
+      continue
     hits.set(samples[index]!, (hits.get(samples[index]!) ?? 0) + 1)
   }
   const byFrame = new Map<string, number>()
@@ -46,13 +54,18 @@ export function selfTimes(profile: CpuProfile, root: string, window: { fromEndUs
     const key = `${frame.functionName || '(anonymous)'}${file === '' ? '' : ` ${file}:${frame.lineNumber + 1}`}`
     byFrame.set(key, (byFrame.get(key) ?? 0) + count)
   }
-  const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: total === 0 ? 0 : count / total }))
+  const frames = [...byFrame]
+    .sort((left, right) => right[1] - left[1])
+    .map(([frame, count]) => ({ frame, share: total === 0 ? 0 : count / total }))
   return { samples: total, frames }
 }
 
 /** The top `count` frames as printed lines: `  12.3%  frame`. */
 export function formatSelfTimes(frames: readonly SelfTime[], count: number): string {
-  return frames.slice(0, count).map((entry) => `${(entry.share * 100).toFixed(1).padStart(6)}%  ${entry.frame}\n`).join('')
+  return frames
+    .slice(0, count)
+    .map((entry) => `${(entry.share * 100).toFixed(1).padStart(6)}%  ${entry.frame}\n`)
+    .join('')
 }
 
 /**
@@ -85,5 +98,7 @@ export function byLayer(frames: readonly SelfTime[]): SelfTime[] {
     layers.set(layer, (layers.get(layer) ?? 0) + share)
     busy += share
   }
-  return [...layers].sort((left, right) => right[1] - left[1]).map(([frame, share]) => ({ frame, share: busy === 0 ? 0 : share / busy }))
+  return [...layers]
+    .sort((left, right) => right[1] - left[1])
+    .map(([frame, share]) => ({ frame, share: busy === 0 ? 0 : share / busy }))
 }

@@ -31,7 +31,16 @@ import { generate } from './generate.js'
 import { clockTicksPerSecond, cpuTicks, threadTicks } from './proc.js'
 import { loadResult, type LoadResult } from './scenarios.js'
 import { exited, PricingServer, provisionTenant, request, spawnListening, TenantClient } from './server-process.js'
-import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
+import {
+  currencyCode,
+  defaultShape,
+  distinctSkus,
+  pricelists,
+  seededRandom,
+  skuCode,
+  taxAreaCode,
+  type WorkloadShape,
+} from './workload.js'
 import { flagValue } from './flags.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -65,7 +74,12 @@ function scenarios(): EdgeScenario[] {
     return { method: 'GET', path: `/t/${slug}/price/${sku}/${pricelist}/${taxAreaCode}` }
   })
   const bodies = Array.from({ length: 4_096 }, () =>
-    JSON.stringify({ currency_code: currencyCode, pricelist_filter: {}, skus: distinctSkus(random, shape.skuCount, 100), tax_area: taxAreaCode }),
+    JSON.stringify({
+      currency_code: currencyCode,
+      pricelist_filter: {},
+      skus: distinctSkus(random, shape.skuCount, 100),
+      tax_area: taxAreaCode,
+    }),
   )
   let next = 0
   const query: Request = {
@@ -89,7 +103,8 @@ function progress(message: string): void {
 async function capture(server: PricingServer, token: string, scenario: EdgeScenario): Promise<CapturedAnswer> {
   const first = scenario.requests[0]!
   const answer = await request(`${server.url}${first.path}`, first.method ?? 'GET', { token, body: first.body })
-  if (answer.status !== 200) throw new Error(`${scenario.name}: the server answered ${answer.status} ${answer.text.slice(0, 300)}`)
+  if (answer.status !== 200)
+    throw new Error(`${scenario.name}: the server answered ${answer.status} ${answer.text.slice(0, 300)}`)
   const headers: Record<string, string> = {}
   for (const name of ['content-type', 'cache-control', 'etag', 'x-price-engine']) {
     const value = answer.headers.get(name)
@@ -102,7 +117,10 @@ async function capture(server: PricingServer, token: string, scenario: EdgeScena
 function mainAndOthers(ticks: Map<string, number>): Map<string, number> {
   let others = 0
   for (const [name, count] of ticks) if (name !== 'main') others += count
-  return new Map([['main', ticks.get('main') ?? 0], ['others', others]])
+  return new Map([
+    ['main', ticks.get('main') ?? 0],
+    ['others', others],
+  ])
 }
 
 /** utime and stime of the whole process `pid`, in clock ticks (/proc/<pid>/stat fields 14 and 15). */
@@ -118,8 +136,21 @@ interface Measured extends LoadResult {
 }
 
 /** autocannon against `url` (warm-up first, unmeasured), with the CPU ticks of `pid` around the measured run. */
-async function measure(url: string, pid: number, requests: Request[], headers: Record<string, string>): Promise<Measured> {
-  const options = { url, connections, pipelining: 1, timeout: 30, headers, requests, ...(rate === undefined ? {} : { overallRate: rate }) }
+async function measure(
+  url: string,
+  pid: number,
+  requests: Request[],
+  headers: Record<string, string>,
+): Promise<Measured> {
+  const options = {
+    url,
+    connections,
+    pipelining: 1,
+    timeout: 30,
+    headers,
+    requests,
+    ...(rate === undefined ? {} : { overallRate: rate }),
+  }
   if (warmupS > 0) await autocannon({ ...options, duration: warmupS })
   const before = userSystemTicks(pid)
   const started = performance.now()
@@ -127,7 +158,7 @@ async function measure(url: string, pid: number, requests: Request[], headers: R
   const after = userSystemTicks(pid)
   const cpuS = (after.user + after.system - before.user - before.system) / clockTicks
   const load = loadResult(result, (performance.now() - started) / 1000, cpuS)
-  return { ...load, userMicrosPerRequest: ((after.user - before.user) / clockTicks) * 1e6 / load.requestCount }
+  return { ...load, userMicrosPerRequest: (((after.user - before.user) / clockTicks) * 1e6) / load.requestCount }
 }
 
 const median = (values: readonly number[]): number => {
@@ -152,15 +183,25 @@ interface Credentials {
 const env = { PRICING_BACKUP_INTERVAL_S: '0' }
 
 try {
-  let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null
-  if (credentials !== null && credentials.skuCount !== shape.skuCount) throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
+  let credentials: Credentials | null = existsSync(credentialsPath)
+    ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials)
+    : null
+  if (credentials !== null && credentials.skuCount !== shape.skuCount)
+    throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
   const adminToken = credentials?.adminToken ?? randomBytes(16).toString('hex')
-  const server = new PricingServer({ entry: path.join(serverRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken, env })
+  const server = new PricingServer({
+    entry: path.join(serverRoot, 'server', 'start.js'),
+    dataDir: path.join(workDir, 'data'),
+    adminToken,
+    env,
+  })
   if (credentials === null) {
     await server.start()
     await server.waitReady()
     const client = await provisionTenant(server, slug)
-    progress(`generating ${shape.skuCount.toLocaleString('en-US')} SKUs x ${pricelists.length} pricelists x ${shape.versionCount} versions`)
+    progress(
+      `generating ${shape.skuCount.toLocaleString('en-US')} SKUs x ${pricelists.length} pricelists x ${shape.versionCount} versions`,
+    )
     await generate(client, shape, () => cpuTicks(server.pid) / clockTicksPerSecond())
     await server.stop()
     credentials = { adminToken, clientId: client.clientId, clientSecret: client.clientSecret, skuCount: shape.skuCount }
@@ -186,10 +227,20 @@ try {
     const otherDir = path.join(workDir, 'data-against')
     rmSync(otherDir, { recursive: true, force: true })
     cpSync(path.join(workDir, 'data'), otherDir, { recursive: true, filter: (source) => !source.endsWith('.lock') })
-    const otherServer = new PricingServer({ entry: path.join(againstRoot, 'server', 'start.js'), dataDir: otherDir, adminToken, env })
+    const otherServer = new PricingServer({
+      entry: path.join(againstRoot, 'server', 'start.js'),
+      dataDir: otherDir,
+      adminToken,
+      env,
+    })
     await otherServer.start()
     await otherServer.waitReady()
-    const otherToken = await new TenantClient(otherServer, slug, credentials.clientId, credentials.clientSecret).refreshToken()
+    const otherToken = await new TenantClient(
+      otherServer,
+      slug,
+      credentials.clientId,
+      credentials.clientSecret,
+    ).refreshToken()
     other = { server: otherServer, headers: { authorization: `Bearer ${otherToken}` } }
   }
   // The measured runs of the server, as intervals before its end (the profile ends there).
@@ -210,9 +261,16 @@ try {
         measured.push({ started, ended: performance.now(), requests: result.requestCount })
         // Per thread, warm-up included (the split, not the total, is the point here).
         const threadsAfter = mainAndOthers(threadTicks(server.pid))
-        const split = [...threadsAfter].map(([name, ticks]) => [name, ticks - (threadsBefore.get(name) ?? 0)] as const).filter(([, ticks]) => ticks > 0)
+        const split = [...threadsAfter]
+          .map(([name, ticks]) => [name, ticks - (threadsBefore.get(name) ?? 0)] as const)
+          .filter(([, ticks]) => ticks > 0)
         const total = split.reduce((sum, [, ticks]) => sum + ticks, 0)
-        progress(`  server threads: ${split.sort((left, right) => right[1] - left[1]).map(([name, ticks]) => `${name} ${((100 * ticks) / total).toFixed(0)}%`).join(', ')}`)
+        progress(
+          `  server threads: ${split
+            .sort((left, right) => right[1] - left[1])
+            .map(([name, ticks]) => `${name} ${((100 * ticks) / total).toFixed(0)}%`)
+            .join(', ')}`,
+        )
         if (other !== null) {
           progress(`${definition.name} round ${round + 1}/${rounds}: --against server`)
           against.push(await measure(other.server.url, other.server.pid, definition.requests, other.headers))
@@ -225,14 +283,20 @@ try {
       const realUs = median(real.map((result) => result.cpuMicrosPerRequest))
       const bareUs = median(base.map((result) => result.cpuMicrosPerRequest))
       const figures = (results: readonly Measured[]): string =>
-        `${median(results.map((result) => result.cpuMicrosPerRequest)).toFixed(1).padStart(6)} us/request ` +
+        `${median(results.map((result) => result.cpuMicrosPerRequest))
+          .toFixed(1)
+          .padStart(6)} us/request ` +
         `(user ${median(results.map((result) => result.userMicrosPerRequest)).toFixed(1)}; ` +
         `runs ${results.map((result) => result.cpuMicrosPerRequest.toFixed(1)).join(', ')}; ` +
         `${Math.round(median(results.map((result) => result.requestsPerSecond)))} req/s, p99 ${median(results.map((result) => result.latencyP99Ms))} ms)`
-      lines.push(`${definition.name.padEnd(10)} server ${figures(real)}  bare ${figures(base)}  ratio ${(realUs / bareUs).toFixed(2)}x`)
+      lines.push(
+        `${definition.name.padEnd(10)} server ${figures(real)}  bare ${figures(base)}  ratio ${(realUs / bareUs).toFixed(2)}x`,
+      )
       if (other !== null) {
         const againstUs = median(against.map((result) => result.cpuMicrosPerRequest))
-        const paired = median(real.map((result, index) => result.cpuMicrosPerRequest / against[index]!.cpuMicrosPerRequest))
+        const paired = median(
+          real.map((result, index) => result.cpuMicrosPerRequest / against[index]!.cpuMicrosPerRequest),
+        )
         lines.push(
           `${''.padEnd(10)} against ${figures(against)}  ratio to bare ${(againstUs / bareUs).toFixed(2)}x; ` +
             `server/against per round: median ${paired.toFixed(3)}`,
@@ -247,12 +311,16 @@ try {
   }
   const stopped = performance.now()
   const against = againstRoot === null ? '' : `, against ${path.relative(process.cwd(), againstRoot) || '.'}`
-  process.stdout.write(`server ${path.relative(process.cwd(), serverRoot) || '.'}${against}; ${shape.skuCount.toLocaleString('en-US')} SKUs, ${connections} connections${rate === undefined ? '' : ` at ${rate} req/s`}, ${seconds} s x ${rounds} rounds (median)${profiling ? ', under the profiler' : ''}\n`)
+  process.stdout.write(
+    `server ${path.relative(process.cwd(), serverRoot) || '.'}${against}; ${shape.skuCount.toLocaleString('en-US')} SKUs, ${connections} connections${rate === undefined ? '' : ` at ${rate} req/s`}, ${seconds} s x ${rounds} rounds (median)${profiling ? ', under the profiler' : ''}\n`,
+  )
   process.stdout.write(lines.map((line) => `${line}\n`).join(''))
   if (profiling) {
     // The main thread's profile is the one written by the process's first thread; the price
     // workers' hold the engine, which is not the edge. Only the measured intervals count.
-    const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
+    const written = readdirSync(profileDir)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .sort()
     const mainName = written.find((name) => /\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name)) ?? written[0]
     if (mainName === undefined) throw new Error('the server wrote no CPU profile')
     const profile = JSON.parse(readFileSync(path.join(profileDir, mainName), 'utf8')) as CpuProfile
@@ -267,10 +335,15 @@ try {
       requests += interval.requests
       const idle = thread.frames.find((entry) => entry.frame === '(idle)')?.share ?? 0
       busyUs += (1 - idle) * (interval.ended - interval.started) * 1000
-      for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
+      for (const entry of thread.frames)
+        byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
     }
-    const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
-    process.stdout.write(`main thread ${path.join(profileDir, mainName)}: not idle ${(busyUs / requests).toFixed(1)} us/request; top ${top} by self time over the measured runs (${samples} samples)\n`)
+    const frames = [...byFrame]
+      .sort((left, right) => right[1] - left[1])
+      .map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
+    process.stdout.write(
+      `main thread ${path.join(profileDir, mainName)}: not idle ${(busyUs / requests).toFixed(1)} us/request; top ${top} by self time over the measured runs (${samples} samples)\n`,
+    )
     process.stdout.write(formatSelfTimes(frames, top))
   }
 } finally {

@@ -12,12 +12,32 @@
 import { Catalog, compositeKey, type CatalogType, type EntityValues, type Pricelist } from '../engine/catalog.js'
 import { parseAmount } from '../engine/money.js'
 import { priceItem, PriceContext, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
-import { breakKindFixed, breakKindPercent, PriceBook, type PriceContent, type PriceVersion, type QuantityBreak } from '../engine/prices.js'
+import {
+  breakKindFixed,
+  breakKindPercent,
+  PriceBook,
+  type PriceContent,
+  type PriceVersion,
+  type QuantityBreak,
+} from '../engine/prices.js'
 import { queryPrices } from '../engine/query.js'
 import { executeQuery, setAnswerCacheItemsMax, type QueryInput } from '../workers/execute.js'
 import {
-  currencyCode, distinctSkus, priceOf, pricelists, seededRandom, skuCode, taxAreaCode, vatClasses, vatClassOf, versionStartMs, hasOwnPrice, priceVersionCount,
-  type BreakInput, type PricelistDefinition, type WorkloadShape,
+  currencyCode,
+  distinctSkus,
+  priceOf,
+  pricelists,
+  seededRandom,
+  skuCode,
+  taxAreaCode,
+  vatClasses,
+  vatClassOf,
+  versionStartMs,
+  hasOwnPrice,
+  priceVersionCount,
+  type BreakInput,
+  type PricelistDefinition,
+  type WorkloadShape,
 } from './workload.js'
 
 export interface EngineCase {
@@ -43,11 +63,21 @@ export const queryResolutionsPerSecondMin = { common: 15_000_000, mixed: 3_000_0
 const querySetCount = 256
 
 /** The common case's pricelists: the same codes, every one top-level with its own prices. */
-export const commonPricelists: readonly PricelistDefinition[] = pricelists.map((definition) => ({ code: definition.code, vatMode: definition.vatMode ?? 'NET', parentCode: null }))
+export const commonPricelists: readonly PricelistDefinition[] = pricelists.map((definition) => ({
+  code: definition.code,
+  vatMode: definition.vatMode ?? 'NET',
+  parentCode: null,
+}))
 
 const actor = 'bench'
 
-function put<K extends CatalogType>(catalog: Catalog, type: K, key: string, value: EntityValues[K], nowMs: number): void {
+function put<K extends CatalogType>(
+  catalog: Catalog,
+  type: K,
+  key: string,
+  value: EntityValues[K],
+  nowMs: number,
+): void {
   const change = catalog.plan(type, key, value, nowMs, nowMs, actor)
   if (change === null) throw new Error(`${type} ${key}: nothing to write`)
   catalog.apply(change.type, change.key, change.versions)
@@ -65,7 +95,11 @@ function toBreak(input: BreakInput): QuantityBreak {
     : { quantity: scaled(input.quantity_break), kind: breakKindFixed, value: scaled(input.fixed_price!) }
 }
 
-export function buildCatalog(shape: WorkloadShape, definitions: readonly PricelistDefinition[], nowMs: number): Catalog {
+export function buildCatalog(
+  shape: WorkloadShape,
+  definitions: readonly PricelistDefinition[],
+  nowMs: number,
+): Catalog {
   const catalog = new Catalog()
   put(catalog, 'currency', currencyCode, { is_active: true, vat_precision: 2 }, nowMs)
   put(catalog, 'tax_area', taxAreaCode, { name: 'Sweden', is_active: true, valid_from: null, valid_to: null }, nowMs)
@@ -75,8 +109,20 @@ export function buildCatalog(shape: WorkloadShape, definitions: readonly Priceli
   }
   for (let index = 0; index < shape.skuCount; index++) {
     const sku = skuCode(index)
-    put(catalog, 'article', sku, { name: `Article ${index}`, type: 'product', metadata: { group: [`G${index % 50}`] } }, nowMs)
-    put(catalog, 'article_taxclass', compositeKey(sku, taxAreaCode), { vat_class_code: vatClassOf(shape, index) }, nowMs)
+    put(
+      catalog,
+      'article',
+      sku,
+      { name: `Article ${index}`, type: 'product', metadata: { group: [`G${index % 50}`] } },
+      nowMs,
+    )
+    put(
+      catalog,
+      'article_taxclass',
+      compositeKey(sku, taxAreaCode),
+      { vat_class_code: vatClassOf(shape, index) },
+      nowMs,
+    )
   }
   for (const definition of definitions) {
     const pricelist: Pricelist = {
@@ -96,7 +142,11 @@ export function buildCatalog(shape: WorkloadShape, definitions: readonly Priceli
 }
 
 /** Every pair's versions installed as one run, as after a restart. */
-export function buildPriceBook(shape: WorkloadShape, definitions: readonly PricelistDefinition[], nowMs: number): PriceBook {
+export function buildPriceBook(
+  shape: WorkloadShape,
+  definitions: readonly PricelistDefinition[],
+  nowMs: number,
+): PriceBook {
   const book = new PriceBook()
   for (let skuIndex = 0; skuIndex < shape.skuCount; skuIndex++) {
     const sku = skuCode(skuIndex)
@@ -105,7 +155,11 @@ export function buildPriceBook(shape: WorkloadShape, definitions: readonly Price
       const versions: PriceVersion[] = []
       for (let version = 0; version < shape.versionCount; version++) {
         const price = priceOf(shape, skuIndex, pricelistIndex, version)
-        const content: PriceContent = { sales: scaled(price.sales), fields: null, breaks: price.breaks === null ? null : price.breaks.map(toBreak) }
+        const content: PriceContent = {
+          sales: scaled(price.sales),
+          fields: null,
+          breaks: price.breaks === null ? null : price.breaks.map(toBreak),
+        }
         versions.push({ from: versionStartMs(shape, version, nowMs), content, writtenAt: nowMs, writtenBy: actor })
       }
       book.apply(definitions[pricelistIndex]!.code, sku, versions)
@@ -119,15 +173,28 @@ export function buildPriceBook(shape: WorkloadShape, definitions: readonly Price
  * the answer cache as shipped and off, on many distinct bodies (carts: the cache finds few SKUs)
  * and on 16 (category pages): what the cache costs and gains without HTTP around it.
  */
-function answerCacheCases(state: { catalog: Catalog; book: PriceBook }, codes: readonly string[], shape: WorkloadShape, durationMs: number, random: () => number): EngineCase[] {
+function answerCacheCases(
+  state: { catalog: Catalog; book: PriceBook },
+  codes: readonly string[],
+  shape: WorkloadShape,
+  durationMs: number,
+  random: () => number,
+): EngineCase[] {
   const nowMs = Date.now()
   const distinct = Array.from({ length: 4_096 }, () => distinctSkus(random, shape.skuCount, 100))
   const repeated = distinct.slice(0, 16)
   let bytes = 0
   const run = (bodies: string[][]) => (index: number) => {
     const input: QueryInput = {
-      at: nowMs, cacheable: true, taxArea: taxAreaCode, skus: bodies[index % bodies.length]!, pricelists: codes,
-      currency: currencyCode, rounding: null, sortOrder: null, quantity: 1,
+      at: nowMs,
+      cacheable: true,
+      taxArea: taxAreaCode,
+      skus: bodies[index % bodies.length]!,
+      pricelists: codes,
+      currency: currencyCode,
+      rounding: null,
+      sortOrder: null,
+      quantity: 1,
     }
     bytes += executeQuery(state.catalog, state.book, input, 'bench').length
   }
@@ -137,9 +204,19 @@ function answerCacheCases(state: { catalog: Catalog; book: PriceBook }, codes: r
   }
   const cases = [
     measured('execute-100-distinct-off', 'executeQuery 100 SKUs, 4,096 distinct bodies, answer cache off', distinct, 0),
-    measured('execute-100-distinct', 'executeQuery 100 SKUs, 4,096 distinct bodies, answer cache as shipped', distinct, answerCacheItemsDefault),
+    measured(
+      'execute-100-distinct',
+      'executeQuery 100 SKUs, 4,096 distinct bodies, answer cache as shipped',
+      distinct,
+      answerCacheItemsDefault,
+    ),
     measured('execute-100-repeated-off', 'executeQuery 100 SKUs, 16 distinct bodies, answer cache off', repeated, 0),
-    measured('execute-100-repeated', 'executeQuery 100 SKUs, 16 distinct bodies, answer cache as shipped', repeated, answerCacheItemsDefault),
+    measured(
+      'execute-100-repeated',
+      'executeQuery 100 SKUs, 16 distinct bodies, answer cache as shipped',
+      repeated,
+      answerCacheItemsDefault,
+    ),
   ]
   setAnswerCacheItemsMax(answerCacheItemsDefault)
   if (bytes === 0) throw new Error('no answers')
@@ -169,7 +246,12 @@ function timed(durationMs: number, operation: (index: number) => void): { count:
   return run(durationMs)
 }
 
-function engineCase(name: string, title: string, resolutionsPerOperation: number, measured: { count: number; elapsedMs: number }): EngineCase {
+function engineCase(
+  name: string,
+  title: string,
+  resolutionsPerOperation: number,
+  measured: { count: number; elapsedMs: number },
+): EngineCase {
   return {
     name,
     title,
@@ -185,7 +267,10 @@ export function runEngineBench(shape: WorkloadShape, durationMs: number): Engine
   const mixed = { catalog: buildCatalog(shape, pricelists, nowMs), book: buildPriceBook(shape, pricelists, nowMs) }
   const buildMs = performance.now() - buildStarted
   const commonShape = { ...shape, breakShare: 0 }
-  const common = { catalog: buildCatalog(commonShape, commonPricelists, nowMs), book: buildPriceBook(commonShape, commonPricelists, nowMs) }
+  const common = {
+    catalog: buildCatalog(commonShape, commonPricelists, nowMs),
+    book: buildPriceBook(commonShape, commonPricelists, nowMs),
+  }
   const options: AnswerOptions = { currency: currencyCode, rounding: null, quantity: 1 }
   const random = seededRandom(shape.seed + 4)
   const pairs = Array.from({ length: 4_096 }, () => ({
@@ -202,25 +287,60 @@ export function runEngineBench(shape: WorkloadShape, durationMs: number): Engine
     sink += priced.gross
   }
   const codes = pricelists.map((pricelist) => pricelist.code).sort()
-  const skuSets = (count: number) => Array.from({ length: querySetCount }, () => distinctSkus(random, shape.skuCount, count))
+  const skuSets = (count: number) =>
+    Array.from({ length: querySetCount }, () => distinctSkus(random, shape.skuCount, count))
   const sets100 = skuSets(100)
   const sets1000 = skuSets(1_000)
   const query = (state: { catalog: Catalog; book: PriceBook }, sets: string[][]) => (index: number) => {
     const context = new PriceContext(state.catalog, state.book, nowMs, taxAreaCode)
-    const result = queryPrices(context, { skus: sets[index % querySetCount]!, pricelists: codes, options, sortOrder: null })
+    const result = queryPrices(context, {
+      skus: sets[index % querySetCount]!,
+      pricelists: codes,
+      options,
+      sortOrder: null,
+    })
     if (result.unavailable.length > 0) throw new Error(`unavailable: ${JSON.stringify(result.unavailable[0])}`)
     sink += result.items.length
   }
   const shared = new PriceContext(mixed.catalog, mixed.book, nowMs, taxAreaCode)
   const lists = codes.length
   const cases: EngineCase[] = [
-    engineCase('single', 'resolveBase + priceItem, new context per call (a GET)', 1,
-      timed(durationMs, (index) => resolveOne(new PriceContext(mixed.catalog, mixed.book, nowMs, taxAreaCode), index))),
-    engineCase('single-shared', 'resolveBase + priceItem, one warm context', 1, timed(durationMs, (index) => resolveOne(shared, index))),
-    engineCase('query-100-common', `queryPrices 100 SKUs x ${lists} pricelists, common case (own prices, no breaks)`, 100 * lists, timed(durationMs, query(common, sets100))),
-    engineCase('query-1000-common', `queryPrices 1,000 SKUs x ${lists} pricelists, common case`, 1_000 * lists, timed(durationMs, query(common, sets1000))),
-    engineCase('query-100-mixed', `queryPrices 100 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`, 100 * lists, timed(durationMs, query(mixed, sets100))),
-    engineCase('query-1000-mixed', `queryPrices 1,000 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`, 1_000 * lists, timed(durationMs, query(mixed, sets1000))),
+    engineCase(
+      'single',
+      'resolveBase + priceItem, new context per call (a GET)',
+      1,
+      timed(durationMs, (index) => resolveOne(new PriceContext(mixed.catalog, mixed.book, nowMs, taxAreaCode), index)),
+    ),
+    engineCase(
+      'single-shared',
+      'resolveBase + priceItem, one warm context',
+      1,
+      timed(durationMs, (index) => resolveOne(shared, index)),
+    ),
+    engineCase(
+      'query-100-common',
+      `queryPrices 100 SKUs x ${lists} pricelists, common case (own prices, no breaks)`,
+      100 * lists,
+      timed(durationMs, query(common, sets100)),
+    ),
+    engineCase(
+      'query-1000-common',
+      `queryPrices 1,000 SKUs x ${lists} pricelists, common case`,
+      1_000 * lists,
+      timed(durationMs, query(common, sets1000)),
+    ),
+    engineCase(
+      'query-100-mixed',
+      `queryPrices 100 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`,
+      100 * lists,
+      timed(durationMs, query(mixed, sets100)),
+    ),
+    engineCase(
+      'query-1000-mixed',
+      `queryPrices 1,000 SKUs x ${lists} pricelists, 10% breaks, one inheriting list`,
+      1_000 * lists,
+      timed(durationMs, query(mixed, sets1000)),
+    ),
   ]
   cases.push(...answerCacheCases(mixed, codes, shape, durationMs, random))
   if (Number.isNaN(sink)) throw new Error('unreachable: keeps the results alive')

@@ -19,11 +19,19 @@ const requests = option('requests', 100_000)
 const digestEvery = option('digest-every', 50)
 console.log(`fuzz: ${requests} requests, seed ${seed} (replay: npm run fuzz -- --seed ${seed} --requests ${requests})`)
 const trace = process.argv.includes('--trace') ? (line: string) => console.log(line) : undefined
-const result = await runFuzz({ seed, requests, digestEvery, log: (line) => console.log(line), ...(trace === undefined ? {} : { trace }) })
+const result = await runFuzz({
+  seed,
+  requests,
+  digestEvery,
+  log: (line) => console.log(line),
+  ...(trace === undefined ? {} : { trace }),
+})
 const defects: Defect[] = ['serverErrors', 'crashes', 'hangs', 'changes', 'badBodies', 'resets']
 for (const defect of defects) {
   for (const finding of result.findings[defect]) {
-    console.log(`${defect} #${finding.index} ${finding.operation} [${finding.kind}] -> ${finding.status}\n  sent: ${finding.request}\n  ${finding.detail}`)
+    console.log(
+      `${defect} #${finding.index} ${finding.operation} [${finding.kind}] -> ${finding.status}\n  sent: ${finding.request}\n  ${finding.detail}`,
+    )
   }
 }
 console.log(`statuses: ${JSON.stringify(result.statuses)}`)

@@ -14,7 +14,9 @@ async function debuggerUrl(pid: number): Promise<string> {
   process.kill(pid, 'SIGUSR1')
   const deadline = Date.now() + 5_000
   for (;;) {
-    const targets = await fetch(inspectorUrl).then((answer) => answer.json() as Promise<{ webSocketDebuggerUrl: string }[]>).catch(() => null)
+    const targets = await fetch(inspectorUrl)
+      .then((answer) => answer.json() as Promise<{ webSocketDebuggerUrl: string }[]>)
+      .catch(() => null)
     if (targets !== null && targets.length > 0) return targets[0]!.webSocketDebuggerUrl
     if (Date.now() > deadline) throw new Error(`process ${pid} did not open its inspector on 127.0.0.1:9229`)
     await new Promise((resolve) => setTimeout(resolve, 50))
@@ -48,10 +50,17 @@ export async function collectGarbage(pid: number): Promise<void> {
   // workers), so it is closed again, once this connection is gone (`inspector.close` waits for
   // its connections to end).
   await call('Runtime.enable')
-  await call('Runtime.evaluate', { expression: "setTimeout(() => process.getBuiltinModule('node:inspector').close(), 200), 0" })
+  await call('Runtime.evaluate', {
+    expression: "setTimeout(() => process.getBuiltinModule('node:inspector').close(), 200), 0",
+  })
   socket.close()
   const deadline = Date.now() + 5_000
-  while (await fetch(inspectorUrl).then(() => true, () => false)) {
+  while (
+    await fetch(inspectorUrl).then(
+      () => true,
+      () => false,
+    )
+  ) {
     if (Date.now() > deadline) throw new Error(`process ${pid} kept its inspector open`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

@@ -6,7 +6,17 @@
  * @module
  */
 import {
-  currencyCode, priceOf, pricelists, skuCode, taxAreaCode, vatClasses, vatClassOf, versionStartMs, writtenNowCount, pricedPairs, type WorkloadShape,
+  currencyCode,
+  priceOf,
+  pricelists,
+  skuCode,
+  taxAreaCode,
+  vatClasses,
+  vatClassOf,
+  versionStartMs,
+  writtenNowCount,
+  pricedPairs,
+  type WorkloadShape,
 } from './workload.js'
 import type { TenantClient } from './server-process.js'
 
@@ -37,7 +47,11 @@ async function writeReference(client: TenantClient): Promise<void> {
   await client.expect(202, 'PUT', `/tax-area/${taxAreaCode}`, { name: 'Sweden' })
   for (const vatClass of vatClasses) {
     await client.expect(202, 'PUT', `/vat/class/${vatClass.code}`, { name: vatClass.code })
-    await client.expect(202, 'POST', '/vat/rate', { tax_area_code: taxAreaCode, vat_class_code: vatClass.code, rate: vatClass.rate })
+    await client.expect(202, 'POST', '/vat/rate', {
+      tax_area_code: taxAreaCode,
+      vat_class_code: vatClass.code,
+      rate: vatClass.rate,
+    })
   }
 }
 
@@ -73,10 +87,19 @@ async function writeArticles(client: TenantClient, shape: WorkloadShape): Promis
     return Array.from({ length: Math.min(batchItemCount, shape.skuCount - first) }, (_, offset) => first + offset)
   }
   await sendBatches(client, '/article/batch', chunkCount, 2, (chunk) =>
-    range(chunk).map((index) => ({ sku: skuCode(index), name: `Article ${index}`, type: 'product', metadata: { group: [`G${index % 50}`] } })),
+    range(chunk).map((index) => ({
+      sku: skuCode(index),
+      name: `Article ${index}`,
+      type: 'product',
+      metadata: { group: [`G${index % 50}`] },
+    })),
   )
   await sendBatches(client, '/article-taxclass/batch', chunkCount, 2, (chunk) =>
-    range(chunk).map((index) => ({ sku_code: skuCode(index), tax_area_code: taxAreaCode, vat_class_code: vatClassOf(shape, index) })),
+    range(chunk).map((index) => ({
+      sku_code: skuCode(index),
+      tax_area_code: taxAreaCode,
+      vat_class_code: vatClassOf(shape, index),
+    })),
   )
 }
 
@@ -93,16 +116,29 @@ async function writePricelists(client: TenantClient): Promise<void> {
  * The items of one price batch: version phases in order (each phase writes over the one before),
  * SKU-major within a phase; `pairs` from `pricedPairs`.
  */
-function priceChunk(shape: WorkloadShape, pairs: Int32Array, chunk: number, startDates: readonly (string | null)[]): unknown[] {
+function priceChunk(
+  shape: WorkloadShape,
+  pairs: Int32Array,
+  chunk: number,
+  startDates: readonly (string | null)[],
+): unknown[] {
   const pairCount = pairs.length
   const items: unknown[] = []
-  for (let item = chunk * batchItemCount; item < Math.min((chunk + 1) * batchItemCount, pairCount * shape.versionCount); item++) {
+  for (
+    let item = chunk * batchItemCount;
+    item < Math.min((chunk + 1) * batchItemCount, pairCount * shape.versionCount);
+    item++
+  ) {
     const version = Math.floor(item / pairCount)
     const pair = pairs[item % pairCount]!
     const skuIndex = Math.floor(pair / pricelists.length)
     const pricelistIndex = pair % pricelists.length
     const price = priceOf(shape, skuIndex, pricelistIndex, version)
-    const entry: Record<string, unknown> = { sku: skuCode(skuIndex), pricelist: pricelists[pricelistIndex]!.code, price: price.sales }
+    const entry: Record<string, unknown> = {
+      sku: skuCode(skuIndex),
+      pricelist: pricelists[pricelistIndex]!.code,
+      price: price.sales,
+    }
     if (price.breaks !== null) entry['quantity_breaks'] = price.breaks
     const start = startDates[version]
     if (start !== null) entry['start_date'] = start
@@ -111,7 +147,11 @@ function priceChunk(shape: WorkloadShape, pairs: Int32Array, chunk: number, star
   return items
 }
 
-async function writePrices(client: TenantClient, shape: WorkloadShape, serverCpuSeconds: () => number): Promise<IngestResult> {
+async function writePrices(
+  client: TenantClient,
+  shape: WorkloadShape,
+  serverCpuSeconds: () => number,
+): Promise<IngestResult> {
   const nowMs = Date.now()
   // All but the last version have no start date: each is in force from its write and supersedes
   // the one before (stored as history). The last is scheduled ahead.
@@ -123,7 +163,9 @@ async function writePrices(client: TenantClient, shape: WorkloadShape, serverCpu
   const chunkCount = Math.ceil(total / batchItemCount)
   const cpuBefore = serverCpuSeconds()
   const started = performance.now()
-  const accepted = await sendBatches(client, '/price/batch', chunkCount, ingestConcurrency, (chunk) => priceChunk(shape, pairs, chunk, startDates))
+  const accepted = await sendBatches(client, '/price/batch', chunkCount, ingestConcurrency, (chunk) =>
+    priceChunk(shape, pairs, chunk, startDates),
+  )
   const elapsedMs = performance.now() - started
   const cpuS = serverCpuSeconds() - cpuBefore
   return {
@@ -137,7 +179,11 @@ async function writePrices(client: TenantClient, shape: WorkloadShape, serverCpu
 }
 
 /** `serverCpuSeconds` reads the server's CPU time so far (it is a process of its own). */
-export async function generate(client: TenantClient, shape: WorkloadShape, serverCpuSeconds: () => number): Promise<GenerateResult> {
+export async function generate(
+  client: TenantClient,
+  shape: WorkloadShape,
+  serverCpuSeconds: () => number,
+): Promise<GenerateResult> {
   const started = performance.now()
   await writeReference(client)
   await writeArticles(client, shape)

@@ -95,7 +95,11 @@ async function lmdbFloor(): Promise<{ micros: number; threads: string }> {
 /** The hashes and the log entry's encoding, over entries shaped as the ingest's. */
 function perVersionSteps(): string {
   const count = 100_000
-  const contents = Array.from({ length: count }, (_, index) => ({ sales: 100_000 + index * 37, fields: null, breaks: null }))
+  const contents = Array.from({ length: count }, (_, index) => ({
+    sales: 100_000 + index * 37,
+    fields: null,
+    breaks: null,
+  }))
   const contentHash = cpuMicrosPer(count, () => {
     for (const content of contents) priceContentHash(content)
   })
@@ -103,11 +107,19 @@ function perVersionSteps(): string {
   const chained = cpuMicrosPer(count, () => {
     let previous = ''
     for (let index = 0; index < count; index++) {
-      const entry = makeEntry(index + 1, {
-        entityType: 'price', changeType: 'updated', entityCode: `SKU-${String(index).padStart(6, '0')}`,
-        compositeKey: 'PL-RETAIL', changedAt: 1_735_000_000_000 + index, changedBy: 'bench-client-0001',
-        contentHash: '0123456789abcdef0123456789abcdef',
-      }, previous)
+      const entry = makeEntry(
+        index + 1,
+        {
+          entityType: 'price',
+          changeType: 'updated',
+          entityCode: `SKU-${String(index).padStart(6, '0')}`,
+          compositeKey: 'PL-RETAIL',
+          changedAt: 1_735_000_000_000 + index,
+          changedBy: 'bench-client-0001',
+          contentHash: '0123456789abcdef0123456789abcdef',
+        },
+        previous,
+      )
       previous = entry.checksum
       entries.push(entry)
     }

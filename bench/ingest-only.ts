@@ -35,7 +35,8 @@ const serverRoot = path.resolve(flag('server') ?? buildRoot)
 /** `--node-args "--trace-gc --max-semi-space-size=64"`: options for the server's node, to try V8 settings. */
 const nodeArgs = (flag('node-args') ?? '').split(' ').filter((argument) => argument !== '')
 const pairsPerSku = pricelists.length * defaultShape.versionCount
-if (!Number.isInteger(versionCount / pairsPerSku) || versionCount <= 0) throw new Error(`--versions must be a positive multiple of ${pairsPerSku}`)
+if (!Number.isInteger(versionCount / pairsPerSku) || versionCount <= 0)
+  throw new Error(`--versions must be a positive multiple of ${pairsPerSku}`)
 // Fewer SKUs rather than fewer versions per pair: every pair still gets its superseded versions.
 const shape = { ...defaultShape, skuCount: versionCount / pairsPerSku }
 const clockTicks = clockTicksPerSecond()
@@ -52,14 +53,21 @@ interface IngestRun {
 
 /** Per-version CPU by thread between two readings, largest first. */
 function threadShares(before: Map<string, number>, after: Map<string, number>, versions: number): string {
-  const rows = [...after].map(([name, ticks]) => [name, ((ticks - (before.get(name) ?? 0)) / clockTicks) * 1e6 / versions] as const)
-  return rows.filter(([, micros]) => micros > 0).sort((left, right) => right[1] - left[1])
-    .map(([name, micros]) => `${name} ${micros.toFixed(2)}`).join(', ')
+  const rows = [...after].map(
+    ([name, ticks]) => [name, (((ticks - (before.get(name) ?? 0)) / clockTicks) * 1e6) / versions] as const,
+  )
+  return rows
+    .filter(([, micros]) => micros > 0)
+    .sort((left, right) => right[1] - left[1])
+    .map(([name, micros]) => `${name} ${micros.toFixed(2)}`)
+    .join(', ')
 }
 
 /** Self time over the price phase, summed over the server's threads (one profile file each). */
 function summariseProfiles(profileDir: string, window: { fromEndUs: number; untilEndUs: number }): string {
-  const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
+  const written = readdirSync(profileDir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort()
   if (written.length === 0) throw new Error('the server wrote no CPU profile')
   const keptProfiles = path.join(repositoryRoot, 'bench', 'results', 'profiles')
   mkdirSync(keptProfiles, { recursive: true })
@@ -72,11 +80,10 @@ function summariseProfiles(profileDir: string, window: { fromEndUs: number; unti
     renameSync(path.join(profileDir, name), kept)
     const thread = selfTimes(profile, serverRoot, window)
     samples += thread.samples
-    for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
+    for (const entry of thread.frames)
+      byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
   }
-  const frames = [...byFrame]
-    .filter(([frame]) => frame !== '(idle)')
-    .sort((left, right) => right[1] - left[1])
+  const frames = [...byFrame].filter(([frame]) => frame !== '(idle)').sort((left, right) => right[1] - left[1])
   const busy = frames.reduce((sum, [, count]) => sum + count, 0)
   const shares = frames.map(([frame, count]) => ({ frame, share: busy === 0 ? 0 : count / busy }))
   return `top ${top} functions by self time over the price phase, all threads, share of busy samples (${Math.round(busy)} of ${samples}; kept in ${path.relative(repositoryRoot, keptProfiles)}):\n${formatSelfTimes(shares, top)}`
@@ -106,9 +113,13 @@ async function ingestOnce(workDir: string): Promise<IngestRun> {
     const ingest = generated.ingest
     // The child pricelist inherits most of its SKUs, so the workload writes fewer than SKUs x lists x 3.
     const expected = priceVersionCount(shape)
-    if (ingest.priceVersionCount !== expected) throw new Error(`${ingest.priceVersionCount} versions acknowledged, not ${expected}`)
+    if (ingest.priceVersionCount !== expected)
+      throw new Error(`${ingest.priceVersionCount} versions acknowledged, not ${expected}`)
     // The price phase, counted back from the process's end (where the profiles end).
-    const window = { fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000, untilEndUs: (stopped - ingestEnded) * 1000 }
+    const window = {
+      fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000,
+      untilEndUs: (stopped - ingestEnded) * 1000,
+    }
     return {
       cpuMicrosPerVersion: ingest.serverCpuMicrosPerItem,
       versionsPerSecond: ingest.itemsPerSecond,
@@ -142,5 +153,7 @@ for (let run = 1; run <= runCount; run++) {
 }
 if (figures.length > 1) {
   const sorted = [...figures].sort((left, right) => left - right)
-  process.stdout.write(`median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} us/version, min ${sorted[0]!.toFixed(2)}, max ${sorted[sorted.length - 1]!.toFixed(2)}\n`)
+  process.stdout.write(
+    `median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} us/version, min ${sorted[0]!.toFixed(2)}, max ${sorted[sorted.length - 1]!.toFixed(2)}\n`,
+  )
 }

@@ -30,17 +30,37 @@ export interface IsolationOptions {
   readonly progress: (message: string) => void
 }
 
-export async function runIsolationBench(server: PricingServer, client: TenantClient, options: IsolationOptions): Promise<IsolationResult> {
+export async function runIsolationBench(
+  server: PricingServer,
+  client: TenantClient,
+  options: IsolationOptions,
+): Promise<IsolationResult> {
   const definitions = scenarioDefinitions(options.slug, options.shape)
   const gets = definitions.find((definition) => definition.name === 'get')!.requests
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   options.progress(`isolation: GETs alone on ${isolationGetConnections} connections`)
-  const getAlone = await measureLoad(server.url, server.pid, gets, headers, { ...options.load, connections: isolationGetConnections })
+  const getAlone = await measureLoad(server.url, server.pid, gets, headers, {
+    ...options.load,
+    connections: isolationGetConnections,
+  })
   options.progress(`isolation: GETs with 1,000-SKU queries on ${isolationQueryConnections} more connections`)
   const [getWithQueries, queries] = await Promise.all([
     measureLoad(server.url, server.pid, gets, headers, { ...options.load, connections: isolationGetConnections }),
     // In a process of its own (bench/load-process.ts), as a second client would be.
-    measureLoadInProcess({ url: server.url, pid: server.pid, slug: options.slug, shape: options.shape, scenario: 'query-1000', headers, load: { ...options.load, connections: isolationQueryConnections } }),
+    measureLoadInProcess({
+      url: server.url,
+      pid: server.pid,
+      slug: options.slug,
+      shape: options.shape,
+      scenario: 'query-1000',
+      headers,
+      load: { ...options.load, connections: isolationQueryConnections },
+    }),
   ])
-  return { getAlone, getWithQueries, queries, p99Ratio: getWithQueries.latencyP99Ms / Math.max(getAlone.latencyP99Ms, 1) }
+  return {
+    getAlone,
+    getWithQueries,
+    queries,
+    p99Ratio: getWithQueries.latencyP99Ms / Math.max(getAlone.latencyP99Ms, 1),
+  }
 }

@@ -36,8 +36,16 @@ function previousReader(bytes: Buffer, max: number): unknown {
 function batch(longAmount: boolean): Buffer {
   const items = []
   for (let index = 0; index < 2500; index++) {
-    const item: Record<string, unknown> = { sku: `SKU-${String(index).padStart(6, '0')}`, pricelist: `PL-${index % 5}`, price: Math.round(1000 + index * 37.7) / 100 }
-    if (index % 10 === 0) item['quantity_breaks'] = [{ quantity_break: 10, percent_of_base: 90 }, { quantity_break: 50, fixed_price: 7.5 }]
+    const item: Record<string, unknown> = {
+      sku: `SKU-${String(index).padStart(6, '0')}`,
+      pricelist: `PL-${index % 5}`,
+      price: Math.round(1000 + index * 37.7) / 100,
+    }
+    if (index % 10 === 0)
+      item['quantity_breaks'] = [
+        { quantity_break: 10, percent_of_base: 90 },
+        { quantity_break: 50, fixed_price: 7.5 },
+      ]
     if (index % 2 === 0) item['start_date'] = '2030-01-01T00:00:00Z'
     items.push(item)
   }
@@ -72,11 +80,13 @@ for (let round = 0; round < rounds + 50; round++) {
 }
 const before = median(previous)
 const after = median(current)
-console.log(JSON.stringify({
-  batch_bytes: plain.length,
-  rounds,
-  previous_reader_us: Math.round(before),
-  read_json_body_us: Math.round(after),
-  change_percent: Math.round(((after - before) / before) * 1000) / 10,
-  with_one_30_digit_amount_us: Math.round(median(exact)),
-}))
+console.log(
+  JSON.stringify({
+    batch_bytes: plain.length,
+    rounds,
+    previous_reader_us: Math.round(before),
+    read_json_body_us: Math.round(after),
+    change_percent: Math.round(((after - before) / before) * 1000) / 10,
+    with_one_30_digit_amount_us: Math.round(median(exact)),
+  }),
+)

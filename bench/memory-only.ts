@@ -98,8 +98,10 @@ try {
   const perVersion = (at: 'now' | 'later'): string =>
     `after the ingest ${((live[at] - empty[at]) / versions).toFixed(0)} bytes, ` +
     `after the restart ${((restarted[at] - empty[at]) / versions).toFixed(0)} bytes`
-  process.stdout.write(`RSS growth per price version over the empty server, as the bench reads it: ${perVersion('now')}; ` +
-    `${laterMs / 1000} s later: ${perVersion('later')}\n`)
+  process.stdout.write(
+    `RSS growth per price version over the empty server, as the bench reads it: ${perVersion('now')}; ` +
+      `${laterMs / 1000} s later: ${perVersion('later')}\n`,
+  )
 } finally {
   await server.stop()
   rmSync(workDir, { recursive: true, force: true })

@@ -24,7 +24,11 @@ const numberFlag = (name: string, fallback: number): number => {
   return index < 0 ? fallback : Number(argv[index + 1])
 }
 const mixed = argv.includes('--mixed')
-const shape = { ...defaultShape, skuCount: numberFlag('skus', defaultShape.skuCount), breakShare: mixed ? defaultShape.breakShare : 0 }
+const shape = {
+  ...defaultShape,
+  skuCount: numberFlag('skus', defaultShape.skuCount),
+  breakShare: mixed ? defaultShape.breakShare : 0,
+}
 const seconds = numberFlag('seconds', 4)
 const top = numberFlag('top', 20)
 
@@ -47,11 +51,13 @@ function run(ms: number): number {
     sink += queryPrices(context, { skus, pricelists: codes, options, sortOrder: null }).items.length
     resolutions += skus.length * codes.length
   }
-  return resolutions / (performance.now() - started) * 1000
+  return (resolutions / (performance.now() - started)) * 1000
 }
 
 function post<T>(session: Session, method: string, params?: object): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result as T))))
+  return new Promise((resolve, reject) =>
+    session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result as T))),
+  )
 }
 
 run(1_000)
@@ -66,11 +72,18 @@ session.disconnect()
 
 const directory = path.join(repositoryRoot, 'bench', 'results', 'profiles')
 mkdirSync(directory, { recursive: true })
-const file = path.join(directory, `engine-${mixed ? 'mixed' : 'common'}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
+const file = path.join(
+  directory,
+  `engine-${mixed ? 'mixed' : 'common'}-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`,
+)
 writeFileSync(file, JSON.stringify(profile))
 
 const { samples, frames } = selfTimes(profile, repositoryRoot)
-process.stdout.write(`${mixed ? 'mixed' : 'common'} case, ${shape.skuCount.toLocaleString('en-US')} SKUs: ${Math.round(rate).toLocaleString('en-US')} resolutions/s under the profiler\n`)
-process.stdout.write(`top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, file)}\n`)
+process.stdout.write(
+  `${mixed ? 'mixed' : 'common'} case, ${shape.skuCount.toLocaleString('en-US')} SKUs: ${Math.round(rate).toLocaleString('en-US')} resolutions/s under the profiler\n`,
+)
+process.stdout.write(
+  `top ${top} functions by self time (${samples} samples), profile: ${path.relative(repositoryRoot, file)}\n`,
+)
 process.stdout.write(formatSelfTimes(frames, top))
 if (Number.isNaN(sink)) throw new Error('unreachable')

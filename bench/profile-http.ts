@@ -15,7 +15,16 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,15 +65,32 @@ const profiling = !argv.includes('--no-profile')
 /** `--node-args "--perf-basic-prof"`: options for the server's node (labelled as settings are). */
 const nodeArgs = (flag('node-args') ?? '').split(' ').filter((argument) => argument !== '')
 const extraSettings = flagValues(argv, 'env').map((setting) => setting.split('=') as [string, string])
-const env: Record<string, string> = { PRICING_FX_FEED_URL: '', ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}), ...Object.fromEntries(extraSettings) }
-const labelled = [...(cacheOff ? ['PRICING_ANSWER_CACHE_ITEMS=0'] : []), ...extraSettings.map(([name, value]) => `${name}=${value}`), ...nodeArgs]
+const env: Record<string, string> = {
+  PRICING_FX_FEED_URL: '',
+  ...(cacheOff ? { PRICING_ANSWER_CACHE_ITEMS: '0' } : {}),
+  ...Object.fromEntries(extraSettings),
+}
+const labelled = [
+  ...(cacheOff ? ['PRICING_ANSWER_CACHE_ITEMS=0'] : []),
+  ...extraSettings.map(([name, value]) => `${name}=${value}`),
+  ...nodeArgs,
+]
 const label = labelled.length > 0 ? ` (${labelled.join(', ')})` : ' (shipped defaults)'
 
 try {
-  let credentials: Credentials | null = existsSync(credentialsPath) ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials) : null
-  if (credentials !== null && credentials.skuCount !== shape.skuCount) throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
+  let credentials: Credentials | null = existsSync(credentialsPath)
+    ? (JSON.parse(readFileSync(credentialsPath, 'utf8')) as Credentials)
+    : null
+  if (credentials !== null && credentials.skuCount !== shape.skuCount)
+    throw new Error(`${workDir} holds ${credentials.skuCount} SKUs, not ${shape.skuCount}`)
   const adminToken = credentials?.adminToken ?? randomBytes(16).toString('hex')
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken, env, shippedDefaults: true })
+  const server = new PricingServer({
+    entry: path.join(buildRoot, 'server', 'start.js'),
+    dataDir: path.join(workDir, 'data'),
+    adminToken,
+    env,
+    shippedDefaults: true,
+  })
   if (credentials === null) {
     await server.start()
     await server.waitReady()
@@ -81,7 +107,12 @@ try {
   let window: { fromEndUs: number; untilEndUs: number }
   if (scenarioName === 'ingest') {
     // The price ingest of a fresh workload (the data directory's tenant is left alone).
-    const fresh = new PricingServer({ entry: server.options.entry, dataDir: path.join(workDir, 'ingest-data'), adminToken, env })
+    const fresh = new PricingServer({
+      entry: server.options.entry,
+      dataDir: path.join(workDir, 'ingest-data'),
+      adminToken,
+      env,
+    })
     rmSync(path.join(workDir, 'ingest-data'), { recursive: true, force: true })
     await fresh.start({}, [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${profileDir}`])
     await fresh.waitReady()
@@ -92,7 +123,10 @@ try {
     const stopped = performance.now()
     rmSync(path.join(workDir, 'ingest-data'), { recursive: true, force: true })
     const ingest = generated.ingest
-    window = { fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000, untilEndUs: (stopped - ingestEnded) * 1000 }
+    window = {
+      fromEndUs: (stopped - ingestEnded + ingest.elapsedMs) * 1000,
+      untilEndUs: (stopped - ingestEnded) * 1000,
+    }
     summary = `ingest: ${Math.round(ingest.itemsPerSecond).toLocaleString('en-US')} price versions/s, ${ingest.serverCpuMicrosPerItem.toFixed(1)} us CPU/version under the profiler`
   } else {
     await server.start({}, [...nodeArgs, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])])
@@ -103,9 +137,18 @@ try {
     if (scenario === undefined) throw new Error(`no scenario ${scenarioName}`)
     const warmupS = 2
     const loadStarted = performance.now()
-    const load = await measureLoad(server.url, server.pid, scenario.requests, { authorization: `Bearer ${token}` }, {
-      connections, durationS: seconds, warmupS, clockTicks: clockTicksPerSecond(),
-    })
+    const load = await measureLoad(
+      server.url,
+      server.pid,
+      scenario.requests,
+      { authorization: `Bearer ${token}` },
+      {
+        connections,
+        durationS: seconds,
+        warmupS,
+        clockTicks: clockTicksPerSecond(),
+      },
+    )
     const loadEnded = performance.now()
     answerCacheAfter = answerCacheCounts(server.url)
     await answerCacheAfter
@@ -116,12 +159,16 @@ try {
     summary = `${scenarioName}${label}: ${Math.round(load.requestsPerSecond).toLocaleString('en-US')} req/s, p99 ${load.latencyP99Ms} ms, ${load.cpuMicrosPerRequest.toFixed(1)} us CPU/request${profiling ? ' under the profiler' : ''}`
     if (!profiling) {
       const { hits, misses } = await answerCacheAfter
-      process.stdout.write(`${summary}, answer cache hits ${misses + hits === 0 ? 0 : ((hits / (hits + misses)) * 100).toFixed(1)}%\n`)
+      process.stdout.write(
+        `${summary}, answer cache hits ${misses + hits === 0 ? 0 : ((hits / (hits + misses)) * 100).toFixed(1)}%\n`,
+      )
       process.exit(0)
     }
   }
   // One profile per thread: the main thread's and each price worker's.
-  const written = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort()
+  const written = readdirSync(profileDir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort()
   if (written.length === 0) throw new Error('the server wrote no CPU profile')
   const keptProfiles = path.join(repositoryRoot, 'bench', 'results', 'profiles')
   mkdirSync(keptProfiles, { recursive: true })
@@ -136,12 +183,17 @@ try {
     const thread = selfTimes(profile, repositoryRoot, window)
     threads.push(`${path.relative(repositoryRoot, kept)} (${thread.samples} samples)`)
     samples += thread.samples
-    for (const entry of thread.frames) byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
+    for (const entry of thread.frames)
+      byFrame.set(entry.frame, (byFrame.get(entry.frame) ?? 0) + entry.share * thread.samples)
   }
-  const frames = [...byFrame].sort((left, right) => right[1] - left[1]).map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
+  const frames = [...byFrame]
+    .sort((left, right) => right[1] - left[1])
+    .map(([frame, count]) => ({ frame, share: samples === 0 ? 0 : count / samples }))
   process.stdout.write(`${summary}; self time over the measured interval\n`)
   process.stdout.write(`profiles:\n${threads.map((line) => `  ${line}\n`).join('')}`)
-  process.stdout.write(`top ${top} functions by self time, all threads (${samples} samples; idle threads count as (idle) or (program)):\n`)
+  process.stdout.write(
+    `top ${top} functions by self time, all threads (${samples} samples; idle threads count as (idle) or (program)):\n`,
+  )
   process.stdout.write(formatSelfTimes(frames, top))
   process.stdout.write('busy time by layer (all threads, idle left out):\n')
   process.stdout.write(formatSelfTimes(byLayer(frames), 16))

@@ -6,7 +6,12 @@
  */
 import { changelogP99MaxMs, writeBatchItems, writeLanes, type ChangelogResult } from './changelog.js'
 import { accessLogCostMax, defaultSample, type AccessLogResult } from './access-log.js'
-import { isolationGetConnections, isolationP99RatioMax, isolationQueryConnections, type IsolationResult } from './isolation.js'
+import {
+  isolationGetConnections,
+  isolationP99RatioMax,
+  isolationQueryConnections,
+  type IsolationResult,
+} from './isolation.js'
 import { queryResolutionsPerSecondMin, type EngineResult } from './engine.js'
 import type { IngestResult } from './generate.js'
 import type { BackupResult } from './backup.js'
@@ -194,7 +199,9 @@ export function globalChecks(results: Omit<BenchResults, 'checks'>, restartMsMax
   const engineChecks = results.engine.cases
     .filter((entry) => entry.name.startsWith('query-'))
     .map((entry) => {
-      const minimum = entry.name.endsWith('-common') ? queryResolutionsPerSecondMin.common : queryResolutionsPerSecondMin.mixed
+      const minimum = entry.name.endsWith('-common')
+        ? queryResolutionsPerSecondMin.common
+        : queryResolutionsPerSecondMin.mixed
       return {
         figure: `engine: ${entry.title}, resolutions/s`,
         measured: formatInteger(entry.resolutionsPerSecond),
@@ -238,8 +245,16 @@ export function changelogChecks(changelog: ChangelogResult): Check[] {
     target: `< ${changelogP99MaxMs} ms`,
     pass: read.load.latencyP99Ms < changelogP99MaxMs,
   }))
-  const failures = changelog.reads.reduce((sum, read) => sum + read.load.non2xx + read.load.errors + read.writes.refused, 0)
-  checks.push({ figure: 'changelog: non-2xx reads, errors and refused write batches', measured: formatInteger(failures), target: '0', pass: failures === 0 })
+  const failures = changelog.reads.reduce(
+    (sum, read) => sum + read.load.non2xx + read.load.errors + read.writes.refused,
+    0,
+  )
+  checks.push({
+    figure: 'changelog: non-2xx reads, errors and refused write batches',
+    measured: formatInteger(failures),
+    target: '0',
+    pass: failures === 0,
+  })
   return checks
 }
 
@@ -259,22 +274,34 @@ export function webhookChecks(webhooks: WebhookResult): Check[] {
       target: `< ${dispatchShareMax * 100}%`,
       pass: webhooks.dispatchShare < dispatchShareMax,
     },
-    { figure: 'webhooks: events the receiver got (delivery ran)', measured: formatInteger(webhooks.receivedEvents), target: '> 0', pass: webhooks.receivedEvents > 0 },
+    {
+      figure: 'webhooks: events the receiver got (delivery ran)',
+      measured: formatInteger(webhooks.receivedEvents),
+      target: '> 0',
+      pass: webhooks.receivedEvents > 0,
+    },
   ]
 }
 
 export function isolationChecks(isolation: IsolationResult): Check[] {
-  return [{
-    figure: `isolation: GET p99 with 1,000-SKU queries on ${isolationQueryConnections} connections vs GETs alone (${isolationGetConnections} connections; p99s below 1 ms, autocannon's resolution, count as 1 ms)`,
-    measured: `${twoDecimals.format(isolation.p99Ratio)}x (${isolation.getWithQueries.latencyP99Ms} vs ${isolation.getAlone.latencyP99Ms} ms)`,
-    target: `<= ${isolationP99RatioMax}x`,
-    pass: isolation.p99Ratio <= isolationP99RatioMax,
-  }]
+  return [
+    {
+      figure: `isolation: GET p99 with 1,000-SKU queries on ${isolationQueryConnections} connections vs GETs alone (${isolationGetConnections} connections; p99s below 1 ms, autocannon's resolution, count as 1 ms)`,
+      measured: `${twoDecimals.format(isolation.p99Ratio)}x (${isolation.getWithQueries.latencyP99Ms} vs ${isolation.getAlone.latencyP99Ms} ms)`,
+      target: `<= ${isolationP99RatioMax}x`,
+      pass: isolation.p99Ratio <= isolationP99RatioMax,
+    },
+  ]
 }
 
 function isolationTable(isolation: IsolationResult): Table {
   const row = (label: string, load: IsolationResult['getAlone']) => [
-    label, formatInteger(load.requestsPerSecond), String(load.latencyP50Ms), String(load.latencyP99Ms), String(load.latencyMaxMs), formatInteger(load.non2xx + load.errors),
+    label,
+    formatInteger(load.requestsPerSecond),
+    String(load.latencyP50Ms),
+    String(load.latencyP99Ms),
+    String(load.latencyMaxMs),
+    formatInteger(load.non2xx + load.errors),
   ]
   return {
     header: ['load', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx + errors'],
@@ -288,7 +315,12 @@ function isolationTable(isolation: IsolationResult): Table {
 }
 
 const loadRow = (label: string, load: LoadResult): string[] => [
-  label, formatInteger(load.requestsPerSecond), String(load.latencyP50Ms), String(load.latencyP99Ms), String(load.latencyMaxMs), formatInteger(load.non2xx + load.errors),
+  label,
+  formatInteger(load.requestsPerSecond),
+  String(load.latencyP50Ms),
+  String(load.latencyP99Ms),
+  String(load.latencyMaxMs),
+  formatInteger(load.non2xx + load.errors),
 ]
 
 export function restoreChecks(restore: RestoreBenchResult): Check[] {
@@ -300,7 +332,12 @@ export function restoreChecks(restore: RestoreBenchResult): Check[] {
       target: `<= ${restoreP99RatioMax}x`,
       pass: restore.p99Ratio <= restoreP99RatioMax,
     },
-    { figure: 'restore under load: non-2xx answers and errors of the queries', measured: formatInteger(during.non2xx + during.errors), target: '0', pass: during.non2xx + during.errors === 0 },
+    {
+      figure: 'restore under load: non-2xx answers and errors of the queries',
+      measured: formatInteger(during.non2xx + during.errors),
+      target: '0',
+      pass: during.non2xx + during.errors === 0,
+    },
   ]
 }
 
@@ -313,12 +350,21 @@ export function retentionChecks(retention: RetentionBenchResult): Check[] {
       target: `<= ${retentionP99RatioMax}x`,
       pass: retention.p99Ratio <= retentionP99RatioMax,
     },
-    { figure: 'retention pass: non-2xx answers and errors of the queries', measured: formatInteger(during.non2xx + during.errors), target: '0', pass: during.non2xx + during.errors === 0 },
     {
-      figure: 'retention pass: memory and disk fall (price columns, server RssAnon after a GC, compacted copy of the tenant)',
+      figure: 'retention pass: non-2xx answers and errors of the queries',
+      measured: formatInteger(during.non2xx + during.errors),
+      target: '0',
+      pass: during.non2xx + during.errors === 0,
+    },
+    {
+      figure:
+        'retention pass: memory and disk fall (price columns, server RssAnon after a GC, compacted copy of the tenant)',
       measured: `${formatMiB(retention.priceBytesBefore)} -> ${formatMiB(retention.priceBytesAfter)}; ${formatMiB(retention.rssAnonBeforeBytes)} -> ${formatMiB(retention.rssAnonAfterBytes)}; ${formatMiB(retention.backupBeforeBytes)} -> ${formatMiB(retention.backupAfterBytes)}`,
       target: 'all fall',
-      pass: retention.priceBytesAfter < retention.priceBytesBefore && retention.rssAnonAfterBytes < retention.rssAnonBeforeBytes && retention.backupAfterBytes < retention.backupBeforeBytes,
+      pass:
+        retention.priceBytesAfter < retention.priceBytesBefore &&
+        retention.rssAnonAfterBytes < retention.rssAnonBeforeBytes &&
+        retention.backupAfterBytes < retention.backupBeforeBytes,
     },
   ]
 }
@@ -328,22 +374,50 @@ function restoreTable(restore: RestoreBenchResult, retention: RetentionBenchResu
     loadRow('100-SKU queries, no restore', restore.queriesAlone),
     loadRow(`100-SKU queries during the restore (from 1 s before it to its end)`, restore.queriesDuringRestore),
   ]
-  if (retention !== undefined) rows.push(loadRow('100-SKU queries during the retention pass (from 1 s before it to its end)', retention.queriesDuringPass))
-  return { header: ['load', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx + errors'], rightAligned: [false, true, true, true, true, true], rows }
+  if (retention !== undefined)
+    rows.push(
+      loadRow('100-SKU queries during the retention pass (from 1 s before it to its end)', retention.queriesDuringPass),
+    )
+  return {
+    header: ['load', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'non-2xx + errors'],
+    rightAligned: [false, true, true, true, true, true],
+    rows,
+  }
 }
 
 function dataSafetyTable(restore: RestoreBenchResult | undefined, retention: RetentionBenchResult | undefined): Table {
   const rows: string[][] = []
   if (restore !== undefined) {
-    rows.push([`restore of the full tenant, ${formatInteger(restore.changedPairs)} pairs differing: alone, request to completed (server)`, `${formatSeconds(restore.alone.elapsedMs)} (${formatSeconds(restore.alone.serverMs)})`])
-    rows.push(['the same restore under the 100-SKU query load', `${formatSeconds(restore.underLoad.elapsedMs)} (${formatSeconds(restore.underLoad.serverMs)})`])
+    rows.push([
+      `restore of the full tenant, ${formatInteger(restore.changedPairs)} pairs differing: alone, request to completed (server)`,
+      `${formatSeconds(restore.alone.elapsedMs)} (${formatSeconds(restore.alone.serverMs)})`,
+    ])
+    rows.push([
+      'the same restore under the 100-SKU query load',
+      `${formatSeconds(restore.underLoad.elapsedMs)} (${formatSeconds(restore.underLoad.serverMs)})`,
+    ])
   }
   if (retention !== undefined) {
-    rows.push(['retention pass: versions before / removed / pairs / steps', `${formatInteger(retention.versionsBefore)} / ${formatInteger(retention.versionsRemoved)} / ${formatInteger(retention.pairs)} / ${formatInteger(retention.steps)}`])
-    rows.push(['retention pass: time / versions examined per second', `${formatSeconds(retention.passMs)} / ${formatInteger(retention.versionsPerSecond)}`])
-    rows.push(["the tenant's price columns before / after the pass", `${formatMiB(retention.priceBytesBefore)} / ${formatMiB(retention.priceBytesAfter)}`])
-    rows.push(['server RSS before / after the pass (after a full GC, no load); of it RssAnon', `${formatMiB(retention.rssBeforeBytes)} / ${formatMiB(retention.rssAfterBytes)}; ${formatMiB(retention.rssAnonBeforeBytes)} / ${formatMiB(retention.rssAnonAfterBytes)}`])
-    rows.push(['the tenant as a compacted copy before / after; its live data file after', `${formatMiB(retention.backupBeforeBytes)} / ${formatMiB(retention.backupAfterBytes)}; ${formatMiB(retention.dataFileBytes)}`])
+    rows.push([
+      'retention pass: versions before / removed / pairs / steps',
+      `${formatInteger(retention.versionsBefore)} / ${formatInteger(retention.versionsRemoved)} / ${formatInteger(retention.pairs)} / ${formatInteger(retention.steps)}`,
+    ])
+    rows.push([
+      'retention pass: time / versions examined per second',
+      `${formatSeconds(retention.passMs)} / ${formatInteger(retention.versionsPerSecond)}`,
+    ])
+    rows.push([
+      "the tenant's price columns before / after the pass",
+      `${formatMiB(retention.priceBytesBefore)} / ${formatMiB(retention.priceBytesAfter)}`,
+    ])
+    rows.push([
+      'server RSS before / after the pass (after a full GC, no load); of it RssAnon',
+      `${formatMiB(retention.rssBeforeBytes)} / ${formatMiB(retention.rssAfterBytes)}; ${formatMiB(retention.rssAnonBeforeBytes)} / ${formatMiB(retention.rssAnonAfterBytes)}`,
+    ])
+    rows.push([
+      'the tenant as a compacted copy before / after; its live data file after',
+      `${formatMiB(retention.backupBeforeBytes)} / ${formatMiB(retention.backupAfterBytes)}; ${formatMiB(retention.dataFileBytes)}`,
+    ])
   }
   return { header: ['figure', 'value'], rightAligned: [false, true], rows }
 }
@@ -379,8 +453,21 @@ type Table = { header: string[]; rows: string[][]; rightAligned: boolean[] }
 function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
   return {
     header: [
-      'scenario', 'distinct requests', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'answer cache hits', 'bare req/s', 'bare CPU us/req',
-      'CPU ratio', 'req/s ratio', 'rounds: default CPU us/req', 'rounds: cache off CPU us/req', 'rounds: cache off p99 ms',
+      'scenario',
+      'distinct requests',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'CPU us/req',
+      'cores',
+      'answer cache hits',
+      'bare req/s',
+      'bare CPU us/req',
+      'CPU ratio',
+      'req/s ratio',
+      'rounds: default CPU us/req',
+      'rounds: cache off CPU us/req',
+      'rounds: cache off p99 ms',
       'CPU default / cache off (median of rounds)',
     ],
     rightAligned: [false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
@@ -400,7 +487,9 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       ...(scenario.cacheOff === undefined || scenario.cacheOff === null
         ? ['', '', '', '']
         : [
-            scenario.defaultAgain === undefined || scenario.defaultAgain === null ? '' : oneDecimal.format(scenario.defaultAgain.cpuMicrosPerRequest),
+            scenario.defaultAgain === undefined || scenario.defaultAgain === null
+              ? ''
+              : oneDecimal.format(scenario.defaultAgain.cpuMicrosPerRequest),
             oneDecimal.format(scenario.cacheOff.cpuMicrosPerRequest),
             String(scenario.cacheOff.latencyP99Ms),
             `${twoDecimals.format(cacheRatio(scenario))}x`,
@@ -411,22 +500,47 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
 
 function figureTable(results: BenchResults): Table {
   const { memory, ingest } = results
-  const rss = (value: Memory) => `${formatMiB(value.rssBytes)} (anon ${formatMiB(value.rssAnonBytes)}, file ${formatMiB(value.rssFileBytes)})`
+  const rss = (value: Memory) =>
+    `${formatMiB(value.rssBytes)} (anon ${formatMiB(value.rssAnonBytes)}, file ${formatMiB(value.rssFileBytes)})`
   return {
     header: ['figure', 'value'],
     rightAligned: [false, false],
     rows: [
       ['price versions stored', formatInteger(ingest.priceVersionCount)],
-      ['ingest: price versions/s', `${formatInteger(ingest.itemsPerSecond)} (${formatInteger(ingest.requestCount)} requests in ${formatSeconds(ingest.elapsedMs)})`],
-      ['ingest: server CPU per version', `${oneDecimal.format(ingest.serverCpuMicrosPerItem)} us (${twoDecimals.format(ingest.serverCores)} cores)`],
+      [
+        'ingest: price versions/s',
+        `${formatInteger(ingest.itemsPerSecond)} (${formatInteger(ingest.requestCount)} requests in ${formatSeconds(ingest.elapsedMs)})`,
+      ],
+      [
+        'ingest: server CPU per version',
+        `${oneDecimal.format(ingest.serverCpuMicrosPerItem)} us (${twoDecimals.format(ingest.serverCores)} cores)`,
+      ],
       ['reference data, articles, mappings', formatSeconds(results.referenceMs)],
-      ['RSS empty server (after restart): as found / after a full GC', `${rss(memory.emptyBeforeGc)} / ${rss(memory.empty)}`],
-      ['RSS after ingest: as found / after a full GC', `${rss(memory.afterIngestBeforeGc)} / ${rss(memory.afterIngest)}`],
-      ['RSS after restart: as found / after a full GC', `${rss(memory.afterRestartBeforeGc)} / ${rss(memory.afterRestart)}`],
+      [
+        'RSS empty server (after restart): as found / after a full GC',
+        `${rss(memory.emptyBeforeGc)} / ${rss(memory.empty)}`,
+      ],
+      [
+        'RSS after ingest: as found / after a full GC',
+        `${rss(memory.afterIngestBeforeGc)} / ${rss(memory.afterIngest)}`,
+      ],
+      [
+        'RSS after restart: as found / after a full GC',
+        `${rss(memory.afterRestartBeforeGc)} / ${rss(memory.afterRestart)}`,
+      ],
       ['bytes per version: RSS after restart / versions', oneDecimal.format(memory.bytesPerVersion)],
-      ['bytes per version: delta to empty server, after restart (both after a GC)', `${oneDecimal.format(memory.bytesPerVersionDelta)} (anon ${oneDecimal.format(memory.anonBytesPerVersionDelta)})`],
-      ['bytes per version: delta to empty server, right after the live ingest (both after a GC)', oneDecimal.format(memory.liveBytesPerVersionDelta)],
-      ['restart, full workload: stop / start to ready / total', `${formatSeconds(results.restart.stopMs)} / ${formatSeconds(results.restart.startToReadyMs)} / ${formatSeconds(results.restart.totalMs)}`],
+      [
+        'bytes per version: delta to empty server, after restart (both after a GC)',
+        `${oneDecimal.format(memory.bytesPerVersionDelta)} (anon ${oneDecimal.format(memory.anonBytesPerVersionDelta)})`,
+      ],
+      [
+        'bytes per version: delta to empty server, right after the live ingest (both after a GC)',
+        oneDecimal.format(memory.liveBytesPerVersionDelta),
+      ],
+      [
+        'restart, full workload: stop / start to ready / total',
+        `${formatSeconds(results.restart.stopMs)} / ${formatSeconds(results.restart.startToReadyMs)} / ${formatSeconds(results.restart.totalMs)}`,
+      ],
       ['restart, empty server: total', formatSeconds(results.restartEmpty.totalMs)],
       ...(results.backup === undefined
         ? []
@@ -444,20 +558,30 @@ function engineTable(engine: EngineResult): Table {
   return {
     header: ['engine case', 'resolutions/s', 'us per operation'],
     rightAligned: [false, true, true],
-    rows: engine.cases.map((entry) => [entry.title, formatInteger(entry.resolutionsPerSecond), twoDecimals.format(entry.microsPerOperation)]),
+    rows: engine.cases.map((entry) => [
+      entry.title,
+      formatInteger(entry.resolutionsPerSecond),
+      twoDecimals.format(entry.microsPerOperation),
+    ]),
   }
 }
 
 function changelogTable(changelog: ChangelogResult): Table {
   const { log } = changelog
-  const types = Object.entries(log.typeCounts).sort((a, b) => b[1] - a[1]).map(([type, count]) => `${type} ${formatInteger(count)}`).join(', ')
+  const types = Object.entries(log.typeCounts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([type, count]) => `${type} ${formatInteger(count)}`)
+    .join(', ')
   const source = log.fromCache ? `, cached run; copied in ${formatSeconds(log.copyMs)}` : ''
   return {
     header: ['figure', 'value'],
     rightAligned: [false, false],
     rows: [
       ['log entries (TenantStore.commit, log only)', `${formatInteger(log.entryCount)} (${types})`],
-      ['log generation', `${formatSeconds(log.generationMs)} (${formatInteger(log.entriesPerSecond)} entries/s${source})`],
+      [
+        'log generation',
+        `${formatSeconds(log.generationMs)} (${formatInteger(log.entriesPerSecond)} entries/s${source})`,
+      ],
       ['log on disk', `${formatMiB(log.diskBytes)} (${oneDecimal.format(log.diskBytes / log.entryCount)} B per entry)`],
       ['server start to ready on the log', formatSeconds(changelog.startToReadyMs)],
     ],
@@ -466,7 +590,18 @@ function changelogTable(changelog: ChangelogResult): Table {
 
 function changelogReadTable(changelog: ChangelogResult): Table {
   return {
-    header: ['read', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'page KiB', 'server cores', 'ingest items/s', 'batch p50 ms', 'batch p99 ms'],
+    header: [
+      'read',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'page KiB',
+      'server cores',
+      'ingest items/s',
+      'batch p50 ms',
+      'batch p99 ms',
+    ],
     rightAligned: [false, true, true, true, true, true, true, true, true, true],
     rows: changelog.reads.map((read) => [
       read.name,
@@ -496,13 +631,45 @@ function webhookTable(webhooks: WebhookResult): Table {
   const percent = (value: number) => `${Math.round(value * 100)}%`
   const activeLabel = `${webhooks.webhookCount} active, receiver answers after ${formatSeconds(webhooks.receiverDelayMs)}`
   return {
-    header: ['phase: webhooks', 'ingest versions/s', 'ingest CPU us/version', `${webhooks.queryScenario} req/s`, 'p50 ms', 'p99 ms', 'CPU us/req'],
+    header: [
+      'phase: webhooks',
+      'ingest versions/s',
+      'ingest CPU us/version',
+      `${webhooks.queryScenario} req/s`,
+      'p50 ms',
+      'p99 ms',
+      'CPU us/req',
+    ],
     rightAligned: [false, true, true, true, true, true, true],
     rows: [
       ...webhooks.phases.map((phase, index) => row(`${index + 1}: ${phase.webhooks ? activeLabel : 'none'}`, phase)),
-      ['mean with / mean without', percent(webhooks.ingestRatio), percent(webhooks.ingestCpuRatio), percent(webhooks.queryRatio), '', '', percent(webhooks.queryCpuRatio)],
-      ['receiver got', `${formatInteger(webhooks.receivedEvents)} events in ${formatInteger(webhooks.receivedPosts)} POSTs`, '', '', '', '', ''],
-      ['dispatcher main-thread time', `${(webhooks.dispatchShare * 100).toFixed(2)}% of the phases with webhooks`, `${webhooks.dispatchMicrosPerVersion.toFixed(2)} us/version`, '', '', '', ''],
+      [
+        'mean with / mean without',
+        percent(webhooks.ingestRatio),
+        percent(webhooks.ingestCpuRatio),
+        percent(webhooks.queryRatio),
+        '',
+        '',
+        percent(webhooks.queryCpuRatio),
+      ],
+      [
+        'receiver got',
+        `${formatInteger(webhooks.receivedEvents)} events in ${formatInteger(webhooks.receivedPosts)} POSTs`,
+        '',
+        '',
+        '',
+        '',
+        '',
+      ],
+      [
+        'dispatcher main-thread time',
+        `${(webhooks.dispatchShare * 100).toFixed(2)}% of the phases with webhooks`,
+        `${webhooks.dispatchMicrosPerVersion.toFixed(2)} us/version`,
+        '',
+        '',
+        '',
+        '',
+      ],
     ],
   }
 }
@@ -510,7 +677,19 @@ function webhookTable(webhooks: WebhookResult): Table {
 function accessLogTable(accessLog: AccessLogResult): Table {
   const percent = (value: number) => `${(value * 100).toFixed(1)}%`
   return {
-    header: ['access log', 'windows', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/req', 'cores', 'stdout lines', 'lines/req', 'req/s vs off (rounds)', 'CPU vs off'],
+    header: [
+      'access log',
+      'windows',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'CPU us/req',
+      'cores',
+      'stdout lines',
+      'lines/req',
+      'req/s vs off (rounds)',
+      'CPU vs off',
+    ],
     rightAligned: [false, true, true, true, true, true, true, true, true, true, true],
     rows: accessLog.samples.flatMap((result) => {
       const row = (label: string, windows: typeof result.on, ratios: string[]) => [
@@ -543,16 +722,27 @@ function binaryTable(binary: BinaryResult): Table {
     rightAligned: [false, true, true],
     rows: [
       ['size / build time (npm run build:binary)', `${formatMiB(binary.bytes)} / ${formatSeconds(binary.buildMs)}`, ''],
-      ['first start, empty data directory', formatSeconds(binary.binary.firstStartMs), formatSeconds(binary.checkout.firstStartMs)],
+      [
+        'first start, empty data directory',
+        formatSeconds(binary.binary.firstStartMs),
+        formatSeconds(binary.checkout.firstStartMs),
+      ],
       ['restart on that data', formatSeconds(binary.binary.restartMs), formatSeconds(binary.checkout.restartMs)],
     ],
   }
 }
 
 export function clusterTable(cluster: ClusterBenchResult): Table {
-  if (cluster.skipped !== null) return { header: ['figure', 'value'], rightAligned: [false, false], rows: [['not measured', cluster.skipped]] }
+  if (cluster.skipped !== null)
+    return { header: ['figure', 'value'], rightAligned: [false, false], rows: [['not measured', cluster.skipped]] }
   const load = (result: LoadResult | null): string[] =>
-    result === null ? ['', '', ''] : [formatInteger(result.requestsPerSecond), `${oneDecimal.format(result.cpuMicrosPerRequest)} us`, `${result.latencyP99Ms} ms`]
+    result === null
+      ? ['', '', '']
+      : [
+          formatInteger(result.requestsPerSecond),
+          `${oneDecimal.format(result.cpuMicrosPerRequest)} us`,
+          `${result.latencyP99Ms} ms`,
+        ]
   const ingest = cluster.ingest
   return {
     header: ['figure', 'req/s (or value)', 'server CPU / request', 'p99'],
@@ -560,19 +750,43 @@ export function clusterTable(cluster: ClusterBenchResult): Table {
     rows: [
       ...(cluster.homeIngest === null || cluster.homeIngest === undefined
         ? []
-        : [[`ingest on the home, generator's price batches (${formatInteger(cluster.homeIngest.priceVersionCount)} versions), versions/s`, formatInteger(cluster.homeIngest.itemsPerSecond), `${oneDecimal.format(cluster.homeIngest.serverCpuMicrosPerItem)} us / version`, '']]),
+        : [
+            [
+              `ingest on the home, generator's price batches (${formatInteger(cluster.homeIngest.priceVersionCount)} versions), versions/s`,
+              formatInteger(cluster.homeIngest.itemsPerSecond),
+              `${oneDecimal.format(cluster.homeIngest.serverCpuMicrosPerItem)} us / version`,
+              '',
+            ],
+          ]),
       ['GETs on the home alone', ...load(cluster.oneNode)],
       ['GETs on the home + 2 replicas (same connections, split)', ...load(cluster.threeNodes)],
-      ['three nodes / one node, req/s', cluster.readRatio === null ? '' : `${twoDecimals.format(cluster.readRatio)}x`, '', ''],
+      [
+        'three nodes / one node, req/s',
+        cluster.readRatio === null ? '' : `${twoDecimals.format(cluster.readRatio)}x`,
+        '',
+        '',
+      ],
       ...(ingest === null
         ? []
         : [
             ['ingest to the home, versions/s', formatInteger(ingest.versionsPerSecond), '', ''],
-            [`replica lag, publish to applied (${formatInteger(ingest.commits)} commits): median / max`, `${oneDecimal.format(ingest.lagP50Ms)} ms / ${oneDecimal.format(ingest.lagMaxMs)} ms`, '', `${oneDecimal.format(ingest.lagP99Ms)} ms`],
+            [
+              `replica lag, publish to applied (${formatInteger(ingest.commits)} commits): median / max`,
+              `${oneDecimal.format(ingest.lagP50Ms)} ms / ${oneDecimal.format(ingest.lagMaxMs)} ms`,
+              '',
+              `${oneDecimal.format(ingest.lagP99Ms)} ms`,
+            ],
           ]),
       ...(cluster.failover === null || cluster.failover === undefined
         ? []
-        : [[`failover: home killed (SIGKILL) until a replica acknowledges a write (lease TTL ${formatInteger(cluster.failover.leaseTtlMs)} ms)`, `${formatInteger(cluster.failover.takeoverMs)} ms`, '', '']]),
+        : [
+            [
+              `failover: home killed (SIGKILL) until a replica acknowledges a write (lease TTL ${formatInteger(cluster.failover.leaseTtlMs)} ms)`,
+              `${formatInteger(cluster.failover.takeoverMs)} ms`,
+              '',
+              '',
+            ],
+          ]),
     ],
   }
 }
@@ -615,9 +829,16 @@ export function checkTable(checks: readonly Check[]): Table {
 }
 
 export function renderText(table: Table): string {
-  const widths = table.header.map((cell, column) => Math.max(cell.length, ...table.rows.map((row) => row[column]!.length)))
+  const widths = table.header.map((cell, column) =>
+    Math.max(cell.length, ...table.rows.map((row) => row[column]!.length)),
+  )
   const line = (cells: readonly string[]) =>
-    cells.map((cell, column) => (table.rightAligned[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd()
+    cells
+      .map((cell, column) =>
+        table.rightAligned[column] ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd()
   return [line(table.header), widths.map((width) => '-'.repeat(width)).join('  '), ...table.rows.map(line)].join('\n')
 }
 
@@ -646,29 +867,63 @@ function tables(results: BenchResults): { title: string; table: Table }[] {
       title: `Changelog reads from the middle (${results.changelog.readConnections} connections) during ingest (${writeLanes} x ${writeBatchItems}-item price batches in flight)`,
       table: changelogReadTable(results.changelog),
     },
-    { title: 'Webhook impact (same server and data, change.events.enabled on in every phase)', table: webhookTable(results.webhooks) },
+    {
+      title: 'Webhook impact (same server and data, change.events.enabled on in every phase)',
+      table: webhookTable(results.webhooks),
+    },
     {
       title: `Access log cost (${results.accessLog.scenario} scenario on one server process; per sample, one load run in ${results.accessLog.rounds} rounds of off, on, on, off windows of ${results.accessLog.windowMs} ms, switched by PUT /admin/access-log, ${results.accessLog.settleMs} ms uncounted before each window)`,
       table: accessLogTable(results.accessLog),
     },
-    ...(results.binary === undefined ? [] : [{ title: `The single executable (Node.js ${results.binary.nodeVersion}): spawn to /readyz 200, median of 3`, table: binaryTable(results.binary) }]),
-    ...(results.cluster === undefined ? [] : [{ title: `A cluster on Redis on this machine (${formatInteger(results.cluster.skuCount)} SKUs; three nodes and the load generators share the machine's cores)`, table: clusterTable(results.cluster) }]),
-    { title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)', table: isolationTable(results.isolation) },
-    ...(results.restore === undefined ? [] : [
-      { title: 'Restore and history retention: figures', table: dataSafetyTable(results.restore, results.retention) },
-      { title: 'Restore and history retention: 100-SKU queries on the bench tenant meanwhile', table: restoreTable(results.restore, results.retention) },
-    ]),
+    ...(results.binary === undefined
+      ? []
+      : [
+          {
+            title: `The single executable (Node.js ${results.binary.nodeVersion}): spawn to /readyz 200, median of 3`,
+            table: binaryTable(results.binary),
+          },
+        ]),
+    ...(results.cluster === undefined
+      ? []
+      : [
+          {
+            title: `A cluster on Redis on this machine (${formatInteger(results.cluster.skuCount)} SKUs; three nodes and the load generators share the machine's cores)`,
+            table: clusterTable(results.cluster),
+          },
+        ]),
+    {
+      title: 'Big queries beside small ones (two load generators at once; server CPU is the whole process)',
+      table: isolationTable(results.isolation),
+    },
+    ...(results.restore === undefined
+      ? []
+      : [
+          {
+            title: 'Restore and history retention: figures',
+            table: dataSafetyTable(results.restore, results.retention),
+          },
+          {
+            title: 'Restore and history retention: 100-SKU queries on the bench tenant meanwhile',
+            table: restoreTable(results.restore, results.retention),
+          },
+        ]),
     { title: 'Targets', table: checkTable(results.checks) },
   ]
 }
 
 export function renderTerminal(results: BenchResults): string {
-  return tables(results).map(({ title, table }) => `${title}\n\n${renderText(table)}\n`).join('\n')
+  return tables(results)
+    .map(({ title, table }) => `${title}\n\n${renderText(table)}\n`)
+    .join('\n')
 }
 
 export function renderResultsMarkdown(results: BenchResults): string {
-  const environment = Object.entries(results.environment).map(([name, value]) => `${name} ${value}`).join(', ')
-  const parameters = Object.entries(results.parameters).map(([name, value]) => `${name}=${value}`).join(', ')
+  const environment = Object.entries(results.environment)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ')
+  const parameters = Object.entries(results.parameters)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(', ')
   const sections = tables(results).map(({ title, table }) => `## ${title}\n\n${renderMarkdown(table)}\n`)
   return [
     `# Bench results${results.quick ? ' (quick)' : ''}`,

@@ -62,7 +62,11 @@ function progress(message: string): void {
 }
 
 function serverFor(options: Options, adminToken: string): PricingServer {
-  return new PricingServer({ entry: path.join(options.serverRoot, 'server', 'start.js'), dataDir: path.join(options.dataRoot, 'data'), adminToken })
+  return new PricingServer({
+    entry: path.join(options.serverRoot, 'server', 'start.js'),
+    dataDir: path.join(options.dataRoot, 'data'),
+    adminToken,
+  })
 }
 
 /** The kept data folder, written through the API the first time. */
@@ -79,7 +83,12 @@ async function prepare(options: Options): Promise<Kept> {
     progress(`writing ${priceVersionCount(defaultShape).toLocaleString('en-US')} price versions through the API (once)`)
     const ticks = clockTicksPerSecond()
     const generated = await generate(client, defaultShape, () => cpuTicks(server.pid) / ticks)
-    const kept: Kept = { adminToken, clientId: client.clientId, clientSecret: client.clientSecret, versions: generated.ingest.priceVersionCount }
+    const kept: Kept = {
+      adminToken,
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+      versions: generated.ingest.priceVersionCount,
+    }
     writeFileSync(keptPath, JSON.stringify(kept))
     progress(`written in ${Math.round(generated.ingest.elapsedMs / 1000)} s`)
     return kept
@@ -115,7 +124,12 @@ async function round(server: PricingServer, kept: Kept, options: Options, index:
   const random = seededRandom(7_000 + index)
   const queryMs: number[] = []
   for (let query = 0; query < queriesPerRound; query++) {
-    const body = { currency_code: currencyCode, pricelist_filter: {}, skus: distinctSkus(random, defaultShape.skuCount, querySkus), tax_area: taxAreaCode }
+    const body = {
+      currency_code: currencyCode,
+      pricelist_filter: {},
+      skus: distinctSkus(random, defaultShape.skuCount, querySkus),
+      tax_area: taxAreaCode,
+    }
     const sent = performance.now()
     const answer = await request(`${client.baseUrl}/price/query`, 'POST', { body, token: client.token })
     queryMs.push(performance.now() - sent)
@@ -148,7 +162,8 @@ async function main(): Promise<void> {
   } finally {
     await server.stop()
   }
-  const median = (values: number[]): number => values.sort((left, right) => left - right)[Math.floor(values.length / 2)]!
+  const median = (values: number[]): number =>
+    values.sort((left, right) => left - right)[Math.floor(values.length / 2)]!
   const summary = {
     server: options.serverRoot,
     versions: kept.versions,

@@ -52,7 +52,11 @@ async function changePairs(client: TenantClient, shape: WorkloadShape, round: nu
     const items = Array.from({ length: Math.min(batch, restoreChangedPairs - first) }, (_, offset) => {
       const pair = first + offset
       const sku = skuCode(Math.floor(pair / pricelists.length) % shape.skuCount)
-      return { sku, pricelist: pricelists[pair % pricelists.length]!.code, price: `${1_000 + round}.${String(pair % 100).padStart(2, '0')}` }
+      return {
+        sku,
+        pricelist: pricelists[pair % pricelists.length]!.code,
+        price: `${1_000 + round}.${String(pair % 100).padStart(2, '0')}`,
+      }
     })
     await client.expect(202, 'POST', '/price/batch', items)
   }
@@ -62,15 +66,30 @@ async function restore(server: PricingServer, slug: string, backupId: string): P
   const started = performance.now()
   await adminCall(server, 'POST', `/admin/tenants/${slug}/restore`, { backup_id: backupId })
   for (;;) {
-    const status = (await adminCall(server, 'GET', `/admin/tenants/${slug}/restore/status`)) as { status: string; started_at: string; completed_at: string; error: string | null }
-    if (status.status === 'completed') return { elapsedMs: performance.now() - started, serverMs: Date.parse(status.completed_at) - Date.parse(status.started_at) }
+    const status = (await adminCall(server, 'GET', `/admin/tenants/${slug}/restore/status`)) as {
+      status: string
+      started_at: string
+      completed_at: string
+      error: string | null
+    }
+    if (status.status === 'completed')
+      return {
+        elapsedMs: performance.now() - started,
+        serverMs: Date.parse(status.completed_at) - Date.parse(status.started_at),
+      }
     if (status.status !== 'in_progress') throw new Error(`restore ${status.status}: ${status.error}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
-export async function runRestoreBench(server: PricingServer, client: TenantClient, options: RestoreBenchOptions): Promise<RestoreBenchResult> {
-  const queries = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === 'query-100')!.requests
+export async function runRestoreBench(
+  server: PricingServer,
+  client: TenantClient,
+  options: RestoreBenchOptions,
+): Promise<RestoreBenchResult> {
+  const queries = scenarioDefinitions(options.slug, options.shape).find(
+    (definition) => definition.name === 'query-100',
+  )!.requests
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   options.progress(`restore: a backup, then ${changedPairCount(options.shape).toLocaleString('en-US')} pairs changed`)
   const backup = (await adminCall(server, 'POST', `/admin/tenants/${options.slug}/backups`, {})) as { id: string }
@@ -81,7 +100,9 @@ export async function runRestoreBench(server: PricingServer, client: TenantClien
   const queriesAlone = await measureLoad(server.url, server.pid, queries, headers, options.load)
   await changePairs(client, options.shape, 2)
   options.progress('restore: 100-SKU queries while the same restore runs')
-  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () => restore(server, options.slug, backup.id))
+  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () =>
+    restore(server, options.slug, backup.id),
+  )
   return {
     changedPairs: changedPairCount(options.shape),
     alone,

@@ -73,7 +73,11 @@ async function writeHistory(client: TenantClient, skuCount: number): Promise<voi
         next += 2_500
         const items = Array.from({ length: Math.min(2_500, pairs - first) }, (_, offset) => {
           const pair = first + offset
-          return { sku: skuCode(Math.floor(pair / retentionPricelists.length)), pricelist: retentionPricelists[pair % retentionPricelists.length]!, price: 100 + round }
+          return {
+            sku: skuCode(Math.floor(pair / retentionPricelists.length)),
+            pricelist: retentionPricelists[pair % retentionPricelists.length]!,
+            price: 100 + round,
+          }
         })
         await client.expect(202, 'POST', '/price/batch', items)
       }
@@ -82,11 +86,17 @@ async function writeHistory(client: TenantClient, skuCount: number): Promise<voi
   }
 }
 
-export async function runRetentionBench(server: PricingServer, benchClient: TenantClient, options: RetentionBenchOptions): Promise<RetentionBenchResult> {
+export async function runRetentionBench(
+  server: PricingServer,
+  benchClient: TenantClient,
+  options: RetentionBenchOptions,
+): Promise<RetentionBenchResult> {
   const client = await provisionTenant(server, retentionSlug)
   // 30,000 SKUs x 100 versions = 3,000,000 in the full run.
   const skuCount = Math.round(options.shape.skuCount * 0.3)
-  options.progress(`retention: ${(skuCount * retentionPricelists.length * rounds).toLocaleString('en-US')} versions in ${rounds} rounds`)
+  options.progress(
+    `retention: ${(skuCount * retentionPricelists.length * rounds).toLocaleString('en-US')} versions in ${rounds} rounds`,
+  )
   await writeHistory(client, skuCount)
   await client.expect(202, 'PUT', '/settings/retention.max.versions', { value: String(keptVersions) })
   await client.expect(202, 'PUT', '/settings/retention.enabled', { value: 'true' })
@@ -94,11 +104,23 @@ export async function runRetentionBench(server: PricingServer, benchClient: Tena
   await collectGarbage(server.pid)
   await new Promise((resolve) => setTimeout(resolve, 2_000))
   const before = memory(server.pid)
-  const queries = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === 'query-100')!.requests
+  const queries = scenarioDefinitions(options.slug, options.shape).find(
+    (definition) => definition.name === 'query-100',
+  )!.requests
   const headers = { authorization: `Bearer ${await benchClient.refreshToken()}` }
   options.progress('retention: a pass to 3 versions per pair, with 100-SKU queries on the bench tenant')
-  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () => adminCall(server, 'POST', `/admin/tenants/${retentionSlug}/retention`))
-  const pass = during.run as { pairs: number; versions_before: number; versions_removed: number; steps: number; ms: number; price_bytes_before: number; price_bytes_after: number }
+  const during = await loadDuring(server.url, server.pid, queries, headers, options.load, () =>
+    adminCall(server, 'POST', `/admin/tenants/${retentionSlug}/retention`),
+  )
+  const pass = during.run as {
+    pairs: number
+    versions_before: number
+    versions_removed: number
+    steps: number
+    ms: number
+    price_bytes_before: number
+    price_bytes_after: number
+  }
   await collectGarbage(server.pid)
   await new Promise((resolve) => setTimeout(resolve, 2_000))
   const after = memory(server.pid)

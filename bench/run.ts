@@ -28,9 +28,38 @@ import { runIsolationBench } from './isolation.js'
 import { runRestoreBench } from './restore.js'
 import { runRetentionBench } from './retention.js'
 import { clockTicksPerSecond, cpuTicks, memory } from './proc.js'
-import { accessLogChecks, changelogChecks, clusterChecks, globalChecks, isolationChecks, renderResultsMarkdown, renderTerminal, restoreChecks, retentionChecks, scenarioChecks, type BenchResults, type RestartResult, type ScenarioResult, webhookChecks } from './report.js'
-import { measureLoad, scenarioDefinitions, type LoadParameters, type LoadResult, type ScenarioDefinition } from './scenarios.js'
-import { answerCacheCounts, exited, PricingServer, provisionTenant, request, spawnListening, TenantClient } from './server-process.js'
+import {
+  accessLogChecks,
+  changelogChecks,
+  clusterChecks,
+  globalChecks,
+  isolationChecks,
+  renderResultsMarkdown,
+  renderTerminal,
+  restoreChecks,
+  retentionChecks,
+  scenarioChecks,
+  type BenchResults,
+  type RestartResult,
+  type ScenarioResult,
+  webhookChecks,
+} from './report.js'
+import {
+  measureLoad,
+  scenarioDefinitions,
+  type LoadParameters,
+  type LoadResult,
+  type ScenarioDefinition,
+} from './scenarios.js'
+import {
+  answerCacheCounts,
+  exited,
+  PricingServer,
+  provisionTenant,
+  request,
+  spawnListening,
+  TenantClient,
+} from './server-process.js'
 import { runWebhookBench, webhookServerEnv } from './webhooks.js'
 import { defaultShape, priceVersionCount, type WorkloadShape } from './workload.js'
 
@@ -65,7 +94,11 @@ function parseOptions(argv: readonly string[]): RunOptions {
   }
   return {
     quick,
-    shape: { ...defaultShape, skuCount: numberFlag('skus', quick ? 10_000 : defaultShape.skuCount), seed: numberFlag('seed', defaultShape.seed) },
+    shape: {
+      ...defaultShape,
+      skuCount: numberFlag('skus', quick ? 10_000 : defaultShape.skuCount),
+      seed: numberFlag('seed', defaultShape.seed),
+    },
     load: {
       connections: numberFlag('connections', 64),
       durationS: numberFlag('duration', quick ? 3 : 10),
@@ -94,10 +127,18 @@ async function restart(server: PricingServer): Promise<RestartResult> {
 }
 
 /** The real server's answer to a scenario's first request: the bare endpoint sends the same bytes. */
-async function capture(server: PricingServer, client: TenantClient, scenario: ScenarioDefinition): Promise<CapturedAnswer> {
+async function capture(
+  server: PricingServer,
+  client: TenantClient,
+  scenario: ScenarioDefinition,
+): Promise<CapturedAnswer> {
   const first = scenario.requests[0]!
-  const answer = await request(`${server.url}${first.path}`, first.method ?? 'GET', { token: client.token, body: first.body })
-  if (answer.status !== 200) throw new Error(`${scenario.name}: the real server answered ${answer.status} ${answer.text.slice(0, 300)}`)
+  const answer = await request(`${server.url}${first.path}`, first.method ?? 'GET', {
+    token: client.token,
+    body: first.body,
+  })
+  if (answer.status !== 200)
+    throw new Error(`${scenario.name}: the real server answered ${answer.status} ${answer.text.slice(0, 300)}`)
   const headers: Record<string, string> = {}
   for (const name of ['content-type', 'cache-control', 'etag']) {
     const value = answer.headers.get(name)
@@ -106,7 +147,12 @@ async function capture(server: PricingServer, client: TenantClient, scenario: Sc
   return { body: answer.text, headers }
 }
 
-async function runScenarios(server: PricingServer, client: TenantClient, options: RunOptions, workDir: string): Promise<ScenarioResult[]> {
+async function runScenarios(
+  server: PricingServer,
+  client: TenantClient,
+  options: RunOptions,
+  workDir: string,
+): Promise<ScenarioResult[]> {
   const definitions = scenarioDefinitions(tenantSlug, options.shape)
   // The token issuer is the server's URL, whose port changes at every restart: a fresh token.
   await client.refreshToken()
@@ -126,7 +172,13 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
       const hits = countsAfter.hits - countsBefore.hits
       const looked = hits + countsAfter.misses - countsBefore.misses
       progress(`scenario ${definition.name}: bare endpoint`)
-      const bareResult = await measureLoad(`http://127.0.0.1:${bare.port}`, bare.child.pid!, definition.requests, headers, options.load)
+      const bareResult = await measureLoad(
+        `http://127.0.0.1:${bare.port}`,
+        bare.child.pid!,
+        definition.requests,
+        headers,
+        options.load,
+      )
       results.push({
         name: definition.name,
         title: definition.title,
@@ -137,11 +189,20 @@ async function runScenarios(server: PricingServer, client: TenantClient, options
         distinctRequests: definition.distinctRequests,
         cpuRatio: real.cpuMicrosPerRequest / bareResult.cpuMicrosPerRequest,
         requestsRatio: real.requestsPerSecond / bareResult.requestsPerSecond,
-        targets: { cpuRatioMax: definition.cpuRatioMax, requestsRatioMin: definition.requestsRatioMin, latencyP99MaxMs: definition.latencyP99MaxMs },
+        targets: {
+          cpuRatioMax: definition.cpuRatioMax,
+          requestsRatioMin: definition.requestsRatioMin,
+          latencyP99MaxMs: definition.latencyP99MaxMs,
+        },
       })
     }
     const { off, again, ratios } = await runCacheOff(server, client, definitions, options)
-    return results.map((result, index) => ({ ...result, cacheOff: off[index]!, defaultAgain: again[index]!, cacheRatio: ratios[index]! }))
+    return results.map((result, index) => ({
+      ...result,
+      cacheOff: off[index]!,
+      defaultAgain: again[index]!,
+      cacheRatio: ratios[index]!,
+    }))
   } finally {
     bare.child.kill('SIGTERM')
     await exited(bare.child)
@@ -161,13 +222,20 @@ const cacheRounds = { count: 6, seconds: 3 }
  * mean figures over the rounds (the main table's figures come from the longer run before).
  */
 async function runCacheOff(
-  server: PricingServer, client: TenantClient, definitions: readonly ScenarioDefinition[], options: RunOptions,
+  server: PricingServer,
+  client: TenantClient,
+  definitions: readonly ScenarioDefinition[],
+  options: RunOptions,
 ): Promise<{ off: (LoadResult | null)[]; again: (LoadResult | null)[]; ratios: (number | null)[] }> {
   await server.stop()
   const copyDir = `${server.options.dataDir}-cache-off`
   rmSync(copyDir, { recursive: true, force: true })
   cpSync(server.options.dataDir, copyDir, { recursive: true })
-  const other = new PricingServer({ ...server.options, dataDir: copyDir, env: { ...server.options.env, ...cacheOffSetting } })
+  const other = new PricingServer({
+    ...server.options,
+    dataDir: copyDir,
+    env: { ...server.options.env, ...cacheOffSetting },
+  })
   await server.start()
   await server.waitReady()
   await other.start()
@@ -187,7 +255,9 @@ async function runCacheOff(
         ratios.push(null)
         continue
       }
-      progress(`scenario ${definition.name}: shipped defaults and answer cache off, ${cacheRounds.count} alternating rounds`)
+      progress(
+        `scenario ${definition.name}: shipped defaults and answer cache off, ${cacheRounds.count} alternating rounds`,
+      )
       const defaults: LoadResult[] = []
       const offs: LoadResult[] = []
       const onDefault = () => measureLoad(server.url, server.pid, definition.requests, headers, load)
@@ -207,7 +277,9 @@ async function runCacheOff(
       }
       again.push(meanLoad(defaults))
       off.push(meanLoad(offs))
-      const perRound = defaults.map((result, round) => result.cpuMicrosPerRequest / offs[round]!.cpuMicrosPerRequest).sort((a, b) => a - b)
+      const perRound = defaults
+        .map((result, round) => result.cpuMicrosPerRequest / offs[round]!.cpuMicrosPerRequest)
+        .sort((a, b) => a - b)
       ratios.push((perRound[(perRound.length - 1) >> 1]! + perRound[perRound.length >> 1]!) / 2)
     }
   } finally {
@@ -220,7 +292,8 @@ async function runCacheOff(
 /** The mean of load results (requests summed, rates and CPU per request weighted by requests). */
 function meanLoad(results: readonly LoadResult[]): LoadResult {
   const requests = results.reduce((sum, result) => sum + result.requestCount, 0)
-  const weighted = (figure: (result: LoadResult) => number) => results.reduce((sum, result) => sum + figure(result) * result.requestCount, 0) / requests
+  const weighted = (figure: (result: LoadResult) => number) =>
+    results.reduce((sum, result) => sum + figure(result) * result.requestCount, 0) / requests
   return {
     requestCount: requests,
     requestsPerSecond: results.reduce((sum, result) => sum + result.requestsPerSecond, 0) / results.length,
@@ -276,7 +349,9 @@ function parameters(options: RunOptions): Record<string, string | number> {
     ingestConcurrency,
     engineCaseMs: options.engineCaseMs,
     changelogEntries: options.changelogEntries,
-    serverSettings: Object.entries(changedSettings).map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(', '),
+    serverSettings: Object.entries(changedSettings)
+      .map(([name, value]) => `${name}=${JSON.stringify(value)}`)
+      .join(', '),
   }
 }
 
@@ -288,7 +363,10 @@ function parameters(options: RunOptions): Record<string, string | number> {
 const changedSettings: Record<string, string> = { PRICING_FX_FEED_URL: '', PRICING_WEBHOOK_ALLOW_PRIVATE: 'true' }
 const cacheOffSetting = { PRICING_ANSWER_CACHE_ITEMS: '0' }
 
-type ServerPhase = Omit<BenchResults, 'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'changelog' | 'checks'>
+type ServerPhase = Omit<
+  BenchResults,
+  'generatedAt' | 'quick' | 'environment' | 'parameters' | 'engine' | 'changelog' | 'checks'
+>
 
 async function serverPhase(options: RunOptions): Promise<ServerPhase> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-bench-'))
@@ -336,8 +414,18 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
     await restart(server)
     const versions = generated.ingest.priceVersionCount
     const scenarios = await runScenarios(server, client, options, workDir)
-    const isolation = await runIsolationBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
-    const webhooks = await runWebhookBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
+    const isolation = await runIsolationBench(server, client, {
+      shape: options.shape,
+      load: options.load,
+      slug: tenantSlug,
+      progress,
+    })
+    const webhooks = await runWebhookBench(server, client, {
+      shape: options.shape,
+      load: options.load,
+      slug: tenantSlug,
+      progress,
+    })
     const accessLog = await runAccessLogBench(server, client, {
       shape: options.shape,
       load: options.load,
@@ -346,8 +434,19 @@ async function serverPhase(options: RunOptions): Promise<ServerPhase> {
       slug: tenantSlug,
       progress,
     })
-    const restore = await runRestoreBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, progress })
-    const retention = await runRetentionBench(server, client, { shape: options.shape, load: options.load, slug: tenantSlug, queriesAlone: restore.queriesAlone, progress })
+    const restore = await runRestoreBench(server, client, {
+      shape: options.shape,
+      load: options.load,
+      slug: tenantSlug,
+      progress,
+    })
+    const retention = await runRetentionBench(server, client, {
+      shape: options.shape,
+      load: options.load,
+      slug: tenantSlug,
+      queriesAlone: restore.queriesAlone,
+      progress,
+    })
     return {
       referenceMs: generated.referenceMs,
       ingest: generated.ingest,
@@ -408,9 +507,24 @@ async function main(): Promise<void> {
   progress('the single executable: build, size, start-up beside the checkout')
   const binary = await measureBinary(buildRoot)
   progress('a cluster on Redis: reads on one node and on three, replica lag under ingest')
-  const cluster = await runClusterBench({ entry: path.join(buildRoot, 'server', 'start.js'), shape: options.shape, load: options.load, progress })
+  const cluster = await runClusterBench({
+    entry: path.join(buildRoot, 'server', 'start.js'),
+    shape: options.shape,
+    load: options.load,
+    progress,
+  })
   machine['loadAverageAtEnd'] = os.loadavg()[0]!.toFixed(2)
-  const partial = { generatedAt, quick: options.quick, environment: machine, parameters: parameters(options), engine, ...phase, changelog, binary, cluster }
+  const partial = {
+    generatedAt,
+    quick: options.quick,
+    environment: machine,
+    parameters: parameters(options),
+    engine,
+    ...phase,
+    changelog,
+    binary,
+    cluster,
+  }
   const checks = [
     ...globalChecks(partial, restartMsMax),
     ...phase.scenarios.flatMap(scenarioChecks),

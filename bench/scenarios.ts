@@ -7,7 +7,15 @@
  */
 import autocannon, { type Request, type Result } from 'autocannon'
 import { cpuTicks } from './proc.js'
-import { currencyCode, distinctSkus, pricelists, seededRandom, skuCode, taxAreaCode, type WorkloadShape } from './workload.js'
+import {
+  currencyCode,
+  distinctSkus,
+  pricelists,
+  seededRandom,
+  skuCode,
+  taxAreaCode,
+  type WorkloadShape,
+} from './workload.js'
 
 export interface LoadParameters {
   readonly connections: number
@@ -43,7 +51,13 @@ export interface ScenarioDefinition {
 }
 
 /** Runs autocannon against `url` and reads the CPU ticks of `pid` around the measured run. */
-export async function measureLoad(url: string, pid: number, requests: Request[], headers: Record<string, string>, parameters: LoadParameters): Promise<LoadResult> {
+export async function measureLoad(
+  url: string,
+  pid: number,
+  requests: Request[],
+  headers: Record<string, string>,
+  parameters: LoadParameters,
+): Promise<LoadResult> {
   const options = { url, connections: parameters.connections, pipelining: 1, timeout: 30, headers, requests }
   if (parameters.warmupS > 0) await autocannon({ ...options, duration: parameters.warmupS })
   const ticksBefore = cpuTicks(pid)
@@ -82,10 +96,21 @@ export const distinctQueryCount = 4_096
  */
 export const repeatedQueryCount = 16
 
-function queryRequests(slug: string, shape: WorkloadShape, skuCount: number, seed: number, bodyCount = distinctQueryCount): Request[] {
+function queryRequests(
+  slug: string,
+  shape: WorkloadShape,
+  skuCount: number,
+  seed: number,
+  bodyCount = distinctQueryCount,
+): Request[] {
   const random = seededRandom(seed)
   const bodies = Array.from({ length: bodyCount }, () =>
-    JSON.stringify({ currency_code: currencyCode, pricelist_filter: {}, skus: distinctSkus(random, shape.skuCount, skuCount), tax_area: taxAreaCode }),
+    JSON.stringify({
+      currency_code: currencyCode,
+      pricelist_filter: {},
+      skus: distinctSkus(random, shape.skuCount, skuCount),
+      tax_area: taxAreaCode,
+    }),
   )
   let next = 0
   const request: Request = {
@@ -106,7 +131,15 @@ export function scenarioDefinitions(slug: string, shape: WorkloadShape): Scenari
     return { method: 'GET', path: `/t/${slug}/price/${sku}/${pricelist}/${taxAreaCode}` }
   })
   return [
-    { name: 'get', title: 'GET taxed price (1 SKU, 1 pricelist)', requests: gets, distinctRequests: distinctGetCount, cpuRatioMax: 1.3, requestsRatioMin: 0.5, latencyP99MaxMs: null },
+    {
+      name: 'get',
+      title: 'GET taxed price (1 SKU, 1 pricelist)',
+      requests: gets,
+      distinctRequests: distinctGetCount,
+      cpuRatioMax: 1.3,
+      requestsRatioMin: 0.5,
+      latencyP99MaxMs: null,
+    },
     {
       name: 'query-100',
       title: `POST /price/query 100 SKUs x ${pricelists.length} pricelists, ${distinctQueryCount.toLocaleString('en-US')} distinct bodies`,

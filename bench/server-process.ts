@@ -23,8 +23,17 @@ const warningLevels = ['"level":40', '"level":50', '"level":60'].map((level) => 
  * Spawns `node <entry> ...args` and resolves once a stdout line matches `pattern` (its first group
  * is the port). Stdout keeps being drained so that the child never blocks on a full pipe.
  */
-export function spawnListening(entry: string, args: readonly string[], env: Record<string, string>, pattern: RegExp, nodeArgs: readonly string[] = []): Promise<Listening> {
-  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+export function spawnListening(
+  entry: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  pattern: RegExp,
+  nodeArgs: readonly string[] = [],
+): Promise<Listening> {
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   let lineCount = 0
@@ -127,7 +136,13 @@ export class PricingServer {
       ...this.options.env,
       ...extraEnv,
     }
-    const listening = await spawnListening(this.options.entry, ['start'], env, /"port":(\d+)[^\n]*"msg":"listening"/, nodeArgs)
+    const listening = await spawnListening(
+      this.options.entry,
+      ['start'],
+      env,
+      /"port":(\d+)[^\n]*"msg":"listening"/,
+      nodeArgs,
+    )
     this.#child = listening.child
     this.#stdoutLineCount = listening.stdoutLineCount
     this.#problems = listening.problems
@@ -171,7 +186,11 @@ export interface Answer {
   readonly text: string
 }
 
-export async function request(url: string, method: string, options: { body?: unknown; token?: string } = {}): Promise<Answer> {
+export async function request(
+  url: string,
+  method: string,
+  options: { body?: unknown; token?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {}
   if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
   let body: string | undefined
@@ -185,8 +204,12 @@ export async function request(url: string, method: string, options: { body?: unk
 
 /** An admin API call that must succeed: its JSON answer. */
 export async function adminCall(server: PricingServer, method: string, urlPath: string, body?: unknown): Promise<any> {
-  const answer = await request(`${server.url}${urlPath}`, method, { body: body ?? (method === 'GET' ? undefined : {}), token: server.options.adminToken })
-  if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${urlPath}: ${answer.status} ${answer.text.slice(0, 500)}`)
+  const answer = await request(`${server.url}${urlPath}`, method, {
+    body: body ?? (method === 'GET' ? undefined : {}),
+    token: server.options.adminToken,
+  })
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`${method} ${urlPath}: ${answer.status} ${answer.text.slice(0, 500)}`)
   return JSON.parse(answer.text) as unknown
 }
 
@@ -206,7 +229,11 @@ export class TenantClient {
   }
 
   async refreshToken(): Promise<string> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+    })
     const response = await fetch(`${this.server.url}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -230,7 +257,8 @@ export class TenantClient {
   /** A call that must answer `status`; anything else stops the bench with the answer's text. */
   async expect(status: number, method: string, path: string, body?: unknown): Promise<Answer> {
     const answer = await this.call(method, path, body)
-    if (answer.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`)
+    if (answer.status !== status)
+      throw new Error(`${method} ${path}: expected ${status}, got ${answer.status} ${answer.text.slice(0, 500)}`)
     return answer
   }
 }
@@ -256,7 +284,10 @@ export async function provisionTenant(server: PricingServer, slug: string): Prom
   if (created.status !== 201) throw new Error(`tenant create failed: ${created.status} ${created.text}`)
   const key = await request(`${server.url}/admin/tenants/${slug}/keys`, 'POST', { token, body: { name: 'bench' } })
   if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${key.text}`)
-  const { client_id: clientId, client_secret: clientSecret } = JSON.parse(key.text) as { client_id: string; client_secret: string }
+  const { client_id: clientId, client_secret: clientSecret } = JSON.parse(key.text) as {
+    client_id: string
+    client_secret: string
+  }
   const client = new TenantClient(server, slug, clientId, clientSecret)
   await client.refreshToken()
   return client
@@ -265,6 +296,10 @@ export async function provisionTenant(server: PricingServer, slug: string): Prom
 /** The answer cache's counts so far (`pricing_query_answer_cache_items_total`, SKUs). */
 export async function answerCacheCounts(url: string): Promise<{ hits: number; misses: number }> {
   const text = (await request(`${url}/metrics`, 'GET')).text
-  const value = (result: string): number => Number(new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+  const value = (result: string): number =>
+    Number(
+      new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ??
+        Number.NaN,
+    )
   return { hits: value('hit'), misses: value('miss') }
 }

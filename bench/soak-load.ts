@@ -50,6 +50,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     requests: scenario.requests,
     overallRate: load.overallRate,
   })
-  const minute: KindMinute = { requests: result['2xx'] + result.non2xx, p99Ms: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx }
+  const minute: KindMinute = {
+    requests: result['2xx'] + result.non2xx,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+  }
   process.stdout.write(JSON.stringify(minute))
 }

@@ -112,13 +112,20 @@ function benchCapacity(): Capacity {
       const query = result.scenarios?.find((scenario) => scenario.name === 'query-100')?.real.requestsPerSecond
       const ingest = result.ingest?.itemsPerSecond
       if (get !== undefined && query !== undefined && ingest !== undefined) {
-        return { source: `bench/results/${name}`, getPerSecond: get, queryPerSecond: query, ingestItemsPerSecond: ingest }
+        return {
+          source: `bench/results/${name}`,
+          getPerSecond: get,
+          queryPerSecond: query,
+          ingestItemsPerSecond: ingest,
+        }
       }
     } catch {
       // Not a bench result: the next.
     }
   }
-  throw new Error('no bench result with scenarios in bench/results/: run npm run bench (or bench:quick) first, or give --get-rate, --query-rate and --write-rate')
+  throw new Error(
+    'no bench result with scenarios in bench/results/: run npm run bench (or bench:quick) first, or give --get-rate, --query-rate and --write-rate',
+  )
 }
 
 interface Minute {
@@ -165,20 +172,33 @@ function p99(values: number[]): number {
 }
 
 /** Metrics the server exposes (prom-client's default process and Node.js metrics, and the service's). */
-async function serverMetrics(url: string): Promise<{ heapUsedBytes: number; activeHandles: number; webhookEvents: number }> {
+async function serverMetrics(
+  url: string,
+): Promise<{ heapUsedBytes: number; activeHandles: number; webhookEvents: number }> {
   const text = (await request(`${url}/metrics`, 'GET')).text
-  const value = (name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+  const value = (name: string): number =>
+    Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
   // Heap used over every space: nodejs_heap_space_size_used_bytes summed, or the total gauge.
   let heap = value('nodejs_heap_size_used_bytes')
   if (Number.isNaN(heap)) {
-    heap = [...text.matchAll(/^nodejs_heap_space_size_used_bytes\{[^}]*\} (\S+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0)
+    heap = [...text.matchAll(/^nodejs_heap_space_size_used_bytes\{[^}]*\} (\S+)$/gm)].reduce(
+      (sum, match) => sum + Number(match[1]),
+      0,
+    )
   }
-  return { heapUsedBytes: heap, activeHandles: value('nodejs_active_handles_total'), webhookEvents: value('pricing_webhook_events_total') }
+  return {
+    heapUsedBytes: heap,
+    activeHandles: value('nodejs_active_handles_total'),
+    webhookEvents: value('pricing_webhook_events_total'),
+  }
 }
 
 function processFacts(pid: number): { openFiles: number; threads: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return { openFiles: readdirSync(`/proc/${pid}/fd`).length, threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) }
+  return {
+    openFiles: readdirSync(`/proc/${pid}/fd`).length,
+    threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN),
+  }
 }
 
 /**
@@ -211,7 +231,12 @@ class Writer {
       const pass = Math.floor(item / this.#pairCount)
       const skuIndex = Math.floor(pair / pricelists.length)
       const price = (10 + (skuIndex % 1000) / 100 + (pass % 2) / 100).toFixed(2)
-      return { sku: skuCode(skuIndex), pricelist: pricelists[pair % pricelists.length]!.code, price, start_date: this.#startDate }
+      return {
+        sku: skuCode(skuIndex),
+        pricelist: pricelists[pair % pricelists.length]!.code,
+        price,
+        start_date: this.#startDate,
+      }
     })
   }
 
@@ -228,7 +253,8 @@ class Writer {
         const started = performance.now()
         try {
           const answer = await this.client.call('POST', '/price/batch', this.#batch())
-          const result = answer.status === 202 ? (JSON.parse(answer.text) as { accepted: number; failed: unknown[] }) : null
+          const result =
+            answer.status === 202 ? (JSON.parse(answer.text) as { accepted: number; failed: unknown[] }) : null
           if (result === null || result.failed.length > 0) {
             this.errors++
             if (this.errors <= 3) progress(`write refused: ${answer.status} ${answer.text.slice(0, 300)}`)
@@ -243,7 +269,9 @@ class Writer {
         this.latencies.push(performance.now() - started)
       }
     }
-    return Promise.all(Array.from({ length: writeConcurrency }, (_, index) => lane((index * intervalMs) / writeConcurrency))).then(() => undefined)
+    return Promise.all(
+      Array.from({ length: writeConcurrency }, (_, index) => lane((index * intervalMs) / writeConcurrency)),
+    ).then(() => undefined)
   }
 
   /** This window's figures; the counts start again. */
@@ -265,7 +293,8 @@ const megabytes = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2))
-  const capacity: Capacity | null = options.getRate !== null && options.queryRate !== null && options.writeRate !== null ? null : benchCapacity()
+  const capacity: Capacity | null =
+    options.getRate !== null && options.queryRate !== null && options.writeRate !== null ? null : benchCapacity()
   const rates = {
     get: options.getRate ?? capacity!.getPerSecond * options.load * mix.get,
     query: options.queryRate ?? capacity!.queryPerSecond * options.load * mix.query,
@@ -277,7 +306,12 @@ async function main(): Promise<void> {
   )
   const shape: WorkloadShape = { ...defaultShape, skuCount: options.skus }
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-soak-'))
-  const server = new PricingServer({ entry: path.join(buildRoot, 'server', 'start.js'), dataDir, adminToken: 'soak-admin-token-0123456789abcdef', env: await webhookServerEnv() })
+  const server = new PricingServer({
+    entry: path.join(buildRoot, 'server', 'start.js'),
+    dataDir,
+    adminToken: 'soak-admin-token-0123456789abcdef',
+    env: await webhookServerEnv(),
+  })
   const receiver = await startHttpsReceiver()
   let writer: Writer | null = null
   let writing: Promise<void> | null = null
@@ -285,10 +319,16 @@ async function main(): Promise<void> {
     await server.start()
     await server.waitReady()
     const client = await provisionTenant(server, tenantSlug)
-    progress(`writing the workload: ${shape.skuCount} SKUs x ${pricelists.length} pricelists x ${shape.versionCount} versions`)
+    progress(
+      `writing the workload: ${shape.skuCount} SKUs x ${pricelists.length} pricelists x ${shape.versionCount} versions`,
+    )
     await generate(client, shape, () => 0)
     await client.expect(202, 'PUT', '/settings/change.events.enabled', { value: 'true' })
-    await client.expect(201, 'POST', '/webhooks', { url: `${receiver.url}/soak`, secret: 'soak-secret', entity_type_filter: 'price' })
+    await client.expect(201, 'POST', '/webhooks', {
+      url: `${receiver.url}/soak`,
+      secret: 'soak-secret',
+      entity_type_filter: 'price',
+    })
     writer = new Writer(client, shape, rates.write)
     writing = writer.run()
     const minutes: Minute[] = []
@@ -296,14 +336,26 @@ async function main(): Promise<void> {
     let events = (await serverMetrics(server.url)).webhookEvents
     const clockTicks = clockTicksPerSecond()
     progress(`running ${options.minutes} windows of ${options.windowS} s (warm-up: the first ${options.warmupMinutes})`)
-    console.log('minute   RSS (anon)            heap      handles fds threads cpu   GET req p99 err   query req p99 err   write items p99 err   webhook events')
+    console.log(
+      'minute   RSS (anon)            heap      handles fds threads cpu   GET req p99 err   query req p99 err   write items p99 err   webhook events',
+    )
     for (let minute = 1; minute <= options.minutes; minute++) {
       const headers = { authorization: `Bearer ${await client.refreshToken()}` }
       const common = { url: server.url, slug: tenantSlug, shape, durationS: options.windowS, headers }
       // Each kind's client in a process of its own (./soak-load.ts); autocannon's overallRate is per
       // connection group, with enough connections that latency never limits the rate.
-      const gets = runSoakLoad({ ...common, scenario: 'get', connections: 32, overallRate: Math.max(1, Math.round(rates.get)) })
-      const queries = runSoakLoad({ ...common, scenario: 'query-100', connections: 16, overallRate: Math.max(1, Math.round(rates.query)) })
+      const gets = runSoakLoad({
+        ...common,
+        scenario: 'get',
+        connections: 32,
+        overallRate: Math.max(1, Math.round(rates.get)),
+      })
+      const queries = runSoakLoad({
+        ...common,
+        scenario: 'query-100',
+        connections: 16,
+        overallRate: Math.max(1, Math.round(rates.query)),
+      })
       const [getResult, queryResult] = await Promise.all([gets, queries])
       const write = writer.take()
       receiver.clear()
@@ -328,7 +380,8 @@ async function main(): Promise<void> {
       ticks = nowTicks
       events = metrics.webhookEvents
       minutes.push(sample)
-      const kind = (figures: KindMinute): string => `${String(figures.requests).padStart(7)} ${figures.p99Ms.toFixed(0).padStart(4)} ${String(figures.errors).padStart(3)}`
+      const kind = (figures: KindMinute): string =>
+        `${String(figures.requests).padStart(7)} ${figures.p99Ms.toFixed(0).padStart(4)} ${String(figures.errors).padStart(3)}`
       console.log(
         `${String(minute).padStart(3)}${minute <= options.warmupMinutes ? 'w' : ' '}   ${megabytes(sample.rssBytes).padStart(9)} (${megabytes(sample.rssAnonBytes).padStart(9)})  ${megabytes(sample.heapUsedBytes).padStart(9)}  ${String(sample.activeHandles).padStart(4)} ${String(sample.openFiles).padStart(5)} ${String(sample.threads).padStart(4)}   ${sample.cpuCores.toFixed(2)}  ${kind(sample.get)}   ${kind(sample.query)}   ${String(write.items).padStart(7)} ${write.p99Ms.toFixed(0).padStart(4)} ${String(write.errors).padStart(3)}   ${String(sample.webhookEvents).padStart(8)}`,
       )
@@ -338,7 +391,10 @@ async function main(): Promise<void> {
     writing = null
     const after = minutes.filter((minute) => minute.minute > options.warmupMinutes)
     const measured = after.length >= 2 ? after : minutes
-    const errors = minutes.reduce((sum, minute) => sum + minute.get.errors + minute.query.errors + minute.write.errors, 0)
+    const errors = minutes.reduce(
+      (sum, minute) => sum + minute.get.errors + minute.query.errors + minute.write.errors,
+      0,
+    )
     const summary = {
       rssSlopePercentPer10Min: slopePercentPer10Min(measured, (minute) => minute.rssBytes),
       rssAnonSlopePercentPer10Min: slopePercentPer10Min(measured, (minute) => minute.rssAnonBytes),
@@ -347,7 +403,10 @@ async function main(): Promise<void> {
       queryP99SlopePercentPer10Min: slopePercentPer10Min(measured, (minute) => minute.query.p99Ms),
       writeP99SlopePercentPer10Min: slopePercentPer10Min(measured, (minute) => minute.write.p99Ms),
       errors,
-      requests: minutes.reduce((sum, minute) => sum + minute.get.requests + minute.query.requests + minute.write.requests, 0),
+      requests: minutes.reduce(
+        (sum, minute) => sum + minute.get.requests + minute.query.requests + minute.write.requests,
+        0,
+      ),
       writtenItems: minutes.reduce((sum, minute) => sum + minute.write.items, 0),
       webhookEvents: minutes.reduce((sum, minute) => sum + minute.webhookEvents, 0),
       minutesMeasured: measured.length,
@@ -359,20 +418,54 @@ async function main(): Promise<void> {
       },
     }
     const checks = [
-      { figure: 'RSS slope after warm-up, % per 10 minutes', measured: summary.rssSlopePercentPer10Min, target: `< ${rssSlopeMaxPercent}`, pass: summary.rssSlopePercentPer10Min < rssSlopeMaxPercent },
-      { figure: 'errors (non-2xx, failed and timed-out requests, refused write items)', measured: errors, target: '0', pass: errors === 0 },
-      { figure: 'GET p99 slope after warm-up, % per 10 minutes', measured: summary.getP99SlopePercentPer10Min, target: `< ${p99SlopeMaxPercent}`, pass: !(summary.getP99SlopePercentPer10Min >= p99SlopeMaxPercent) },
-      { figure: 'query p99 slope after warm-up, % per 10 minutes', measured: summary.queryP99SlopePercentPer10Min, target: `< ${p99SlopeMaxPercent}`, pass: !(summary.queryP99SlopePercentPer10Min >= p99SlopeMaxPercent) },
-      { figure: 'webhook events delivered', measured: summary.webhookEvents, target: '> 0', pass: summary.webhookEvents > 0 },
+      {
+        figure: 'RSS slope after warm-up, % per 10 minutes',
+        measured: summary.rssSlopePercentPer10Min,
+        target: `< ${rssSlopeMaxPercent}`,
+        pass: summary.rssSlopePercentPer10Min < rssSlopeMaxPercent,
+      },
+      {
+        figure: 'errors (non-2xx, failed and timed-out requests, refused write items)',
+        measured: errors,
+        target: '0',
+        pass: errors === 0,
+      },
+      {
+        figure: 'GET p99 slope after warm-up, % per 10 minutes',
+        measured: summary.getP99SlopePercentPer10Min,
+        target: `< ${p99SlopeMaxPercent}`,
+        pass: !(summary.getP99SlopePercentPer10Min >= p99SlopeMaxPercent),
+      },
+      {
+        figure: 'query p99 slope after warm-up, % per 10 minutes',
+        measured: summary.queryP99SlopePercentPer10Min,
+        target: `< ${p99SlopeMaxPercent}`,
+        pass: !(summary.queryP99SlopePercentPer10Min >= p99SlopeMaxPercent),
+      },
+      {
+        figure: 'webhook events delivered',
+        measured: summary.webhookEvents,
+        target: '> 0',
+        pass: summary.webhookEvents > 0,
+      },
     ]
     console.log('')
-    console.log(`after the warm-up (${measured.length} minutes): RSS slope ${summary.rssSlopePercentPer10Min.toFixed(2)}% per 10 min (anonymous ${summary.rssAnonSlopePercentPer10Min.toFixed(2)}%, heap ${summary.heapSlopePercentPer10Min.toFixed(2)}%)`)
-    console.log(`p99 slope per 10 min: GET ${summary.getP99SlopePercentPer10Min.toFixed(1)}%, query ${summary.queryP99SlopePercentPer10Min.toFixed(1)}%, write ${summary.writeP99SlopePercentPer10Min.toFixed(1)}%`)
-    console.log(`requests ${summary.requests}, errors ${errors}, price items written ${summary.writtenItems}, webhook events delivered ${summary.webhookEvents}`)
+    console.log(
+      `after the warm-up (${measured.length} minutes): RSS slope ${summary.rssSlopePercentPer10Min.toFixed(2)}% per 10 min (anonymous ${summary.rssAnonSlopePercentPer10Min.toFixed(2)}%, heap ${summary.heapSlopePercentPer10Min.toFixed(2)}%)`,
+    )
+    console.log(
+      `p99 slope per 10 min: GET ${summary.getP99SlopePercentPer10Min.toFixed(1)}%, query ${summary.queryP99SlopePercentPer10Min.toFixed(1)}%, write ${summary.writeP99SlopePercentPer10Min.toFixed(1)}%`,
+    )
+    console.log(
+      `requests ${summary.requests}, errors ${errors}, price items written ${summary.writtenItems}, webhook events delivered ${summary.webhookEvents}`,
+    )
     console.log(
       `reached: GET ${summary.achieved.get.toFixed(0)} of ${rates.get.toFixed(0)} req/s, query ${summary.achieved.query.toFixed(0)} of ${rates.query.toFixed(0)} req/s, writes ${summary.achieved.write.toFixed(0)} of ${rates.write.toFixed(0)} items/s`,
     )
-    for (const check of checks) console.log(`${check.pass ? 'pass' : 'FAIL'}  ${check.figure}: ${typeof check.measured === 'number' && !Number.isInteger(check.measured) ? check.measured.toFixed(2) : check.measured} (target ${check.target})`)
+    for (const check of checks)
+      console.log(
+        `${check.pass ? 'pass' : 'FAIL'}  ${check.figure}: ${typeof check.measured === 'number' && !Number.isInteger(check.measured) ? check.measured.toFixed(2) : check.measured} (target ${check.target})`,
+      )
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
     const file = path.join(resultsDir, `${stamp}-soak.json`)
     writeFileSync(
@@ -380,7 +473,11 @@ async function main(): Promise<void> {
       `${JSON.stringify(
         {
           generatedAt: new Date().toISOString(),
-          environment: { node: process.version, cores: os.cpus().length, loadAverageAtEnd: os.loadavg()[0]!.toFixed(2) },
+          environment: {
+            node: process.version,
+            cores: os.cpus().length,
+            loadAverageAtEnd: os.loadavg()[0]!.toFixed(2),
+          },
           options,
           capacity,
           mix,

@@ -62,7 +62,8 @@ export async function threadHeaps(pid: number, collect: boolean): Promise<Thread
       workers.push({ title: reply.params!.workerInfo!.title, sessionId: reply.params!.sessionId! })
     }
     // A worker's answers come wrapped in an event of the main thread's session.
-    const inner = reply.method === 'NodeWorker.receivedMessageFromWorker' ? (JSON.parse(reply.params!.message!) as Reply) : reply
+    const inner =
+      reply.method === 'NodeWorker.receivedMessageFromWorker' ? (JSON.parse(reply.params!.message!) as Reply) : reply
     if (inner.id !== undefined) waiting.get(inner.id)?.(inner)
   })
   const send = (method: string, params: object, sessionId: string | null): Promise<Reply> =>
@@ -71,7 +72,10 @@ export async function threadHeaps(pid: number, collect: boolean): Promise<Thread
       waiting.set(id, resolve)
       const message = JSON.stringify({ id, method, params })
       if (sessionId === null) socket.send(message)
-      else socket.send(JSON.stringify({ id: ++next, method: 'NodeWorker.sendMessageToWorker', params: { sessionId, message } }))
+      else
+        socket.send(
+          JSON.stringify({ id: ++next, method: 'NodeWorker.sendMessageToWorker', params: { sessionId, message } }),
+        )
     })
   try {
     await send('NodeWorker.enable', { waitForDebuggerOnStart: false }, null)
@@ -91,19 +95,32 @@ export async function threadHeaps(pid: number, collect: boolean): Promise<Thread
       const reply = await send('Runtime.evaluate', { expression: heapExpression }, sessionId)
       const read = JSON.parse(reply.result!.result!.value!) as { used: number; total: number; arrayBuffers: number }
       const mib = (bytes: number): number => bytes / 2 ** 20
-      heaps.push({ thread: title, usedMiB: mib(read.used), totalMiB: mib(read.total), arrayBuffersMiB: mib(read.arrayBuffers) })
+      heaps.push({
+        thread: title,
+        usedMiB: mib(read.used),
+        totalMiB: mib(read.total),
+        arrayBuffersMiB: mib(read.arrayBuffers),
+      })
     }
     await send('NodeWorker.disable', {}, null)
     return heaps
   } finally {
     // As bench/gc.ts: the inspector closes once this connection is gone.
-    socket.send(JSON.stringify({
-      id: ++next, method: 'Runtime.evaluate',
-      params: { expression: "setTimeout(() => process.getBuiltinModule('node:inspector').close(), 200), 0" },
-    }))
+    socket.send(
+      JSON.stringify({
+        id: ++next,
+        method: 'Runtime.evaluate',
+        params: { expression: "setTimeout(() => process.getBuiltinModule('node:inspector').close(), 200), 0" },
+      }),
+    )
     socket.close()
     const deadline = Date.now() + 5_000
-    while (await fetch(inspectorUrl).then(() => true, () => false)) {
+    while (
+      await fetch(inspectorUrl).then(
+        () => true,
+        () => false,
+      )
+    ) {
       // biome-ignore lint/correctness/noUnsafeFinally: an inspector left open spoils every later run: it wins
       if (Date.now() > deadline) throw new Error(`process ${pid} kept its inspector open`)
       await new Promise((resolve) => setTimeout(resolve, 50))
@@ -112,6 +129,11 @@ export async function threadHeaps(pid: number, collect: boolean): Promise<Thread
 }
 
 export function formatThreadHeaps(heaps: readonly ThreadHeap[]): string {
-  return heaps.map((heap) => `${heap.thread}: used ${heap.usedMiB.toFixed(0)} of ${heap.totalMiB.toFixed(0)} MiB` +
-    ` (array buffers ${heap.arrayBuffersMiB.toFixed(0)})`).join('; ')
+  return heaps
+    .map(
+      (heap) =>
+        `${heap.thread}: used ${heap.usedMiB.toFixed(0)} of ${heap.totalMiB.toFixed(0)} MiB` +
+        ` (array buffers ${heap.arrayBuffersMiB.toFixed(0)})`,
+    )
+    .join('; ')
 }

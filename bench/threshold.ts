@@ -46,26 +46,48 @@ async function measure(server: PricingServer, client: TenantClient, mode: Row['m
   for (const size of sizes) {
     // Distinct bodies handed out in turn (as in the main bench), the answer cache off: the engine's cost.
     const bodies = Array.from({ length: bodiesPerSize }, () =>
-      JSON.stringify({ currency_code: currencyCode, pricelist_filter: {}, skus: distinctSkus(random, shape.skuCount, size), tax_area: taxAreaCode }),
+      JSON.stringify({
+        currency_code: currencyCode,
+        pricelist_filter: {},
+        skus: distinctSkus(random, shape.skuCount, size),
+        tax_area: taxAreaCode,
+      }),
     )
     let next = 0
-    const requests: Request[] = [{
-      method: 'POST',
-      path: `/t/${client.slug}/price/query`,
-      body: bodies[0],
-      setupRequest: (built) => ({ ...built, body: bodies[next++ % bodies.length] }),
-    }]
+    const requests: Request[] = [
+      {
+        method: 'POST',
+        path: `/t/${client.slug}/price/query`,
+        body: bodies[0],
+        setupRequest: (built) => ({ ...built, body: bodies[next++ % bodies.length] }),
+      },
+    ]
     const headers = { authorization: `Bearer ${client.token}`, 'content-type': 'application/json' }
     const result = await measureLoad(server.url, server.pid, requests, headers, load)
-    rows.push({ size, mode, requestsPerSecond: result.requestsPerSecond, p50Ms: result.latencyP50Ms, p99Ms: result.latencyP99Ms, cpuMicrosPerRequest: result.cpuMicrosPerRequest, non2xx: result.non2xx })
-    process.stderr.write(`[threshold] ${mode} ${size}: ${Math.round(result.requestsPerSecond)} req/s p99 ${result.latencyP99Ms} ms\n`)
+    rows.push({
+      size,
+      mode,
+      requestsPerSecond: result.requestsPerSecond,
+      p50Ms: result.latencyP50Ms,
+      p99Ms: result.latencyP99Ms,
+      cpuMicrosPerRequest: result.cpuMicrosPerRequest,
+      non2xx: result.non2xx,
+    })
+    process.stderr.write(
+      `[threshold] ${mode} ${size}: ${Math.round(result.requestsPerSecond)} req/s p99 ${result.latencyP99Ms} ms\n`,
+    )
   }
   return rows
 }
 
 async function main(): Promise<void> {
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'pricing-threshold-'))
-  const base = { entry: path.join(buildRoot, 'server', 'start.js'), dataDir: path.join(workDir, 'data'), adminToken: randomBytes(16).toString('hex'), env: { PRICING_ANSWER_CACHE_ITEMS: '0' } }
+  const base = {
+    entry: path.join(buildRoot, 'server', 'start.js'),
+    dataDir: path.join(workDir, 'data'),
+    adminToken: randomBytes(16).toString('hex'),
+    env: { PRICING_ANSWER_CACHE_ITEMS: '0' },
+  }
   try {
     const inline = new PricingServer({ ...base, env: { ...base.env, PRICING_WORKER_THRESHOLD_SKUS: String(1e9) } })
     await inline.start()

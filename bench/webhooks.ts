@@ -120,7 +120,12 @@ class PriceWriter {
       const skuIndex = Math.floor(pair / pricelists.length)
       const pricelistIndex = pair % pricelists.length
       // Each pass over the pairs writes the next version's price (the workload's are 0 to versionCount - 1).
-      const price = priceOf(this.shape, skuIndex, pricelistIndex, this.shape.versionCount + Math.floor(item / this.#pairCount)).sales
+      const price = priceOf(
+        this.shape,
+        skuIndex,
+        pricelistIndex,
+        this.shape.versionCount + Math.floor(item / this.#pairCount),
+      ).sales
       return { sku: skuCode(skuIndex), pricelist: pricelists[pricelistIndex]!.code, price, start_date: this.#startDate }
     })
   }
@@ -137,7 +142,13 @@ class PriceWriter {
     const { itemCount, requestCount } = await this.#send(() => performance.now() < deadline)
     const elapsedMs = performance.now() - started
     const cpuS = (cpuTicks(serverPid) - ticksBefore) / clockTicks
-    return { itemCount, requestCount, elapsedMs, itemsPerSecond: (itemCount * 1000) / elapsedMs, serverCpuMicrosPerItem: (cpuS * 1e6) / itemCount }
+    return {
+      itemCount,
+      requestCount,
+      elapsedMs,
+      itemsPerSecond: (itemCount * 1000) / elapsedMs,
+      serverCpuMicrosPerItem: (cpuS * 1e6) / itemCount,
+    }
   }
 
   async #send(more: () => boolean): Promise<{ itemCount: number; requestCount: number }> {
@@ -148,7 +159,8 @@ class PriceWriter {
         const items = this.#items()
         const answer = await this.client.expect(202, 'POST', '/price/batch', items)
         const result = JSON.parse(answer.text) as { accepted: number; failed: unknown[] }
-        if (result.accepted !== items.length) throw new Error(`/price/batch refused ${result.failed.length} items: ${JSON.stringify(result.failed[0])}`)
+        if (result.accepted !== items.length)
+          throw new Error(`/price/batch refused ${result.failed.length} items: ${JSON.stringify(result.failed[0])}`)
         itemCount += result.accepted
         requestCount++
       }
@@ -158,14 +170,22 @@ class PriceWriter {
   }
 }
 
-async function measurePhase(server: PricingServer, client: TenantClient, writer: PriceWriter, options: WebhookOptions, webhooks: boolean): Promise<WebhookPhase> {
+async function measurePhase(
+  server: PricingServer,
+  client: TenantClient,
+  writer: PriceWriter,
+  options: WebhookOptions,
+  webhooks: boolean,
+): Promise<WebhookPhase> {
   const label = webhooks ? `${webhookFilters.length} webhooks, receiver answering after ${receiverDelayMs} ms` : 'none'
   const started = performance.now()
   const dispatchBefore = await dispatchSeconds(server)
   options.progress(`webhooks ${label}: ingest`)
   const ingest = await writer.run(options.load.durationS, server.pid, options.load.clockTicks)
   options.progress(`webhooks ${label}: ${queryScenario}`)
-  const scenario = scenarioDefinitions(options.slug, options.shape).find((definition) => definition.name === queryScenario)!
+  const scenario = scenarioDefinitions(options.slug, options.shape).find(
+    (definition) => definition.name === queryScenario,
+  )!
   const headers = { authorization: `Bearer ${await client.refreshToken()}` }
   const query = await measureLoad(server.url, server.pid, scenario.requests, headers, options.load)
   const dispatchS = (await dispatchSeconds(server)) - dispatchBefore
@@ -183,7 +203,11 @@ async function dispatchSeconds(server: PricingServer): Promise<number> {
 async function register(client: TenantClient, receiver: HttpsReceiver): Promise<number[]> {
   const ids: number[] = []
   for (const [index, filter] of webhookFilters.entries()) {
-    const answer = await client.expect(201, 'POST', '/webhooks', { url: `${receiver.url}/hook-${index}`, secret: `bench-secret-${index}`, entity_type_filter: filter })
+    const answer = await client.expect(201, 'POST', '/webhooks', {
+      url: `${receiver.url}/hook-${index}`,
+      secret: `bench-secret-${index}`,
+      entity_type_filter: filter,
+    })
     ids.push((JSON.parse(answer.text) as { id: number }).id)
   }
   return ids
@@ -193,7 +217,11 @@ async function register(client: TenantClient, receiver: HttpsReceiver): Promise<
  * Runs on the bench server after the HTTP scenarios (the workload is stored; the server was
  * spawned with `webhookServerEnv`). Leaves the webhooks deactivated and the receiver closed.
  */
-export async function runWebhookBench(server: PricingServer, client: TenantClient, options: WebhookOptions): Promise<WebhookResult> {
+export async function runWebhookBench(
+  server: PricingServer,
+  client: TenantClient,
+  options: WebhookOptions,
+): Promise<WebhookResult> {
   await client.expect(202, 'PUT', '/settings/change.events.enabled', { value: 'true' })
   const writer = new PriceWriter(client, options.shape)
   options.progress('webhooks: writing the version the ingest phases rewrite')
@@ -206,7 +234,10 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
     let active = true
     const setActive = async (on: boolean): Promise<void> => {
       if (on === active) return
-      for (const id of ids) await (on ? client.expect(200, 'PUT', `/webhooks/${id}`, { active: true }) : client.expect(200, 'DELETE', `/webhooks/${id}`))
+      for (const id of ids)
+        await (on
+          ? client.expect(200, 'PUT', `/webhooks/${id}`, { active: true })
+          : client.expect(200, 'DELETE', `/webhooks/${id}`))
       active = on
     }
     const phases: WebhookPhase[] = []
@@ -219,7 +250,10 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
       if (!webhooks) continue
       const received = receiver.requests.filter((request) => request.method === 'POST')
       receivedPosts += received.length
-      receivedEvents += received.reduce((sum, request) => sum + ((request.body as { events?: unknown[] } | null)?.events?.length ?? 0), 0)
+      receivedEvents += received.reduce(
+        (sum, request) => sum + ((request.body as { events?: unknown[] } | null)?.events?.length ?? 0),
+        0,
+      )
     }
     await setActive(false)
     const mean = (on: boolean, figure: (phase: WebhookPhase) => number): number => {
@@ -228,7 +262,8 @@ export async function runWebhookBench(server: PricingServer, client: TenantClien
     }
     const ratio = (figure: (phase: WebhookPhase) => number): number => mean(true, figure) / mean(false, figure)
     const withPhases = phases.filter((phase) => phase.webhooks)
-    const sum = (figure: (phase: WebhookPhase) => number): number => withPhases.reduce((total, phase) => total + figure(phase), 0)
+    const sum = (figure: (phase: WebhookPhase) => number): number =>
+      withPhases.reduce((total, phase) => total + figure(phase), 0)
     return {
       receiverDelayMs,
       webhookCount: ids.length,

@@ -80,7 +80,8 @@ export function pricedPairs(shape: WorkloadShape): Int32Array {
   let count = 0
   for (let skuIndex = 0; skuIndex < shape.skuCount; skuIndex++) {
     for (let pricelistIndex = 0; pricelistIndex < pricelists.length; pricelistIndex++) {
-      if (hasOwnPrice(shape, skuIndex, pricelists[pricelistIndex]!)) pairs[count++] = skuIndex * pricelists.length + pricelistIndex
+      if (hasOwnPrice(shape, skuIndex, pricelists[pricelistIndex]!))
+        pairs[count++] = skuIndex * pricelists.length + pricelistIndex
     }
   }
   return pairs.slice(0, count)
@@ -104,7 +105,8 @@ export function seededRandom(seed: number): () => number {
 }
 
 function mix(seed: number, first: number, second: number): number {
-  let hash = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(first + 1, 0xc2b2ae35) ^ Math.imul(second + 7, 0x27d4eb2f)
+  let hash =
+    Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(first + 1, 0xc2b2ae35) ^ Math.imul(second + 7, 0x27d4eb2f)
   hash ^= hash >>> 16
   return Math.imul(hash, 0x7feb352d) >>> 0
 }

@@ -63,7 +63,9 @@ const embeddedLoads: Plugin = {
     // ordered-binary builds its string reader with a direct eval that names a module variable
     // (`position`); bundled as an ES module its top-level names may be renamed, so the eval'd code
     // would read another variable and loop forever. Its CommonJS build keeps them in one closure.
-    plugin.onResolve({ filter: /^ordered-binary$/ }, () => ({ path: path.join(root, 'node_modules', 'ordered-binary', 'dist', 'index.cjs') }))
+    plugin.onResolve({ filter: /^ordered-binary$/ }, () => ({
+      path: path.join(root, 'node_modules', 'ordered-binary', 'dist', 'index.cjs'),
+    }))
     // ioredis's VerbatimString extends String, which slows msgpackr process-wide: the plain class
     // of cluster/verbatim-string.ts instead (it says why; a checkout swaps it in cluster/ioredis-shim.ts).
     plugin.onLoad({ filter: /ioredis[\\/]built[\\/]resp[\\/]verbatim-string\.js$/ }, () => ({
@@ -75,7 +77,10 @@ const embeddedLoads: Plugin = {
       const source = readFileSync(args.path, 'utf8')
       const workerPath = "(0, node_path_1.resolve)(__dirname, 'worker.js')"
       if (!source.includes(workerPath)) throw new Error(`piscina changed: ${workerPath} is not in ${args.path}`)
-      return { contents: source.replace(workerPath, "globalThis.__pricingPackaged.file('piscina-worker.cjs')"), loader: 'js' }
+      return {
+        contents: source.replace(workerPath, "globalThis.__pricingPackaged.file('piscina-worker.cjs')"),
+        loader: 'js',
+      }
     })
   },
 }
@@ -107,22 +112,34 @@ async function bundle(entry: string, outfile: string, buildId: string, plugins: 
 const sha = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex')
 
 /** Builds the executable at `output` (default dist/pricing-service), with its intermediate files in `work`. */
-export async function buildBinary(output = defaultOutput, work = defaultWork): Promise<{ file: string; bytes: number }> {
+export async function buildBinary(
+  output = defaultOutput,
+  work = defaultWork,
+): Promise<{ file: string; bytes: number }> {
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
   // The workers first: the build id covers every file the binary writes to disk at run time.
   await bundle(path.join(root, 'workers', 'price-task.ts'), path.join(work, 'price-task.cjs'), '')
   // piscina's exports hide its worker script: it sits beside the package's main file.
-  await bundle(path.join(path.dirname(require.resolve('piscina')), 'worker.js'), path.join(work, 'piscina-worker.cjs'), '')
+  await bundle(
+    path.join(path.dirname(require.resolve('piscina')), 'worker.js'),
+    path.join(work, 'piscina-worker.cjs'),
+    '',
+  )
   const assets: Record<string, string> = {
     'price-task.cjs': path.join(work, 'price-task.cjs'),
     'piscina-worker.cjs': path.join(work, 'piscina-worker.cjs'),
     ...nativeAddons(),
     ...Object.fromEntries(assetNames.map((name) => [`web/${name}`, path.join(assetsDir, name)])),
   }
-  const buildId = sha(Object.entries(assets).map(([name, file]) => `${name}:${sha(readFileSync(file))}`).join('\n')).slice(0, 16)
+  const buildId = sha(
+    Object.entries(assets)
+      .map(([name, file]) => `${name}:${sha(readFileSync(file))}`)
+      .join('\n'),
+  ).slice(0, 16)
   await bundle(path.join(root, 'binary', 'main.ts'), path.join(work, 'main.cjs'), buildId, [embeddedLoads])
-  if (/\bextends String\b/.test(readFileSync(path.join(work, 'main.cjs'), 'utf8'))) throw new Error('the bundle defines a class that extends String (cluster/verbatim-string.ts says why not)')
+  if (/\bextends String\b/.test(readFileSync(path.join(work, 'main.cjs'), 'utf8')))
+    throw new Error('the bundle defines a class that extends String (cluster/verbatim-string.ts says why not)')
   const config = {
     main: path.join(work, 'main.cjs'),
     output: path.join(work, 'sea-prep.blob'),
@@ -132,17 +149,23 @@ export async function buildBinary(output = defaultOutput, work = defaultWork): P
     assets,
   }
   writeFileSync(path.join(work, 'sea-config.json'), JSON.stringify(config, null, 2))
-  execFileSync(process.execPath, ['--experimental-sea-config', path.join(work, 'sea-config.json')], { stdio: 'inherit' })
+  execFileSync(process.execPath, ['--experimental-sea-config', path.join(work, 'sea-config.json')], {
+    stdio: 'inherit',
+  })
   mkdirSync(path.dirname(output), { recursive: true })
   rmSync(output, { force: true })
   copyFileSync(process.execPath, output)
   chmodSync(output, 0o755)
-  const { inject } = require('postject') as { inject(file: string, name: string, data: Buffer, options: { sentinelFuse: string }): Promise<void> }
+  const { inject } = require('postject') as {
+    inject(file: string, name: string, data: Buffer, options: { sentinelFuse: string }): Promise<void>
+  }
   await inject(output, 'NODE_SEA_BLOB', readFileSync(path.join(work, 'sea-prep.blob')), { sentinelFuse: seaFuse })
   return { file: output, bytes: statSync(output).size }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const built = await buildBinary()
-  process.stdout.write(`${path.relative(root, built.file)}: ${(built.bytes / 1024 / 1024).toFixed(1)} MiB, Node.js ${process.version}\n`)
+  process.stdout.write(
+    `${path.relative(root, built.file)}: ${(built.bytes / 1024 / 1024).toFixed(1)} MiB, Node.js ${process.version}\n`,
+  )
 }

@@ -17,7 +17,10 @@ import type { PackagedRuntime } from '../platform/packaged.js'
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 
 export function seaRuntime(buildId: string): PackagedRuntime {
-  const folder = path.join(process.env['TMPDIR'] ?? tmpdir(), `pricing-service-${buildId}-${process.getuid?.() ?? 'user'}`)
+  const folder = path.join(
+    process.env['TMPDIR'] ?? tmpdir(),
+    `pricing-service-${buildId}-${process.getuid?.() ?? 'user'}`,
+  )
   const written = new Map<string, string>()
   const load = createRequire(process.execPath)
 

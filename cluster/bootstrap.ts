@@ -31,12 +31,22 @@ const snapshotTimeoutMs = 120_000
  * log's end) or `diverged` (the log's commit ending at the copy's sequence has another checksum:
  * another home wrote those sequences).
  */
-export async function copyAgainstLog(redis: Redis, slug: string, directory: string): Promise<'fits' | 'gap' | 'ahead' | 'diverged'> {
+export async function copyAgainstLog(
+  redis: Redis,
+  slug: string,
+  directory: string,
+): Promise<'fits' | 'gap' | 'ahead' | 'diverged'> {
   const store = new TenantStore(directory)
   const { sequence, checksum } = store
   await store.close()
   // The log's commit that ends at the copy's sequence, if Redis still has it, must be the copy's.
-  const same = await redis.xrangeBuffer(streamKey(slug), `${sequence}-0`, `${sequence}-18446744073709551615`, 'COUNT', 1)
+  const same = await redis.xrangeBuffer(
+    streamKey(slug),
+    `${sequence}-0`,
+    `${sequence}-18446744073709551615`,
+    'COUNT',
+    1,
+  )
   const ending = same.length === 0 ? null : publishedRange(same[0]![1])
   if (ending !== null && ending.checksum !== checksum) return 'diverged'
   const next = await redis.xrangeBuffer(streamKey(slug), `${sequence + 1}-0`, '+', 'COUNT', 1)
@@ -73,7 +83,10 @@ export async function bootstrapReplicas(options: {
         if (verdict === 'fits') continue
         const aside = `${directory}.${verdict}-${now()}`
         await rename(directory, aside)
-        logger.warn({ tenant: record.slug, aside, verdict }, "cluster: this node's copy of the tenant does not fit the home's log; moved aside, a new copy follows")
+        logger.warn(
+          { tenant: record.slug, aside, verdict },
+          "cluster: this node's copy of the tenant does not fit the home's log; moved aside, a new copy follows",
+        )
       }
       const text = await redis.get(`pricing:node:${homeId}`)
       if (text === null) continue
@@ -91,9 +104,15 @@ export async function bootstrapReplicas(options: {
       await writeFile(path.join(partial, 'data.mdb'), bytes)
       await rm(directory, { recursive: true, force: true })
       await rename(partial, directory)
-      logger.info({ tenant: record.slug, home: homeId, bytes: bytes.length }, "cluster: replica starts from the home's backup copy")
+      logger.info(
+        { tenant: record.slug, home: homeId, bytes: bytes.length },
+        "cluster: replica starts from the home's backup copy",
+      )
     } catch (error) {
-      logger.warn({ err: error, tenant: record.slug }, 'cluster: no backup copy from the home; the replica follows the log from its start')
+      logger.warn(
+        { err: error, tenant: record.slug },
+        'cluster: no backup copy from the home; the replica follows the log from its start',
+      )
     }
   }
 }

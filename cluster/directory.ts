@@ -25,7 +25,15 @@ import type { Logger } from 'pino'
 import type { SystemStore, SystemTable } from '../storage/system-store.js'
 
 /** The tables shared by the cluster. The FX feed has its own key (cluster/fx.ts); restores are a node's own. */
-export const sharedTables: readonly SystemTable[] = ['tenants', 'api_keys', 'signing_keys', 'members', 'sign_in_links', 'sessions', 'tenant_requests']
+export const sharedTables: readonly SystemTable[] = [
+  'tenants',
+  'api_keys',
+  'signing_keys',
+  'members',
+  'sign_in_links',
+  'sessions',
+  'tenant_requests',
+]
 const logKey = 'pricing:system:log'
 const logLengthMax = 100_000
 const blockMs = 1_000
@@ -97,7 +105,8 @@ export class SharedDirectory {
         await this.#listener(table, key, value)
       }
       for (const { key, value } of db.getRange({ snapshot: false })) {
-        if (remote[key] === undefined && !this.#pending.has(`${table}\u0000${key}`)) this.#pending.set(`${table}\u0000${key}`, { table, key, value })
+        if (remote[key] === undefined && !this.#pending.has(`${table}\u0000${key}`))
+          this.#pending.set(`${table}\u0000${key}`, { table, key, value })
       }
     }
     this.#lastId = lastId
@@ -129,7 +138,15 @@ export class SharedDirectory {
     while (!this.#stopped) {
       try {
         if (!this.#synced) await this.sync()
-        const answer = (await this.#reader!.xreadBuffer('COUNT', 1_000, 'BLOCK', blockMs, 'STREAMS', logKey, this.#lastId)) as [Buffer, [Buffer, Buffer[]][]][] | null
+        const answer = (await this.#reader!.xreadBuffer(
+          'COUNT',
+          1_000,
+          'BLOCK',
+          blockMs,
+          'STREAMS',
+          logKey,
+          this.#lastId,
+        )) as [Buffer, [Buffer, Buffer[]][]][] | null
         for (const [, messages] of answer ?? []) {
           for (const [id, fields] of messages) {
             await this.#apply(fields)
@@ -147,7 +164,8 @@ export class SharedDirectory {
 
   async #apply(fields: Buffer[]): Promise<void> {
     const message = new Map<string, Buffer>()
-    for (let index = 0; index + 1 < fields.length; index += 2) message.set(fields[index]!.toString(), fields[index + 1]!)
+    for (let index = 0; index + 1 < fields.length; index += 2)
+      message.set(fields[index]!.toString(), fields[index + 1]!)
     if (message.get('node')?.toString() === this.nodeId) return
     const table = message.get('table')?.toString() as SystemTable | undefined
     const key = message.get('key')?.toString()
@@ -163,7 +181,8 @@ export class SharedDirectory {
 
   /** Publishes queued changes in order; what Redis refuses stays queued for the next try. */
   flush(): Promise<void> {
-    if (this.#flushing === null && this.#pending.size > 0) this.#flushing = this.#publishPending().finally(() => (this.#flushing = null))
+    if (this.#flushing === null && this.#pending.size > 0)
+      this.#flushing = this.#publishPending().finally(() => (this.#flushing = null))
     return this.#flushing ?? Promise.resolve()
   }
 
@@ -172,7 +191,10 @@ export class SharedDirectory {
     await Promise.resolve()
     try {
       while (this.#pending.size > 0 && !this.#stopped) {
-        const [id, change] = this.#pending.entries().next().value as [string, { table: SystemTable; key: string; value: unknown }]
+        const [id, change] = this.#pending.entries().next().value as [
+          string,
+          { table: SystemTable; key: string; value: unknown },
+        ]
         const hash = `pricing:system:${change.table}`
         const multi = this.redis.multi()
         const fields: (string | Buffer)[] = ['node', this.nodeId, 'table', change.table, 'key', change.key]

@@ -30,7 +30,8 @@ export class RedisFxFeed implements FxFeedCluster {
     readonly checkEveryMs: number,
   ) {
     this.#redis = redis as FeedRedis
-    if (typeof this.#redis.fxPublish !== 'function') redis.defineCommand('fxPublish', { numberOfKeys: 1, lua: publishScript })
+    if (typeof this.#redis.fxPublish !== 'function')
+      redis.defineCommand('fxPublish', { numberOfKeys: 1, lua: publishScript })
   }
 
   isFetcher(): boolean {

@@ -118,7 +118,9 @@ export class LeaseKeeper {
     try {
       if (this.#token === null) {
         const may = this.options.mayAcquire === undefined ? true : await this.options.mayAcquire()
-        const token = !may ? null : await this.#redis.leaseAcquire(this.#key, this.#fence, this.options.owner, this.options.ttlMs)
+        const token = !may
+          ? null
+          : await this.#redis.leaseAcquire(this.#key, this.#fence, this.options.owner, this.options.ttlMs)
         if (token !== null && !this.#stopped) {
           this.#token = Number(token)
           this.#trustedUntil = started + this.options.ttlMs * trustedShare
@@ -131,7 +133,8 @@ export class LeaseKeeper {
       }
     } catch {
       // Redis unreachable: a held lease is trusted until its deadline (the `token` getter checks).
-      if (this.#token !== null && this.now() >= this.#trustedUntil) this.#lose('not renewed in time (Redis unreachable)')
+      if (this.#token !== null && this.now() >= this.#trustedUntil)
+        this.#lose('not renewed in time (Redis unreachable)')
     } finally {
       this.#busy = false
       if (!this.#stopped) {

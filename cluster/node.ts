@@ -81,13 +81,22 @@ export class ClusterNode {
         logger.info({ nodeId }, 'cluster: Redis reachable')
         void this.replication?.flushQueued().catch(() => undefined)
         void this.directory.flush()
-      } else logger.warn({ nodeId }, 'cluster: Redis unreachable; serving reads and this node\'s own regions\' writes with local limits')
+      } else
+        logger.warn(
+          { nodeId },
+          "cluster: Redis unreachable; serving reads and this node's own regions' writes with local limits",
+        )
     })
     this.directory = new SharedDirectory(this.redis, system, nodeId, logger)
-    this.#fetcher = new LeaseKeeper(this.redis, { name: 'fx-fetcher', owner: nodeId, ttlMs: config.leaseTtlMs }, {
-      acquired: (token) => logger.info({ nodeId, token }, 'cluster: this node fetches the FX feed'),
-      lost: (reason) => logger.warn({ nodeId, reason }, 'cluster: this node no longer fetches the FX feed'),
-    }, this.now)
+    this.#fetcher = new LeaseKeeper(
+      this.redis,
+      { name: 'fx-fetcher', owner: nodeId, ttlMs: config.leaseTtlMs },
+      {
+        acquired: (token) => logger.info({ nodeId, token }, 'cluster: this node fetches the FX feed'),
+        lost: (reason) => logger.warn({ nodeId, reason }, 'cluster: this node no longer fetches the FX feed'),
+      },
+      this.now,
+    )
     this.fx = new RedisFxFeed(this.redis, this.#fetcher, Math.max(50, Math.floor(config.leaseTtlMs / 2)))
   }
 
@@ -96,13 +105,23 @@ export class ClusterNode {
   }
 
   get regions(): string[] {
-    return this.config.region.split(',').map((region) => region.trim()).filter((region) => region !== '')
+    return this.config.region
+      .split(',')
+      .map((region) => region.trim())
+      .filter((region) => region !== '')
   }
 
   /** Tenants' rate-limit buckets shared by all nodes through Redis (cluster/rate-limits.ts). */
   readonly bucketFactory: BucketFactory = (slug, dimension, rate, burst, nowMs) =>
     new SharedBucket({
-      redis: this.redis, slug, dimension, rate, burst, nowMs, redisUp: () => this.#redisUp, now: this.now,
+      redis: this.redis,
+      slug,
+      dimension,
+      rate,
+      burst,
+      nowMs,
+      redisUp: () => this.#redisUp,
+      now: this.now,
     })
 
   /** The secret nodes prove themselves with to each other (http/routes/cluster.ts); null until Redis answered. */
@@ -130,12 +149,19 @@ export class ClusterNode {
     const { tenants, tokens } = deps
     const replication = new Replication(this.redis, tenants, this.logger, deps.now)
     this.replication = replication
-    const placement = new ClusterPlacement(this.redis, { id: this.nodeId, url: deps.nodeUrl, regions: this.regions }, this.config.leaseTtlMs, this.logger, {
-      homeAcquired: (region) => void this.#takeOver(region, deps),
-      homeLost: (region) => {
-        for (const tenant of tenants.all()) if (tenant.record.region === region) replication.demote(tenant)
+    const placement = new ClusterPlacement(
+      this.redis,
+      { id: this.nodeId, url: deps.nodeUrl, regions: this.regions },
+      this.config.leaseTtlMs,
+      this.logger,
+      {
+        homeAcquired: (region) => void this.#takeOver(region, deps),
+        homeLost: (region) => {
+          for (const tenant of tenants.all()) if (tenant.record.region === region) replication.demote(tenant)
+        },
       },
-    }, deps.now)
+      deps.now,
+    )
     placement.replicaOf = (tenant) => replication.view(tenant)
     this.placement = placement
     // Every tenant starts as a replica where this node serves its region; the home lease promotes.
@@ -143,13 +169,17 @@ export class ClusterNode {
     tenants.whenOpened((tenant) => this.#place(tenant))
     this.directory.listen(async (table, key, value) => {
       // Signing keys another node created, stored again (a new secret key) or dropped (rotation).
-      if (table === 'signing_keys') await (value === undefined ? tokens.forget(key) : tokens.learn(value as SigningKeyRecord))
+      if (table === 'signing_keys')
+        await (value === undefined ? tokens.forget(key) : tokens.learn(value as SigningKeyRecord))
       if (table === 'tenants' && value !== undefined) await this.#tenantChanged(value as TenantRecord, deps)
     })
     // Signing keys the directory brought in between the tokens' start and now.
-    tokens.keys.maintain(deps.now(), 0).catch((error: unknown) => this.logger.error({ err: error }, 'cluster: signing keys not caught up'))
+    tokens.keys
+      .maintain(deps.now(), 0)
+      .catch((error: unknown) => this.logger.error({ err: error }, 'cluster: signing keys not caught up'))
     // Tenants the directory brought in between loading and now.
-    for (const record of this.system.listTenants()) if (tenants.get(record.slug) === undefined) void this.#tenantChanged(record, deps)
+    for (const record of this.system.listTenants())
+      if (tenants.get(record.slug) === undefined) void this.#tenantChanged(record, deps)
     replication.start()
     placement.start()
     this.#fetcher.start()
@@ -182,7 +212,10 @@ export class ClusterNode {
       for (const tenant of deps.tenants.all()) {
         if (tenant.record.region !== region || tenant.role === 'home') continue
         await this.replication!.promote(tenant)
-        this.logger.info({ tenant: tenant.slug, sequence: tenant.store.sequence }, 'cluster: tenant writable here (home of its region)')
+        this.logger.info(
+          { tenant: tenant.slug, sequence: tenant.store.sequence },
+          'cluster: tenant writable here (home of its region)',
+        )
       }
     } catch (error) {
       this.logger.error({ err: error, region }, 'cluster: taking over the region failed; its writes stay refused here')

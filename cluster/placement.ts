@@ -106,7 +106,10 @@ export class ClusterPlacement implements TenantPlacement {
           lost: (reason) => {
             // Redis away: the home keeps writing on its own say (see above); otherwise it steps down.
             if (!this.redisUp) {
-              logger.warn({ nodeId: self.id, region, reason }, 'cluster: home lease not renewable while Redis is away; still writing for the region')
+              logger.warn(
+                { nodeId: self.id, region, reason },
+                'cluster: home lease not renewable while Redis is away; still writing for the region',
+              )
               return
             }
             logger.warn({ nodeId: self.id, region, reason }, 'cluster: this node is no longer the home of the region')
@@ -151,7 +154,12 @@ export class ClusterPlacement implements TenantPlacement {
   place(tenant: TenantRuntime, write: boolean, minSequence: number | null): Placed {
     const region = tenant.record.region
     if (this.isHome(region)) {
-      if (write && this.promoting.has(region)) return { kind: 'unavailable', message: `This node is taking over region ${region}: writes resume once it has applied the old home's log`, retryAfterS: 1 }
+      if (write && this.promoting.has(region))
+        return {
+          kind: 'unavailable',
+          message: `This node is taking over region ${region}: writes resume once it has applied the old home's log`,
+          retryAfterS: 1,
+        }
       return servedHere
     }
     if (!write) {
@@ -177,7 +185,9 @@ export class ClusterPlacement implements TenantPlacement {
   answerHeaders(tenant: TenantRuntime): Record<string, string> {
     const replica = tenant.role === 'replica' ? this.replicaOf(tenant) : null
     const sequence = String(tenant.store.sequence)
-    return replica === null ? { 'x-sequence': sequence } : { 'x-sequence': sequence, 'x-replica-lag': String(replica.lagSequences) }
+    return replica === null
+      ? { 'x-sequence': sequence }
+      : { 'x-sequence': sequence, 'x-replica-lag': String(replica.lagSequences) }
   }
 
   async #mayAcquireHome(region: string): Promise<boolean> {
@@ -211,7 +221,9 @@ export class ClusterPlacement implements TenantPlacement {
     const seen = this.#lastSeen.get(id)
     if (seen === undefined) return false
     try {
-      const answer = await fetch(new URL('/readyz', seen.info.url), { signal: AbortSignal.timeout(Math.min(probeTimeoutMs, Math.floor(this.ttlMs / 3))) })
+      const answer = await fetch(new URL('/readyz', seen.info.url), {
+        signal: AbortSignal.timeout(Math.min(probeTimeoutMs, Math.floor(this.ttlMs / 3))),
+      })
       const body = (await answer.json().catch(() => null)) as { cluster?: { node_id?: unknown } } | null
       const nodeId = body?.cluster?.node_id
       return typeof nodeId === 'string' && nodeId !== id

@@ -84,7 +84,8 @@ export class SharedBucket implements RateBucket {
     this.redisUp = options.redisUp
     this.now = options.now
     this.#redis = redis as RateRedis
-    if (typeof this.#redis.rateTake !== 'function') redis.defineCommand('rateTake', { numberOfKeys: 1, lua: takeScript })
+    if (typeof this.#redis.rateTake !== 'function')
+      redis.defineCommand('rateTake', { numberOfKeys: 1, lua: takeScript })
     this.#key = `pricing:rate:${slug}:${dimension}`
     this.#local = new TokenBucket(rate, burst, nowMs)
     this.#lease = rate === null ? 0 : Math.max(1, Math.ceil(rate * leaseShareS))
@@ -143,6 +144,10 @@ export class SharedBucket implements RateBucket {
     if (!this.redisUp()) return this.#local.headers(nowMs)
     const remaining = Math.min(this.burst, Math.floor(this.#held + this.#sharedLeft))
     const fullAtS = Math.ceil((nowMs + (this.rate > 0 ? ((this.burst - remaining) / this.rate) * 1000 : 0)) / 1000)
-    return { 'x-ratelimit-limit': String(this.burst), 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(fullAtS) }
+    return {
+      'x-ratelimit-limit': String(this.burst),
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': String(fullAtS),
+    }
   }
 }

@@ -104,7 +104,9 @@ export class Replication implements ReplicationSink {
    */
   committed(tenant: TenantRuntime, durable: Promise<CommittedBatch>): Promise<void> {
     const previous = this.#publishing.get(tenant.slug)
-    const published = (previous === undefined ? durable : Promise.all([durable, previous]).then(([batch]) => batch)).then((batch) => this.#publish(tenant, batch))
+    const published = (
+      previous === undefined ? durable : Promise.all([durable, previous]).then(([batch]) => batch)
+    ).then((batch) => this.#publish(tenant, batch))
     // A failed durability promise exits the process (TenantRuntime.commit); the chain goes on meanwhile.
     const settled = published.catch(() => undefined)
     this.#publishing.set(tenant.slug, settled)
@@ -118,7 +120,15 @@ export class Replication implements ReplicationSink {
     if (batch.entries.length === 0) return
     const first = batch.entries[0]!.sequence
     const last = batch.entries.at(-1)!
-    const message: Published = { first, last: last.sequence, checksum: last.checksum, at: this.now(), changes: batch.changes, extra: batch.extra, prices: batch.prices }
+    const message: Published = {
+      first,
+      last: last.sequence,
+      checksum: last.checksum,
+      at: this.now(),
+      changes: batch.changes,
+      extra: batch.extra,
+      prices: batch.prices,
+    }
     const bytes = packr.pack(message)
     const queue = this.#queued.get(tenant.slug)
     if (queue !== undefined) {
@@ -128,7 +138,10 @@ export class Replication implements ReplicationSink {
     try {
       await this.redis.xadd(streamKey(tenant.slug), 'MAXLEN', '~', streamLengthMax, `${last.sequence}-*`, 'b', bytes)
     } catch (error) {
-      tenant.log.warn({ err: error, sequence: last.sequence }, 'cluster: commit not published (Redis unreachable?); commits are queued for the replicas until it is')
+      tenant.log.warn(
+        { err: error, sequence: last.sequence },
+        'cluster: commit not published (Redis unreachable?); commits are queued for the replicas until it is',
+      )
       this.#queued.set(tenant.slug, [bytes])
     }
   }
@@ -172,7 +185,13 @@ export class Replication implements ReplicationSink {
   follow(tenant: TenantRuntime): void {
     tenant.becomeReplica()
     if (this.#replicas.has(tenant.slug)) return
-    this.#replicas.set(tenant.slug, { head: tenant.store.sequence, lastId: `${tenant.store.sequence}-0`, broken: null, lagMs: 0, caughtUp: false })
+    this.#replicas.set(tenant.slug, {
+      head: tenant.store.sequence,
+      lastId: `${tenant.store.sequence}-0`,
+      broken: null,
+      lagMs: 0,
+      caughtUp: false,
+    })
     this.#wake?.()
   }
 
@@ -203,12 +222,21 @@ export class Replication implements ReplicationSink {
     const state = this.#replicas.get(tenant.slug)
     if (state === undefined) return null
     const sequence = tenant.store.sequence
-    return { ready: state.broken === null && state.caughtUp && tenant.loaded, sequence, lagSequences: Math.max(0, state.head - sequence) }
+    return {
+      ready: state.broken === null && state.caughtUp && tenant.loaded,
+      sequence,
+      lagSequences: Math.max(0, state.head - sequence),
+    }
   }
 
   /** Replica states for /metrics: tenant -> lag in sequences and the last publish-to-apply ms. */
   lags(): { tenant: string; sequences: number; ms: number; broken: boolean }[] {
-    return [...this.#replicas].map(([slug, state]) => ({ tenant: slug, sequences: Math.max(0, state.head - (this.tenants.get(slug)?.store.sequence ?? 0)), ms: state.lagMs, broken: state.broken !== null }))
+    return [...this.#replicas].map(([slug, state]) => ({
+      tenant: slug,
+      sequences: Math.max(0, state.head - (this.tenants.get(slug)?.store.sequence ?? 0)),
+      ms: state.lagMs,
+      broken: state.broken !== null,
+    }))
   }
 
   /**
@@ -226,7 +254,10 @@ export class Replication implements ReplicationSink {
 
   start(): void {
     this.#flushTimer = setInterval(() => {
-      if (this.#queued.size > 0 && this.redis.status === 'ready') void this.flushQueued().catch((error: unknown) => this.logger.warn({ err: error }, 'cluster: queued commits not published yet; retrying'))
+      if (this.#queued.size > 0 && this.redis.status === 'ready')
+        void this.flushQueued().catch((error: unknown) =>
+          this.logger.warn({ err: error }, 'cluster: queued commits not published yet; retrying'),
+        )
     }, flushRetryMs)
     this.#flushTimer.unref()
     this.#reader = this.redis.duplicate()
@@ -248,7 +279,15 @@ export class Replication implements ReplicationSink {
       try {
         const keys = followed.map(([slug]) => streamKey(slug))
         const ids = followed.map(([, state]) => state.lastId)
-        const answer = (await this.#reader!.xreadBuffer('COUNT', 1_000, 'BLOCK', blockMs, 'STREAMS', ...keys, ...ids)) as [Buffer, [Buffer, Buffer[]][]][] | null
+        const answer = (await this.#reader!.xreadBuffer(
+          'COUNT',
+          1_000,
+          'BLOCK',
+          blockMs,
+          'STREAMS',
+          ...keys,
+          ...ids,
+        )) as [Buffer, [Buffer, Buffer[]][]][] | null
         const read = new Set<string>()
         for (const [key, messages] of answer ?? []) {
           const slug = key.toString().slice('pricing:log:'.length)
@@ -282,13 +321,19 @@ export class Replication implements ReplicationSink {
     if (message.last <= sequence) return
     if (message.first !== sequence + 1) {
       state.broken = `gap: the stream goes on at ${message.first}, this copy is at ${sequence}`
-      tenant.log.error({ first: message.first, sequence }, 'cluster: replica stopped: its stream has a gap (a new copy from a backup is needed)')
+      tenant.log.error(
+        { first: message.first, sequence },
+        'cluster: replica stopped: its stream has a gap (a new copy from a backup is needed)',
+      )
       return
     }
     const checksum = await tenant.applyReplicated(message.changes as Change[], message.extra, message.prices)
     if (checksum !== message.checksum) {
       state.broken = `checksum mismatch at ${message.last}`
-      tenant.log.error({ sequence: message.last }, 'cluster: replica stopped: its log differs from the home (a new copy from a backup is needed)')
+      tenant.log.error(
+        { sequence: message.last },
+        'cluster: replica stopped: its log differs from the home (a new copy from a backup is needed)',
+      )
       return
     }
     const now = this.now()

@@ -36,30 +36,72 @@ app.any('/*', (res, req) => {
 
 const smuggled = 'GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n'
 const cases = [
-  ['two different Content-Length values', `POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\nabc${smuggled}`,
-    '400 and close (section 6.3, item 5); uWS takes the first value and runs the rest as a request'],
-  ['an empty Content-Length', `POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n${smuggled}`, '400 and close (6.3, item 5)'],
-  ['Transfer-Encoding: xchunked', 'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
-    '400 and close: chunked is not the final coding (6.3, item 4)'],
-  ['Transfer-Encoding: chunked, identity', 'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
-    '400 and close (6.3, item 4)'],
-  ['chunk size with a leading space', 'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n 3\r\nabc\r\n0\r\n\r\n',
-    '400: chunk-size = 1*HEXDIG (7.1)'],
-  ['two bytes other than CRLF after chunk data', `POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY0\r\n\r\n${smuggled}`,
-    '400: chunk-data is followed by CRLF (7.1); uWS runs the bytes after as a request'],
-  ['bare LF chunk lines', `POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\n0\n\n${smuggled}`,
-    '400: chunk lines end in CRLF (7.1)'],
-  ['a chunked body with a trailer field', 'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n',
-    'accepted (7.1.2: trailer section); uWS answers 505 after the handler ran'],
-  ['a bare CR in a header value', 'GET /a HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n',
-    '400, or the CR read as SP (2.2); uWS sends nothing until its idle time-out'],
-  ['bytes >= 0x80 at the end of a header value', 'GET /a HTTP/1.1\r\nHost: x\r\nX-Request-Id: id\xe9\xff\r\n\r\n',
-    'kept: obs-text is field content (RFC 9110 5.5); uWS drops them, as though they were whitespace'],
-  ['an absolute-form target', 'GET http://x/a HTTP/1.1\r\nHost: x\r\n\r\n', 'accepted: a server MUST accept absolute-form (3.2.2)'],
+  [
+    'two different Content-Length values',
+    `POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\nabc${smuggled}`,
+    '400 and close (section 6.3, item 5); uWS takes the first value and runs the rest as a request',
+  ],
+  [
+    'an empty Content-Length',
+    `POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n${smuggled}`,
+    '400 and close (6.3, item 5)',
+  ],
+  [
+    'Transfer-Encoding: xchunked',
+    'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+    '400 and close: chunked is not the final coding (6.3, item 4)',
+  ],
+  [
+    'Transfer-Encoding: chunked, identity',
+    'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+    '400 and close (6.3, item 4)',
+  ],
+  [
+    'chunk size with a leading space',
+    'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n 3\r\nabc\r\n0\r\n\r\n',
+    '400: chunk-size = 1*HEXDIG (7.1)',
+  ],
+  [
+    'two bytes other than CRLF after chunk data',
+    `POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY0\r\n\r\n${smuggled}`,
+    '400: chunk-data is followed by CRLF (7.1); uWS runs the bytes after as a request',
+  ],
+  [
+    'bare LF chunk lines',
+    `POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\n0\n\n${smuggled}`,
+    '400: chunk lines end in CRLF (7.1)',
+  ],
+  [
+    'a chunked body with a trailer field',
+    'POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n\r\n',
+    'accepted (7.1.2: trailer section); uWS answers 505 after the handler ran',
+  ],
+  [
+    'a bare CR in a header value',
+    'GET /a HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n',
+    '400, or the CR read as SP (2.2); uWS sends nothing until its idle time-out',
+  ],
+  [
+    'bytes >= 0x80 at the end of a header value',
+    'GET /a HTTP/1.1\r\nHost: x\r\nX-Request-Id: id\xe9\xff\r\n\r\n',
+    'kept: obs-text is field content (RFC 9110 5.5); uWS drops them, as though they were whitespace',
+  ],
+  [
+    'an absolute-form target',
+    'GET http://x/a HTTP/1.1\r\nHost: x\r\n\r\n',
+    'accepted: a server MUST accept absolute-form (3.2.2)',
+  ],
   ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n', 'accepted: asterisk-form (3.2.4)'],
-  ['a 10 KB path', `GET /${'a'.repeat(10_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, '414 or 431; the body is the application\'s to choose'],
-  ['a request pipelined behind one answered later', `POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n${smuggled}`,
-    'both answered, in order (9.3.2); uWS closes the connection and drops the first answer'],
+  [
+    'a 10 KB path',
+    `GET /${'a'.repeat(10_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    "414 or 431; the body is the application's to choose",
+  ],
+  [
+    'a request pipelined behind one answered later',
+    `POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n${smuggled}`,
+    'both answered, in order (9.3.2); uWS closes the connection and drops the first answer',
+  ],
 ]
 
 function send(port, bytes) {

@@ -31,14 +31,20 @@ export type ArticleSearchOutcome =
  * `allowance(examined)`: the rule steps this thread may spend after running the filter on that many
  * articles (none: the budget alone bounds them).
  */
-export function searchArticles(catalog: Catalog, criteria: ArticleCriteria, filter: CelProgram | null = compileFilter(criteria.filter), allowance?: (examined: number) => number): ArticleSearchOutcome {
+export function searchArticles(
+  catalog: Catalog,
+  criteria: ArticleCriteria,
+  filter: CelProgram | null = compileFilter(criteria.filter),
+  allowance?: (examined: number) => number,
+): ArticleSearchOutcome {
   const skus: string[] = []
   const text = criteria.text
   let steps = 0
   let examined = 0
   for (const [sku, view] of catalog.viewsAt('article', criteria.at, criteria.includeDeleted)) {
     const article = view.value
-    if (text !== null && !sku.toLowerCase().includes(text) && !(article.name ?? '').toLowerCase().includes(text)) continue
+    if (text !== null && !sku.toLowerCase().includes(text) && !(article.name ?? '').toLowerCase().includes(text))
+      continue
     if (criteria.type !== null && article.type !== criteria.type) continue
     if (!metadataMatches(article.metadata, criteria.metadata)) continue
     if (filter !== null) {
@@ -57,7 +63,10 @@ export function searchArticles(catalog: Catalog, criteria: ArticleCriteria, filt
  * Every key of the query must match; within a key, any of its values. Only the metadata's own keys
  * count: a key such as `constructor` or `__proto__` would otherwise find Object.prototype's members.
  */
-export function metadataMatches(metadata: Record<string, string[]>, wanted: readonly [string, readonly string[]][]): boolean {
+export function metadataMatches(
+  metadata: Record<string, string[]>,
+  wanted: readonly [string, readonly string[]][],
+): boolean {
   for (const [key, values] of wanted) {
     const have = Object.hasOwn(metadata, key) ? metadata[key] : undefined
     if (have === undefined || !values.some((value) => have.includes(value))) return false

@@ -170,8 +170,19 @@ export class Catalog {
   #deferred: Map<CatalogType, () => void> | null = null
 
   constructor() {
-    for (const type of ['article', 'pricelist', 'currency', 'tax_area', 'vat_class', 'vat_rate',
-      'article_taxclass', 'settings', 'fx_rate', 'rounding_profile', 'bundle_rule'] as CatalogType[]) {
+    for (const type of [
+      'article',
+      'pricelist',
+      'currency',
+      'tax_area',
+      'vat_class',
+      'vat_rate',
+      'article_taxclass',
+      'settings',
+      'fx_rate',
+      'rounding_profile',
+      'bundle_rule',
+    ] as CatalogType[]) {
       this.#tables.set(type, new Map())
       this.#sorted.set(type, null)
       this.#liveCounts.set(type, 0)
@@ -221,12 +232,7 @@ export class Catalog {
   }
 
   /** The record in force at `at` (absent when never written, not yet written or deleted). */
-  view<K extends CatalogType>(
-    type: K,
-    key: string,
-    at: number,
-    includeDeleted = false,
-  ): View<EntityValues[K]> | null {
+  view<K extends CatalogType>(type: K, key: string, at: number, includeDeleted = false): View<EntityValues[K]> | null {
     return viewAt(this.versions(type, key), at, includeDeleted)
   }
 

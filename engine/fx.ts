@@ -153,16 +153,16 @@ export function displayRate(numerator: bigint, denominator: bigint): number {
   // Scale by 10^shift so that the integer part has exactly fxDisplayDigits digits.
   let shift = fxDisplayDigits - (numerator.toString().length - denominator.toString().length) - 1
   for (;;) {
-    const scaled = shift >= 0
-      ? (numerator * 10n ** BigInt(shift)) / denominator
-      : numerator / (denominator * 10n ** BigInt(-shift))
+    const scaled =
+      shift >= 0 ? (numerator * 10n ** BigInt(shift)) / denominator : numerator / (denominator * 10n ** BigInt(-shift))
     if (scaled < low) shift++
     else if (scaled >= high) shift--
     else break
   }
-  let digits = shift >= 0
-    ? divideHalfUp(numerator * 10n ** BigInt(shift), denominator)
-    : divideHalfUp(numerator, denominator * 10n ** BigInt(-shift))
+  let digits =
+    shift >= 0
+      ? divideHalfUp(numerator * 10n ** BigInt(shift), denominator)
+      : divideHalfUp(numerator, denominator * 10n ** BigInt(-shift))
   if (digits === high) {
     digits = low
     shift--
@@ -288,7 +288,16 @@ export function planFxRates(
   if (written.length === 0) return []
   while (next < existing.length) merged.push(existing[next++]!)
   const versions = merged as Version<unknown>[]
-  return written.map(({ from, hash, changeType }): FxChange => ({
-    type: 'fx_rate', key, versions, changeType, hash, at: nowMs, by, from,
-  }))
+  return written.map(
+    ({ from, hash, changeType }): FxChange => ({
+      type: 'fx_rate',
+      key,
+      versions,
+      changeType,
+      hash,
+      at: nowMs,
+      by,
+      from,
+    }),
+  )
 }

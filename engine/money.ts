@@ -83,10 +83,20 @@ function divideRound(numerator: number, denominator: number): number {
   let quotient = Math.trunc(numerator / denominator)
   let remainder = numerator - quotient * denominator
   if (numerator >= 0) {
-    if (remainder < 0) { quotient -= 1; remainder += denominator }
-    else if (remainder >= denominator) { quotient += 1; remainder -= denominator }
-  } else if (remainder > 0) { quotient += 1; remainder -= denominator }
-  else if (remainder <= -denominator) { quotient -= 1; remainder += denominator }
+    if (remainder < 0) {
+      quotient -= 1
+      remainder += denominator
+    } else if (remainder >= denominator) {
+      quotient += 1
+      remainder -= denominator
+    }
+  } else if (remainder > 0) {
+    quotient += 1
+    remainder -= denominator
+  } else if (remainder <= -denominator) {
+    quotient -= 1
+    remainder += denominator
+  }
   if (Math.abs(remainder) * 2 >= denominator) quotient += numerator < 0 ? -1 : 1
   return quotient
 }

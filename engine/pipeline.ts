@@ -19,7 +19,15 @@ import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.j
 import { applyRounding, type CompiledProfile } from './rounding.js'
 import { compileRules, RuleAllowanceExceeded, RuleCompileError, startRuleBudget, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
-import { lookupVatRate, vatColumn, vatMissingClass, vatNextChange, type VatColumn, type VatInfo, type VatLookup } from './vat-column.js'
+import {
+  lookupVatRate,
+  vatColumn,
+  vatMissingClass,
+  vatNextChange,
+  type VatColumn,
+  type VatInfo,
+  type VatLookup,
+} from './vat-column.js'
 
 export function vatStatus(lookup: VatLookup): VatInfo | Status {
   return lookup === vatMissingClass ? Status.noVatClass : typeof lookup === 'string' ? Status.noVatRate : lookup
@@ -36,7 +44,15 @@ export const enum Status {
   noVatRate = 6,
 }
 
-export const statusReasons = ['ok', 'no_price', 'bundle_component_missing', 'rule_error', 'no_fx_rate', 'no_vat_class', 'no_vat_rate'] as const
+export const statusReasons = [
+  'ok',
+  'no_price',
+  'bundle_component_missing',
+  'rule_error',
+  'no_fx_rate',
+  'no_vat_class',
+  'no_vat_rate',
+] as const
 
 /** A resolved base price in its pricelist's currency and VAT mode, after that pricelist's rules. */
 export interface Resolved {
@@ -62,7 +78,6 @@ export interface PricelistInfo {
   readonly rules: readonly CompiledRule[]
   readonly parent: string | null
 }
-
 
 /** One priced answer (amounts scaled). */
 export interface PricedItem {
@@ -105,7 +120,14 @@ function compileStored(rules: Pricelist['price_rules']): readonly CompiledRule[]
     return compileRules(rules)
   } catch (error) {
     if (!(error instanceof RuleCompileError)) throw error
-    return [{ filter: null, expression: () => { throw error } }]
+    return [
+      {
+        filter: null,
+        expression: () => {
+          throw error
+        },
+      },
+    ]
   }
 }
 
@@ -120,7 +142,6 @@ export interface PricedAmounts {
 }
 
 const noPricedBreaks: readonly PricedAmounts[] = Object.freeze([])
-
 
 /**
  * Computed amounts stay inside the bound written amounts have (±amountAbsMax, scaled): there a
@@ -170,15 +191,18 @@ export class PriceContext {
     let info = (this.#pricelists ??= new Map()).get(code)
     if (info === undefined) {
       const pricelist = this.catalog.get('pricelist', code, this.at)
-      info = pricelist === null ? null : {
-        code,
-        pricelist,
-        id: this.prices.pricelistId(code),
-        currency: pricelist.currency_code,
-        vatMode: inheritedVatMode(this.catalog, pricelist, this.at),
-        rules: rulesOf(pricelist),
-        parent: pricelist.parent_code,
-      }
+      info =
+        pricelist === null
+          ? null
+          : {
+              code,
+              pricelist,
+              id: this.prices.pricelistId(code),
+              currency: pricelist.currency_code,
+              vatMode: inheritedVatMode(this.catalog, pricelist, this.at),
+              rules: rulesOf(pricelist),
+              parent: pricelist.parent_code,
+            }
       this.#pricelists!.set(code, info)
     }
     return info
@@ -208,7 +232,10 @@ export class PriceContext {
     let vat = (this.#vat ??= new Map()).get(sku)
     if (vat === undefined) {
       const mapping = this.catalog.get('article_taxclass', compositeKey(sku, this.taxArea), this.at)
-      vat = mapping === null ? Status.noVatClass : (lookupVatRate(this.catalog, this.taxArea, mapping.vat_class_code, this.at) ?? Status.noVatRate)
+      vat =
+        mapping === null
+          ? Status.noVatClass
+          : (lookupVatRate(this.catalog, this.taxArea, mapping.vat_class_code, this.at) ?? Status.noVatRate)
       this.#vat.set(sku, vat)
     }
     return vat
@@ -401,7 +428,13 @@ interface Converter {
 }
 
 /** Null when nothing needs converting; a status when FX or the SKU's VAT is missing. */
-function converterFor(context: PriceContext, currency: string, mode: VatMode, to: PricelistInfo, sku: string): Converter | null | Status {
+function converterFor(
+  context: PriceContext,
+  currency: string,
+  mode: VatMode,
+  to: PricelistInfo,
+  sku: string,
+): Converter | null | Status {
   let fx: FxResolved | null = null
   if (currency !== to.currency) {
     fx = context.fx(currency, to.currency)
@@ -432,7 +465,12 @@ function convertWith(converter: Converter | null, amount: number): number {
  * rate in the read's tax area). Fixed breaks convert like the base; percent breaks follow the base.
  * Fields (cost, list, ...) convert by FX only: they carry no statement about VAT.
  */
-function convertInherited(context: PriceContext, parent: Resolved, child: PricelistInfo, sku: string): Resolved | Status {
+function convertInherited(
+  context: PriceContext,
+  parent: Resolved,
+  child: PricelistInfo,
+  sku: string,
+): Resolved | Status {
   const converter = converterFor(context, parent.currency, parent.vatMode, child, sku)
   if (typeof converter === 'number') return converter
   if (converter === null) return parent.inherited ? parent : { ...parent, inherited: true }
@@ -544,7 +582,8 @@ export function priceItem(
     const priced: PricedAmounts[] = []
     let selectedQuantity = -1
     for (const entry of resolved.breaks) {
-      let preVat = entry.kind === breakKindPercent ? mulDivRound(resolved.sales, entry.value, 100 * amountUnit) : entry.value
+      let preVat =
+        entry.kind === breakKindPercent ? mulDivRound(resolved.sales, entry.value, 100 * amountUnit) : entry.value
       if (fx !== null) preVat = convertAmount(preVat, fx)
       if (outOfRange(preVat)) return Status.noFxRate
       const amounts = pricedAmounts(entry.quantity, preVat, mode, vat.rate, precision, options.rounding)
@@ -573,7 +612,14 @@ export function priceItem(
 }
 
 /** finalAmounts with the break quantity, in one object. */
-function pricedAmounts(quantity: number, amount: number, mode: VatMode, rate: Fraction, precision: number, rounding: CompiledProfile | null): PricedAmounts {
+function pricedAmounts(
+  quantity: number,
+  amount: number,
+  mode: VatMode,
+  rate: Fraction,
+  precision: number,
+  rounding: CompiledProfile | null,
+): PricedAmounts {
   const sales = rounding === null ? amount : applyRounding(rounding, amount)
   if (mode === 'NET') {
     const vat = vatOfNet(sales, rate, precision)

@@ -52,12 +52,20 @@ export function readPriceIn(context: PriceContext, input: PriceReadInput): Price
   const answer = input.answer
   if (answer === null) return { kind: 'base', resolved }
   const currency = answer.currency ?? resolved.currency
-  if (answer.homogeneousCurrency && currency !== resolved.currency && settingEnabled(catalog, 'require.homogeneous.currency', input.at)) {
+  if (
+    answer.homogeneousCurrency &&
+    currency !== resolved.currency &&
+    settingEnabled(catalog, 'require.homogeneous.currency', input.at)
+  ) {
     return { kind: 'currency_mismatch', pricelistCurrency: resolved.currency, requested: currency }
   }
   const profile = resolveProfile(catalog, answer.rounding ?? undefined, currency, input.at)
   if (profile === 'not_found') return { kind: 'unknown_profile' }
-  const priced = priceItem(context, resolved, input.sku, { currency, rounding: profile === null ? null : profile.compiled, quantity: answer.quantity })
+  const priced = priceItem(context, resolved, input.sku, {
+    currency,
+    rounding: profile === null ? null : profile.compiled,
+    quantity: answer.quantity,
+  })
   if (typeof priced === 'number') return { kind: 'unpriced', stage: 'answer', reason: statusReasons[priced] }
   return { kind: 'priced', item: priced }
 }

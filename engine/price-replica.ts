@@ -6,7 +6,18 @@
  */
 import { cellNoPrice, CurrentRows } from './current-rows.js'
 import { lookupSku, lookupSkus } from './sku-dictionary.js'
-import { amountForQuantity, cellOf, fillFromRun, nextFromAfter, positionInRun, readContent, readExtras, type DictionaryDelta, type PriceContent, type SharedColumns } from './prices.js'
+import {
+  amountForQuantity,
+  cellOf,
+  fillFromRun,
+  nextFromAfter,
+  positionInRun,
+  readContent,
+  readExtras,
+  type DictionaryDelta,
+  type PriceContent,
+  type SharedColumns,
+} from './prices.js'
 
 /** The lookups the pipeline needs; PriceBook and PriceReplica both provide them. */
 export interface PriceReader {
@@ -40,7 +51,6 @@ export interface PriceReader {
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
   nextChangeAfter(pricelistId: number, skuId: number, at: number): number
 }
-
 
 /** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */
 const extraTombstone = -2
@@ -138,7 +148,17 @@ export class PriceReplica implements PriceReader {
     const columns = this.#columns
     const index = columns.index[pricelistId]
     const offset = index === null || index === undefined || skuId >= index.length ? -1 : Atomics.load(index, skuId) - 1
-    return fillFromRun(this.#rows, row, pricelistId, columns.from, columns.runCount, columns.sales, columns.extra, offset, at)
+    return fillFromRun(
+      this.#rows,
+      row,
+      pricelistId,
+      columns.from,
+      columns.runCount,
+      columns.sales,
+      columns.extra,
+      offset,
+      at,
+    )
   }
 
   refreshRows(): void {

@@ -8,7 +8,10 @@ import { pricelistDepthMax } from './limits.js'
 
 /** Is the pricelist inside its activity window at `at` (null bounds are open; end exclusive)? */
 export function pricelistActiveAt(pricelist: Pricelist, at: number): boolean {
-  return (pricelist.start_date === null || pricelist.start_date <= at) && (pricelist.end_date === null || at < pricelist.end_date)
+  return (
+    (pricelist.start_date === null || pricelist.start_date <= at) &&
+    (pricelist.end_date === null || at < pricelist.end_date)
+  )
 }
 
 /** The VAT mode in force for `code` at `at`: its own, else the nearest ancestor's; null when none. */

@@ -308,7 +308,17 @@ export class PriceBook {
    * Answers the cell.
    */
   fillCell(row: number, skuId: number, pricelistId: number, at: number): number {
-    return fillFromRun(this.#rows, row, pricelistId, this.#from, this.#runCount, this.#sales, this.#extra, this.runOffset(pricelistId, skuId), at)
+    return fillFromRun(
+      this.#rows,
+      row,
+      pricelistId,
+      this.#from,
+      this.#runCount,
+      this.#sales,
+      this.#extra,
+      this.runOffset(pricelistId, skuId),
+      at,
+    )
   }
 
   /** Nothing to do: the owner's rows are cleared by its own writes. */
@@ -492,7 +502,11 @@ export class PriceBook {
     if (this.#poolUsed + versions <= this.#from.length && this.#extrasUsed + extrasSlots <= this.#extras.length) return
     const live = this.#poolLive + versions
     const extrasLive = this.#extrasLive + extrasSlots
-    this.#compact(live + fitHeadroom(live, poolInitialCount), extrasLive + fitHeadroom(extrasLive, extrasInitialCount), false)
+    this.#compact(
+      live + fitHeadroom(live, poolInitialCount),
+      extrasLive + fitHeadroom(extrasLive, extrasInitialCount),
+      false,
+    )
   }
 
   /**
@@ -541,7 +555,9 @@ export class PriceBook {
         continue
       }
       // Ids at or past the SKU count were never handed out: their slots are all zero.
-      const index = sharedInt32(fitIndexes ? Math.max(1, Math.min(oldIndex.length, this.skuCodes.length)) : oldIndex.length)
+      const index = sharedInt32(
+        fitIndexes ? Math.max(1, Math.min(oldIndex.length, this.skuCodes.length)) : oldIndex.length,
+      )
       for (let skuId = 0; skuId < index.length; skuId++) {
         const offset = oldIndex[skuId]! - 1
         if (offset < 0) continue
@@ -637,10 +653,14 @@ export class PriceBook {
     const capacity = pool[0]!.length
     // Every check before anything changes: a refused image leaves the book empty.
     const columns = [image.sales, image.extra, image.runCount, image.writtenAt, image.writtenBy]
-    const consistent = columns.every((column) => column.length === used) &&
-      pool.every((column) => column.length === capacity) && image.poolLive <= used &&
-      image.extrasLive <= image.extras.length && image.index.length === image.pricelistCodes.length &&
-      image.livePerPricelist.length === image.pricelistCodes.length && (image.actors.length > 0 || used === 0) &&
+    const consistent =
+      columns.every((column) => column.length === used) &&
+      pool.every((column) => column.length === capacity) &&
+      image.poolLive <= used &&
+      image.extrasLive <= image.extras.length &&
+      image.index.length === image.pricelistCodes.length &&
+      image.livePerPricelist.length === image.pricelistCodes.length &&
+      (image.actors.length > 0 || used === 0) &&
       (image.actors.length <= 0xffff + 1 || image.writtenBy instanceof Int32Array)
     assert(consistent, 'price book image: inconsistent sizes')
     this.#skus.restore(image.skus)
@@ -759,8 +779,15 @@ export function positionInRun(from: Float64Array, runCount: Int32Array, offset: 
  * `at`, narrowing the row's window to that version's span; answers the cell.
  */
 export function fillFromRun(
-  rows: CurrentRows, row: number, pricelistId: number,
-  from: Float64Array, runCount: Int32Array, sales: Float64Array, extra: Int32Array, offset: number, at: number,
+  rows: CurrentRows,
+  row: number,
+  pricelistId: number,
+  from: Float64Array,
+  runCount: Int32Array,
+  sales: Float64Array,
+  extra: Int32Array,
+  offset: number,
+  at: number,
 ): number {
   if (offset < 0) return rows.fill(row, pricelistId, cellNoPrice, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY)
   const end = offset + runCount[offset]!
@@ -879,7 +906,8 @@ export function priceContentHash(content: PriceContent): string {
   if (values === null) text += 'null'
   else {
     const names = Object.keys(values).sort()
-    for (let index = 0; index < names.length; index++) text += `${index === 0 ? '{' : ','}${JSON.stringify(names[index])}:${values[names[index]!]}`
+    for (let index = 0; index < names.length; index++)
+      text += `${index === 0 ? '{' : ','}${JSON.stringify(names[index])}:${values[names[index]!]}`
     text += names.length === 0 ? '{}' : '}'
   }
   return sha256Hex128(`${text},"sales":${content.sales}}`)
@@ -918,7 +946,8 @@ export function planPriceWrite(
   const versions = existing.slice(0, index + 1)
   if (inForce !== null && inForce.from === version.from) versions.pop()
   versions.push(version)
-  if (!options.removeLater) for (let later = index + 1; later < existing.length; later++) versions.push(existing[later]!)
+  if (!options.removeLater)
+    for (let later = index + 1; later < existing.length; later++) versions.push(existing[later]!)
   const changeType = version.content === null ? 'deleted' : existing.length === 0 ? 'created' : 'updated'
   return { versions, changeType }
 }

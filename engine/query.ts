@@ -15,8 +15,20 @@ import { assert } from './assert.js'
 import { cellExtras, cellNoPrice } from './current-rows.js'
 import { convertAmount, type FxResolved } from './fx.js'
 import {
-  outOfRange, priceItem, resolveBase, Status, statusReasons, vatOfGross, vatOfNet, vatStatus,
-  type AnswerOptions, type PricedAmounts, type PriceContext, type PricedItem, type PricelistInfo, type Resolved,
+  outOfRange,
+  priceItem,
+  resolveBase,
+  Status,
+  statusReasons,
+  vatOfGross,
+  vatOfNet,
+  vatStatus,
+  type AnswerOptions,
+  type PricedAmounts,
+  type PriceContext,
+  type PricedItem,
+  type PricelistInfo,
+  type Resolved,
 } from './pipeline.js'
 import { scaleQuantity } from './money.js'
 import { applyRounding } from './rounding.js'
@@ -76,7 +88,12 @@ function candidates(context: PriceContext, pricelists: readonly string[], curren
       // resolveBase answers no_price through a parent that is not live or has no VAT mode.
       const parent = context.pricelist(current.parent)
       if (parent === null || parent.vatMode === null) break
-      if (parent.rules.length > 0 || parent.currency !== info!.currency || parent.vatMode !== info!.vatMode || depth >= pricelistDepthMax) {
+      if (
+        parent.rules.length > 0 ||
+        parent.currency !== info!.currency ||
+        parent.vatMode !== info!.vatMode ||
+        depth >= pricelistDepthMax
+      ) {
         chainOpen = true
         break
       }
@@ -386,7 +403,15 @@ const noBreaks: readonly PricedAmounts[] = Object.freeze([])
  * find none either; NaN when the full path must answer (a bundle rule, conversion or rules past the
  * chain, breaks in another currency, a break out of range).
  */
-function otherAmount(context: PriceContext, candidate: Candidate, own: number, row: number, skuId: number, sku: string, quantity: number): number {
+function otherAmount(
+  context: PriceContext,
+  candidate: Candidate,
+  own: number,
+  row: number,
+  skuId: number,
+  sku: string,
+  quantity: number,
+): number {
   let cell = own
   found.link = 0
   if (cell === cellNoPrice) {
@@ -427,7 +452,13 @@ function inheritedCell(prices: PriceReader, chain: readonly number[], row: numbe
 }
 
 /** Fills `validity` for one SKU: the runs of every candidate and the SKU's VAT mapping and rate. */
-function trackValidity(context: PriceContext, sku: string, skuId: number, selected: readonly Candidate[], validity: Validity): void {
+function trackValidity(
+  context: PriceContext,
+  sku: string,
+  skuId: number,
+  selected: readonly Candidate[],
+  validity: Validity,
+): void {
   if (context.hasBundleRule(sku)) {
     validity.until = Number.NaN
     return
@@ -441,7 +472,8 @@ function trackValidity(context: PriceContext, sku: string, skuId: number, select
         validity.until = Number.NaN
         return
       }
-      if (skuId >= 0 && info.id >= 0) until = Math.min(until, context.prices.nextChangeAfter(info.id, skuId, context.at))
+      if (skuId >= 0 && info.id >= 0)
+        until = Math.min(until, context.prices.nextChangeAfter(info.id, skuId, context.at))
       info = info.parent === null ? null : context.pricelist(info.parent)
     }
   }
@@ -465,15 +497,37 @@ export function chainCurrencies(context: PriceContext, selected: readonly Candid
  * The best price of one SKU and how long that answer holds (see Validity), for answer caches.
  * `selected` comes from `selectCandidates`.
  */
-export function bestWithValidity(context: PriceContext, sku: string, selected: readonly Candidate[], options: AnswerOptions, validity: Validity): PricedItem | Status {
+export function bestWithValidity(
+  context: PriceContext,
+  sku: string,
+  selected: readonly Candidate[],
+  options: AnswerOptions,
+  validity: Validity,
+): PricedItem | Status {
   return bestOfSku(context, sku, selected, options, context.vatPrecision(options.currency), validity)
 }
 
-export function selectCandidates(context: PriceContext, pricelists: readonly string[], currency: string): readonly Candidate[] {
+export function selectCandidates(
+  context: PriceContext,
+  pricelists: readonly string[],
+  currency: string,
+): readonly Candidate[] {
   return candidates(context, pricelists, currency)
 }
 
 /** The best price of one SKU over pricelist codes (single reads and tests). */
-export function bestPrice(context: PriceContext, sku: string, pricelists: readonly string[], options: AnswerOptions): PricedItem | Status {
-  return bestOfSku(context, sku, candidates(context, pricelists, options.currency), options, context.vatPrecision(options.currency), null)
+export function bestPrice(
+  context: PriceContext,
+  sku: string,
+  pricelists: readonly string[],
+  options: AnswerOptions,
+): PricedItem | Status {
+  return bestOfSku(
+    context,
+    sku,
+    candidates(context, pricelists, options.currency),
+    options,
+    context.vatPrecision(options.currency),
+    null,
+  )
 }

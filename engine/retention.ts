@@ -24,7 +24,12 @@ export interface RetentionPolicy {
  * How many of a pair's oldest versions go: `count` versions, `fromOf(i)` the start of the i-th
  * (ascending).
  */
-export function versionsToRemove(count: number, fromOf: (index: number) => number, now: number, policy: RetentionPolicy): number {
+export function versionsToRemove(
+  count: number,
+  fromOf: (index: number) => number,
+  now: number,
+  policy: RetentionPolicy,
+): number {
   // The version in force at `now` (the last one started by then); every later one is scheduled.
   let inForce = -1
   for (let index = count - 1; index >= 0; index--) {
@@ -46,7 +51,9 @@ export function versionsToRemove(count: number, fromOf: (index: number) => numbe
 
 /** What is wrong with a policy (values the settings' own checks let through), or null. */
 export function retentionPolicyProblem(policy: RetentionPolicy): string | null {
-  if (!Number.isSafeInteger(policy.maxVersions) || policy.maxVersions < 0) return 'retention.max.versions is not a non-negative integer'
-  if (!Number.isSafeInteger(policy.historyMs) || policy.historyMs < 1) return 'retention.history.ms is not a positive integer'
+  if (!Number.isSafeInteger(policy.maxVersions) || policy.maxVersions < 0)
+    return 'retention.max.versions is not a non-negative integer'
+  if (!Number.isSafeInteger(policy.historyMs) || policy.historyMs < 1)
+    return 'retention.history.ms is not a positive integer'
   return null
 }

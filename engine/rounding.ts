@@ -95,7 +95,8 @@ export function profileProblems(profile: RoundingProfile): ProfileProblem[] {
   tiers.forEach((tier, index) => {
     const at = `/tier_rules/${index}`
     if (tier.increment <= 0) problems.push({ path: `${at}/increment`, message: 'must be greater than 0' })
-    if (tier.to !== null && tier.to <= tier.from) problems.push({ path: `${at}/to`, message: 'must be greater than from' })
+    if (tier.to !== null && tier.to <= tier.from)
+      problems.push({ path: `${at}/to`, message: 'must be greater than from' })
   })
   if (problems.length === 0) problems.push(...overlapProblems(tiers))
   return problems
@@ -107,10 +108,12 @@ function overlapProblems(tiers: CompiledTier[]): ProfileProblem[] {
     const previous = tiers[order[position - 1]!]!
     const current = tiers[order[position]!]!
     if (previous.to === null || previous.to > current.from) {
-      return [{
-        path: `/tier_rules/${order[position]}`,
-        message: `overlaps tier ${order[position - 1]} (tiers cover [from, to) and must not overlap)`,
-      }]
+      return [
+        {
+          path: `/tier_rules/${order[position]}`,
+          message: `overlaps tier ${order[position - 1]} (tiers cover [from, to) and must not overlap)`,
+        },
+      ]
     }
   }
   return []

@@ -16,7 +16,14 @@
  * @module
  */
 import { Environment } from '@marcbachmann/cel-js'
-import { celAstDepthMax, celAstNodesMax, celEvaluationStepsMax, celExpressionLengthMax, celLiteralElementsMax, celPricelistNodesMax } from './limits.js'
+import {
+  celAstDepthMax,
+  celAstNodesMax,
+  celEvaluationStepsMax,
+  celExpressionLengthMax,
+  celLiteralElementsMax,
+  celPricelistNodesMax,
+} from './limits.js'
 
 /**
  * The functions and macros a rule may call: comparisons, string tests, conversions, `has`, the
@@ -24,11 +31,39 @@ import { celAstDepthMax, celAstNodesMax, celEvaluationStepsMax, celExpressionLen
  * arguments (or a number, a boolean, a timestamp).
  */
 const allowedFunctions = new Set([
-  'size', 'startsWith', 'endsWith', 'contains', 'lowerAscii', 'upperAscii', 'trim', 'indexOf', 'lastIndexOf', 'substring',
-  'has', 'all', 'exists', 'exists_one',
-  'int', 'uint', 'double', 'string', 'bool', 'dyn', 'type',
-  'timestamp', 'duration', 'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getFullYear', 'getHours',
-  'getMilliseconds', 'getMinutes', 'getMonth', 'getSeconds',
+  'size',
+  'startsWith',
+  'endsWith',
+  'contains',
+  'lowerAscii',
+  'upperAscii',
+  'trim',
+  'indexOf',
+  'lastIndexOf',
+  'substring',
+  'has',
+  'all',
+  'exists',
+  'exists_one',
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bool',
+  'dyn',
+  'type',
+  'timestamp',
+  'duration',
+  'getDate',
+  'getDayOfMonth',
+  'getDayOfWeek',
+  'getDayOfYear',
+  'getFullYear',
+  'getHours',
+  'getMilliseconds',
+  'getMinutes',
+  'getMonth',
+  'getSeconds',
 ])
 
 /** Thrown inside a run that passes `celEvaluationStepsMax`; the caller's catch turns it into `rule_error`. */
@@ -75,8 +110,12 @@ function makeEnvironment(): Environment {
     '/': (left, right) => left / right,
   }
   for (const [operator, operation] of Object.entries(operations)) {
-    environment.registerOperator(`double ${operator} int`, (left: unknown, right: unknown) => operation(toNumber(left), toNumber(right)))
-    environment.registerOperator(`int ${operator} double`, (left: unknown, right: unknown) => operation(toNumber(left), toNumber(right)))
+    environment.registerOperator(`double ${operator} int`, (left: unknown, right: unknown) =>
+      operation(toNumber(left), toNumber(right)),
+    )
+    environment.registerOperator(`int ${operator} double`, (left: unknown, right: unknown) =>
+      operation(toNumber(left), toNumber(right)),
+    )
   }
   meter(environment)
   return environment
@@ -102,10 +141,12 @@ function meter(environment: Environment): void {
   })
   environment.evaluate('pricingCostMeter()', {})
   const found = captured.evaluator
-  if (found === null || typeof found.run !== 'function') throw new Error('CEL evaluator not found: the rule cost meter cannot count')
+  if (found === null || typeof found.run !== 'function')
+    throw new Error('CEL evaluator not found: the rule cost meter cannot count')
   const run = found.run
   found.run = function (this: unknown, ast: unknown, context: unknown) {
-    if (++steps > celEvaluationStepsMax) throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
+    if (++steps > celEvaluationStepsMax)
+      throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
     if (++spent > allowance) throw new RuleAllowanceExceeded(`more than ${allowance} rule steps on this thread`)
     return run.call(this, ast, context)
   }
@@ -120,7 +161,9 @@ interface AstNode {
 }
 
 function isNode(value: unknown): value is AstNode {
-  return typeof value === 'object' && value !== null && typeof (value as { op?: unknown }).op === 'string' && 'args' in value
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { op?: unknown }).op === 'string' && 'args' in value
+  )
 }
 
 /** The tree's node count, and the first function or macro it calls that is not allowed (or null). */
@@ -147,7 +190,8 @@ function inspect(root: AstNode): { nodes: number; refused: string | null } {
 }
 
 function refusal(name: string): string {
-  if (name === 'matches') return 'calls matches(): regular expressions are not allowed in rules (use startsWith, endsWith, contains)'
+  if (name === 'matches')
+    return 'calls matches(): regular expressions are not allowed in rules (use startsWith, endsWith, contains)'
   return `calls ${name}(), which rules may not use; allowed: ${[...allowedFunctions].join(', ')}`
 }
 
@@ -188,7 +232,8 @@ function metered(program: (context: Record<string, unknown>) => unknown): CelPro
     // `||`, `&&` and `exists`/`all` absorb an error of one branch or element (CEL semantics); a run
     // that passed the bound fails even when what was left decided its value.
     if (spent > allowance) throw new RuleAllowanceExceeded(`more than ${allowance} rule steps on this thread`)
-    if (steps > celEvaluationStepsMax) throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
+    if (steps > celEvaluationStepsMax)
+      throw new RuleCostError(`rule stopped after ${celEvaluationStepsMax} evaluation steps`)
     return result
   }
 }
@@ -224,12 +269,16 @@ function compile(text: string, path: string, expected: 'bool' | 'number', tally:
   if (refused !== null) throw new RuleCompileError(path, refusal(refused))
   tally.nodes += nodes
   if (tally.nodes > celPricelistNodesMax) {
-    throw new RuleCompileError(path, `makes the pricelist's rules larger than ${celPricelistNodesMax} syntax tree nodes together`)
+    throw new RuleCompileError(
+      path,
+      `makes the pricelist's rules larger than ${celPricelistNodesMax} syntax tree nodes together`,
+    )
   }
   const checked = program.check() as { valid: boolean; type?: string; error?: unknown }
   if (!checked.valid) throw new RuleCompileError(path, `does not type-check: ${firstLine(checked.error)}`)
   const type = checked.type ?? 'dyn'
-  const fits = expected === 'bool' ? type === 'bool' || type === 'dyn' : type === 'double' || type === 'int' || type === 'dyn'
+  const fits =
+    expected === 'bool' ? type === 'bool' || type === 'dyn' : type === 'double' || type === 'int' || type === 'dyn'
   if (!fits) throw new RuleCompileError(path, `must be ${expected === 'bool' ? 'a boolean' : 'a number'}, not ${type}`)
   return metered(program as unknown as (context: Record<string, unknown>) => unknown)
 }
@@ -260,10 +309,20 @@ export function compileRules(rules: readonly { filter: string | null; expression
  * Compiles the pricelist's rule at `index`; `tally` carries the nodes of its rules before it (a
  * writer compiles them one at a time, letting other requests run between: http/routes/pricelists.ts).
  */
-export function compileRule(rule: { filter: string | null; expression: string | null }, index: number, tally: NodeTally): CompiledRule {
+export function compileRule(
+  rule: { filter: string | null; expression: string | null },
+  index: number,
+  tally: NodeTally,
+): CompiledRule {
   return {
-    filter: rule.filter === null || rule.filter.trim() === '' ? null : compile(rule.filter, `/price_rules/${index}/filter`, 'bool', tally),
-    expression: rule.expression === null || rule.expression.trim() === '' ? null : compile(rule.expression, `/price_rules/${index}/expression`, 'number', tally),
+    filter:
+      rule.filter === null || rule.filter.trim() === ''
+        ? null
+        : compile(rule.filter, `/price_rules/${index}/filter`, 'bool', tally),
+    expression:
+      rule.expression === null || rule.expression.trim() === ''
+        ? null
+        : compile(rule.expression, `/price_rules/${index}/expression`, 'number', tally),
   }
 }
 

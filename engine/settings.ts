@@ -55,27 +55,57 @@ function checkBaseCurrency(value: string): string | null {
   return value === 'EUR' ? null : "must be 'EUR': exchange rates are stored EUR-based (EUR -> X)"
 }
 
-function flag(key: string, description: string, defaultValue: string, planFeature: PlanFeature | null = null): SettingDefinition {
+function flag(
+  key: string,
+  description: string,
+  defaultValue: string,
+  planFeature: PlanFeature | null = null,
+): SettingDefinition {
   return { key, default: defaultValue, description, type: 'boolean', planFeature, check: checkBoolean }
 }
 
 /** The spec's catalogue, in its order. */
 export const settingDefinitions: readonly SettingDefinition[] = Object.freeze([
-  flag('require.homogeneous.currency', 'When true, a price query whose pricelists have different currencies, or whose currency_code differs from the pricelist currency, answers 400.', 'false'),
+  flag(
+    'require.homogeneous.currency',
+    'When true, a price query whose pricelists have different currencies, or whose currency_code differs from the pricelist currency, answers 400.',
+    'false',
+  ),
   // The spec leaves this default open; off matches require.homogeneous.currency.
-  flag('require.homogeneous.vat_mode', 'When true, a price query mixing NET and GROSS pricelists answers 400.', 'false'),
-  flag('strict.article.validation', 'When true, a price is accepted only if its SKU has a live article in force at the price start.', 'false'),
-  flag('strict.pricelist.validation', 'When true, a price is accepted only if a pricelist with that code has ever been created.', 'false'),
-  flag('ingest.skip.dedup', 'Bulk-load mode: when true, every price is written (and records a change) even when identical to the current one.', 'false'),
+  flag(
+    'require.homogeneous.vat_mode',
+    'When true, a price query mixing NET and GROSS pricelists answers 400.',
+    'false',
+  ),
+  flag(
+    'strict.article.validation',
+    'When true, a price is accepted only if its SKU has a live article in force at the price start.',
+    'false',
+  ),
+  flag(
+    'strict.pricelist.validation',
+    'When true, a price is accepted only if a pricelist with that code has ever been created.',
+    'false',
+  ),
+  flag(
+    'ingest.skip.dedup',
+    'Bulk-load mode: when true, every price is written (and records a change) even when identical to the current one.',
+    'false',
+  ),
   {
     key: 'default.tax.area',
     default: 'SE',
-    description: 'Tax area used where a request may leave it out (a price query always needs one). A code of 1-64 characters.',
+    description:
+      'Tax area used where a request may leave it out (a price query always needs one). A code of 1-64 characters.',
     type: 'string',
     planFeature: null,
     check: checkCode,
   },
-  flag('fx.rate.auto.update', 'When true, exchange rates are fetched from the daily euro reference-rate feed every 24 hours.', 'true'),
+  flag(
+    'fx.rate.auto.update',
+    'When true, exchange rates are fetched from the daily euro reference-rate feed every 24 hours.',
+    'true',
+  ),
   {
     key: 'fx.base.currency',
     default: 'EUR',
@@ -84,8 +114,18 @@ export const settingDefinitions: readonly SettingDefinition[] = Object.freeze([
     planFeature: null,
     check: checkBaseCurrency,
   },
-  flag('change.events.enabled', 'When true, changes are delivered to webhooks (needs a plan with webhooks). The changelog records changes regardless.', 'false', 'webhooks'),
-  flag('retention.enabled', 'When true, price history is thinned per SKU and pricelist (needs a plan with history retention).', 'false', 'retention'),
+  flag(
+    'change.events.enabled',
+    'When true, changes are delivered to webhooks (needs a plan with webhooks). The changelog records changes regardless.',
+    'false',
+    'webhooks',
+  ),
+  flag(
+    'retention.enabled',
+    'When true, price history is thinned per SKU and pricelist (needs a plan with history retention).',
+    'false',
+    'retention',
+  ),
   {
     key: 'retention.max.versions',
     default: '0',

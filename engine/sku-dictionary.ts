@@ -89,12 +89,19 @@ const stepHashes = new Int32Array(256)
  * Ids of `count` codes from `start` into `ids` (-1: absent): first every hash (arithmetic only),
  * then every probe, so that the probes' cache misses overlap instead of waiting one by one.
  */
-export function lookupSkus(table: SkuTable, codes: readonly string[], start: number, count: number, ids: Int32Array): void {
+export function lookupSkus(
+  table: SkuTable,
+  codes: readonly string[],
+  start: number,
+  count: number,
+  ids: Int32Array,
+): void {
   const seed = table.seed
   for (let done = 0; done < count; done += stepHashes.length) {
     const chunk = Math.min(stepHashes.length, count - done)
     for (let index = 0; index < chunk; index++) stepHashes[index] = hashOf(codes[start + done + index]!, seed)
-    for (let index = 0; index < chunk; index++) ids[done + index] = probe(table, codes[start + done + index]!, stepHashes[index]!)
+    for (let index = 0; index < chunk; index++)
+      ids[done + index] = probe(table, codes[start + done + index]!, stepHashes[index]!)
   }
 }
 
@@ -107,7 +114,8 @@ function probe(table: SkuTable, code: string, hash: number): number {
     // A plain load (see the module comment).
     const idPlusOne = slots[base + 1]!
     if (idPlusOne === 0) return -1
-    if (slots[base] === hash && (slots[base + 2]! & ~wideFlag) === length && matches(table, base, idPlusOne - 1, code)) return idPlusOne - 1
+    if (slots[base] === hash && (slots[base + 2]! & ~wideFlag) === length && matches(table, base, idPlusOne - 1, code))
+      return idPlusOne - 1
   }
 }
 
@@ -135,7 +143,12 @@ export class SkuDictionary {
 
   // Below 2^30: a small integer in V8 (no boxed number in the table object).
   constructor(seed = Math.floor(Math.random() * 2 ** 30)) {
-    this.#table = tableOf(sharedInt32(capacityInitial * slotWords), sharedUint16(keyUnitsInitial), sharedInt32(capacityInitial + 1), seed)
+    this.#table = tableOf(
+      sharedInt32(capacityInitial * slotWords),
+      sharedUint16(keyUnitsInitial),
+      sharedInt32(capacityInitial + 1),
+      seed,
+    )
   }
 
   /** The current generation's buffers (a new object after growth). */
@@ -158,7 +171,11 @@ export class SkuDictionary {
   add(code: string): boolean {
     let grew = false
     const id = this.#count
-    if ((id + 1) * 2 > this.#table.slots.length >>> 3 || id + 2 > this.#table.offsets.length || this.#keyUnits + code.length > this.#table.keys.length) {
+    if (
+      (id + 1) * 2 > this.#table.slots.length >>> 3 ||
+      id + 2 > this.#table.offsets.length ||
+      this.#keyUnits + code.length > this.#table.keys.length
+    ) {
       this.#grow(code.length)
       grew = true
     }
@@ -241,8 +258,13 @@ export class SkuDictionary {
     assert(this.#count === 0, 'a SKU dictionary is restored only when empty')
     const { table, count, keyUnits } = image
     const capacity = table.slots.length >>> 3
-    const valid = capacity > 0 && (capacity & (capacity - 1)) === 0 && table.slots.length === capacity * slotWords &&
-      count * 2 <= capacity && count + 1 <= table.offsets.length && keyUnits <= table.keys.length
+    const valid =
+      capacity > 0 &&
+      (capacity & (capacity - 1)) === 0 &&
+      table.slots.length === capacity * slotWords &&
+      count * 2 <= capacity &&
+      count + 1 <= table.offsets.length &&
+      keyUnits <= table.keys.length
     if (!valid) throw new Error('SKU dictionary image: inconsistent sizes')
     this.#table = tableOf(table.slots, table.keys, table.offsets, table.seed)
     this.#count = count

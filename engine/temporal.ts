@@ -109,8 +109,7 @@ export function planWrite<T>(
     for (let later = index + 1; later < existing.length; later++) next.push(existing[later]!)
   }
   assert(isSorted(next), 'versions must stay sorted by from')
-  const changeType: ChangeType =
-    version.value === null ? 'deleted' : liveBefore ? 'updated' : 'created'
+  const changeType: ChangeType = version.value === null ? 'deleted' : liveBefore ? 'updated' : 'created'
   return { versions: next, changeType }
 }
 

@@ -50,7 +50,11 @@ export function vatNextChange(catalog: Catalog, taxArea: string, sku: string, at
   const key = compositeKey(sku, taxArea)
   let until = nextVersionAfter(catalog.versions('article_taxclass', key), at)
   const mapping = catalog.get('article_taxclass', key, at)
-  if (mapping !== null) until = Math.min(until, nextVersionAfter(catalog.versions('vat_rate', compositeKey(taxArea, mapping.vat_class_code)), at))
+  if (mapping !== null)
+    until = Math.min(
+      until,
+      nextVersionAfter(catalog.versions('vat_rate', compositeKey(taxArea, mapping.vat_class_code)), at),
+    )
   return until
 }
 
@@ -96,7 +100,8 @@ export class VatColumn {
     const value = this.#lookup(sku, at)
     const slot = start < cells.length ? cells[start]! : 0
     // A read before the slot's instant answers for the past: it does not replace a current slot.
-    if (slot === 0 || at >= cells[start + 1]!) this.#store(skuId, value, at, vatNextChange(this.catalog, this.taxArea, sku, at))
+    if (slot === 0 || at >= cells[start + 1]!)
+      this.#store(skuId, value, at, vatNextChange(this.catalog, this.taxArea, sku, at))
     return value
   }
 

@@ -37,7 +37,9 @@ const batchIntervalMs = 100
 const levelHead = '{"level":30,"time":"'
 const serviceHead = `Z","service":${JSON.stringify(serviceName)},"request_id":`
 /** Methods whose JSON is kept; any other method is encoded per line (a client may send anything). */
-const commonMethods = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => [method, `"${method}"`]))
+const commonMethods = new Map(
+  ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => [method, `"${method}"`]),
+)
 
 /** '000' to '999': the milliseconds of a time. */
 const thousandths = Array.from({ length: 1000 }, (_, index) => String(index).padStart(3, '0'))
@@ -113,7 +115,13 @@ export class AccessLog {
    * pattern; `durationMs` runs from the request's arrival (the caller has measured it for the
    * metrics already).
    */
-  record(incoming: Incoming, route: string, status: number, durationMs: number, body: string | Buffer | undefined): void {
+  record(
+    incoming: Incoming,
+    route: string,
+    status: number,
+    durationMs: number,
+    body: string | Buffer | undefined,
+  ): void {
     if (!this.#enabled) return
     if (status < 400 && this.#sample < 1) {
       if (this.#skip > 0) {

@@ -142,8 +142,16 @@ let forwardedValue = ''
 let requestIdValue = ''
 
 const headerBits = {
-  host: 1, authorization: 2, contentType: 4, ifNoneMatch: 8, cookie: 16, origin: 32, accept: 64, minSequence: 128,
-  forwarded: 256, requestId: 512,
+  host: 1,
+  authorization: 2,
+  contentType: 4,
+  ifNoneMatch: 8,
+  cookie: 16,
+  origin: 32,
+  accept: 64,
+  minSequence: 128,
+  forwarded: 256,
+  requestId: 512,
 } as const
 
 /**
@@ -404,7 +412,13 @@ function incomingOf(req: Uws.HttpRequest, method: string, res: Uws.HttpResponse)
  * (uWS corks the callback itself, and the response cannot have been aborted yet); only an
  * asynchronous one needs the abort handler, attached before the callback returns.
  */
-function runWithoutBody(res: Uws.HttpResponse, incoming: Incoming, dispatch: Dispatch, options: HttpOptions, traffic: HttpTraffic): void {
+function runWithoutBody(
+  res: Uws.HttpResponse,
+  incoming: Incoming,
+  dispatch: Dispatch,
+  options: HttpOptions,
+  traffic: HttpTraffic,
+): void {
   let outgoing: Outgoing | Promise<Outgoing>
   try {
     outgoing = dispatch(incoming)
@@ -456,7 +470,13 @@ function run(
  * comes later holds reads; should uWS meanwhile have closed the connection for a request behind it
  * in the same read, the answer is dropped, and nothing was done that needed it.
  */
-function runReadOnly(res: Uws.HttpResponse, state: RequestState, incoming: Incoming, dispatch: Dispatch, options: HttpOptions): void {
+function runReadOnly(
+  res: Uws.HttpResponse,
+  state: RequestState,
+  incoming: Incoming,
+  dispatch: Dispatch,
+  options: HttpOptions,
+): void {
   let outgoing: Outgoing | Promise<Outgoing>
   try {
     outgoing = dispatch(incoming)
@@ -579,7 +599,14 @@ function readBody(
   })
 }
 
-function send(res: Uws.HttpResponse, state: RequestState, requestId: string, outgoing: Outgoing, close: boolean, head = false): void {
+function send(
+  res: Uws.HttpResponse,
+  state: RequestState,
+  requestId: string,
+  outgoing: Outgoing,
+  close: boolean,
+  head = false,
+): void {
   if (state.aborted) {
     outgoing.release?.()
     return

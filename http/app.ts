@@ -8,7 +8,15 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import type * as Uws from 'uWebSockets.js'
-import { paramNames, type Reply, type TenantContext, type TenantRoute, type RootContext, type RootRoute, type AppDeps } from './contracts.js'
+import {
+  paramNames,
+  type Reply,
+  type TenantContext,
+  type TenantRoute,
+  type RootContext,
+  type RootRoute,
+  type AppDeps,
+} from './contracts.js'
 import { AccessLog } from './access-log.js'
 import { ApiError } from '../platform/errors.js'
 import { errorBody, errorHeaders, HttpError, statusOf } from './error-status.js'
@@ -42,7 +50,6 @@ import { portalRoutes } from './routes/portal.js'
 import { tenantRequestRoutes } from './routes/tenant-requests.js'
 import { portalPageRoutes } from './pages/portal/routes.js'
 import { clusterRoutes } from './routes/cluster.js'
-
 
 interface CompiledTenantRoute {
   readonly route: TenantRoute
@@ -91,9 +98,23 @@ export class PricingApp {
   constructor(deps: AppDeps) {
     this.#deps = deps
     this.#storage = deps.storage ?? plentyOfRoom
-    this.accessLog = new AccessLog(streamOf(deps.logger), { enabled: deps.config.accessLog, sample: deps.config.accessLogSample })
+    this.accessLog = new AccessLog(streamOf(deps.logger), {
+      enabled: deps.config.accessLog,
+      sample: deps.config.accessLogSample,
+    })
     this.tenantRoutes = tenantRoutes()
-    this.rootRoutes = [...rootRoutes(), ...oauthMetadataRoutes(), ...adminRoutes(), ...signingKeyRoutes(), ...portalRoutes(), ...tenantRequestRoutes(), ...portalPageRoutes(), ...consoleRoutes(), ...operatorRoutes(), ...clusterRoutes()]
+    this.rootRoutes = [
+      ...rootRoutes(),
+      ...oauthMetadataRoutes(),
+      ...adminRoutes(),
+      ...signingKeyRoutes(),
+      ...portalRoutes(),
+      ...tenantRequestRoutes(),
+      ...portalPageRoutes(),
+      ...consoleRoutes(),
+      ...operatorRoutes(),
+      ...clusterRoutes(),
+    ]
     for (const route of this.tenantRoutes) {
       precompile(route.query)
       precompile(route.body)
@@ -115,9 +136,14 @@ export class PricingApp {
       bodyBytesMax: requestBodyBytesMax,
       bodyTimeoutMs: deps.config.bodyTimeoutMs,
       onTooLarge: (incoming) =>
-        this.#finish(incoming, 'body', this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`))),
+        this.#finish(
+          incoming,
+          'body',
+          this.#error(incoming, new ApiError('body_too_large', `Request body exceeds ${requestBodyBytesMax} bytes`)),
+        ),
       onError: (error, incoming) => this.#finish(incoming, 'error', this.#error(incoming, error), error),
-      onMalformed: (incoming, message) => this.#finish(incoming, 'framing', this.#error(incoming, new ApiError('malformed_request', message))),
+      onMalformed: (incoming, message) =>
+        this.#finish(incoming, 'framing', this.#error(incoming, new ApiError('malformed_request', message))),
       // The price query reads only: it may run as soon as its body is in (http/adapter.ts, runReadOnly).
       readOnly: (incoming) => incoming.method === 'POST' && incoming.path.endsWith('/price/query'),
     })
@@ -150,14 +176,21 @@ export class PricingApp {
     if (segments[segments.length - 1] === '' && segments.length > 1) segments.pop()
     const match = this.#rootRouter.match(incoming.method, segments, 1)
     if (match.route === null) {
-      const error = match.allowed.length > 0
-        ? new HttpError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
-        : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
+      const error =
+        match.allowed.length > 0
+          ? new HttpError(
+              'method_not_allowed',
+              `Method ${incoming.method} is not allowed here`,
+              {},
+              { allow: match.allowed.join(', ') },
+            )
+          : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
       return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const { route, names } = match.route
     // Storage nearly full (tenant/storage-guard.ts): the operator, portal and console writes wait too.
-    if (this.#storage.nearlyFull && refusedWhenNearlyFull(route)) return this.#finish(incoming, route.path, this.#error(incoming, storageFullError()))
+    if (this.#storage.nearlyFull && refusedWhenNearlyFull(route))
+      return this.#finish(incoming, route.path, this.#error(incoming, storageFullError()))
     const context: RootContext = {
       app: this,
       deps: this.#deps,
@@ -173,10 +206,19 @@ export class PricingApp {
   #dispatchTenant(incoming: Incoming, slug: string, segments: string[], start: number): Outgoing | Promise<Outgoing> {
     const tenant = slugPattern.test(slug) ? this.#deps.tenants.get(slug) : undefined
     if (tenant === undefined) {
-      return this.#finish(incoming, 'tenant', this.#error(incoming, new ApiError('tenant_not_found', `Tenant ${slug} not found`)))
+      return this.#finish(
+        incoming,
+        'tenant',
+        this.#error(incoming, new ApiError('tenant_not_found', `Tenant ${slug} not found`)),
+      )
     }
     incoming.tenantSlug = tenant.record.slug
-    if (incoming.method === 'POST' && segments.length === start + 2 && segments[start] === 'oauth2' && segments[start + 1] === 'token') {
+    if (
+      incoming.method === 'POST' &&
+      segments.length === start + 2 &&
+      segments[start] === 'oauth2' &&
+      segments[start + 1] === 'token'
+    ) {
       const token = this.rootRoutes.find((candidate) => candidate.path === '/oauth2/token')!
       const context: RootContext = {
         app: this,
@@ -191,18 +233,29 @@ export class PricingApp {
     }
     const match = this.#tenantRouter.match(incoming.method, segments, start)
     if (match.route === null) {
-      const error = match.allowed.length > 0
-        ? new HttpError('method_not_allowed', `Method ${incoming.method} is not allowed here`, {}, { allow: match.allowed.join(', ') })
-        : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
+      const error =
+        match.allowed.length > 0
+          ? new HttpError(
+              'method_not_allowed',
+              `Method ${incoming.method} is not allowed here`,
+              {},
+              { allow: match.allowed.join(', ') },
+            )
+          : new ApiError('route_not_found', `No route for ${incoming.method} ${incoming.path}`)
       return this.#finish(incoming, 'unmatched', this.#error(incoming, error))
     }
     const compiled = match.route
     if (!tenant.loaded) {
       // Expected while tenants load after a start: answered and counted, not logged as a failure.
-      return this.#finish(incoming, compiled.label, this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, 1)))
+      return this.#finish(
+        incoming,
+        compiled.label,
+        this.#error(incoming, new ApiError('not_ready', 'Tenant is loading', {}, 1)),
+      )
     }
     const nowMs = this.#deps.now()
-    if (compiled.route.access === 'console') return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
+    if (compiled.route.access === 'console')
+      return this.#dispatchConsole(incoming, tenant, compiled, match.params, nowMs)
     const last = this.#lastClaims
     if (last !== null && incoming.authorization === this.#lastAuthorization && last.expiresAtMs > nowMs) {
       return this.#holder(incoming, tenant, compiled, match.params, last, nowMs)
@@ -241,7 +294,8 @@ export class PricingApp {
     if (claims.kind === 'key') return this.#authorized(incoming, tenant, compiled, params, claimed, subject, nowMs)
     if (claimed === tenant.record.slug && this.#deps.system.member(claimed, subject) === undefined) {
       const route = compiled.route
-      const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+      const series =
+        incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
       const error = new ApiError('forbidden', `${subject} is no longer a user of tenant ${claimed}`)
       return this.#failed(incoming, series, error, tenant.buckets[route.dimension])
     }
@@ -249,8 +303,17 @@ export class PricingApp {
   }
 
   /** A console route: the signed-in person (http/console-auth.ts), then the tenant pipeline. */
-  #dispatchConsole(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], nowMs: number): Outgoing | Promise<Outgoing> {
-    const series = incoming.method === compiled.route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+  #dispatchConsole(
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    nowMs: number,
+  ): Outgoing | Promise<Outgoing> {
+    const series =
+      incoming.method === compiled.route.method
+        ? compiled.series
+        : this.#deps.metrics.route(compiled.label, incoming.method)
     let subject: string | Promise<string>
     try {
       subject = consoleSubject(this.#deps, incoming, tenant.record.slug, nowMs)
@@ -264,13 +327,32 @@ export class PricingApp {
     }
     if (typeof subject === 'string') {
       try {
-        return this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, permitted(subject), nowMs, false)
+        return this.#authorized(
+          incoming,
+          tenant,
+          compiled,
+          params,
+          tenant.record.slug,
+          permitted(subject),
+          nowMs,
+          false,
+        )
       } catch (error) {
         return this.#failed(incoming, series, error, null)
       }
     }
     return subject.then(
-      (email) => this.#authorized(incoming, tenant, compiled, params, tenant.record.slug, permitted(email), this.#deps.now(), false),
+      (email) =>
+        this.#authorized(
+          incoming,
+          tenant,
+          compiled,
+          params,
+          tenant.record.slug,
+          permitted(email),
+          this.#deps.now(),
+          false,
+        ),
       (error: unknown) => this.#failed(incoming, series, error, null),
     )
   }
@@ -307,7 +389,8 @@ export class PricingApp {
       return this.#reject(incoming, compiled, bucket, nowMs, 'Token belongs to another tenant')
     }
     if (keyUse) this.keyUsage.set(subject, nowMs)
-    const series = incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
+    const series =
+      incoming.method === route.method ? compiled.series : this.#deps.metrics.route(compiled.label, incoming.method)
     let reply: Reply | Promise<Reply>
     try {
       reply = this.#invoke(incoming, tenant, compiled, params, subject, nowMs)
@@ -324,7 +407,14 @@ export class PricingApp {
   }
 
   /** Tenant pipeline after authentication: status, body, item cost, rate limit, validation, handler. */
-  #invoke(incoming: Incoming, tenant: TenantRuntime, compiled: CompiledTenantRoute, params: string[], subject: string, nowMs: number): Reply | Promise<Reply> {
+  #invoke(
+    incoming: Incoming,
+    tenant: TenantRuntime,
+    compiled: CompiledTenantRoute,
+    params: string[],
+    subject: string,
+    nowMs: number,
+  ): Reply | Promise<Reply> {
     const route = compiled.route
     const bucket = tenant.buckets[route.dimension]
     if (tenant.record.status !== 'active') {
@@ -334,11 +424,13 @@ export class PricingApp {
     const placement = this.#deps.placement
     if (placement !== undefined && placement !== null) {
       const placed = placement.place(tenant, route.dimension === 'ingest', minSequenceOf(incoming.minSequence ?? ''))
-      if (placed.kind === 'elsewhere' && (incoming.forwarded ?? '') === '') return forward(placed, incoming, placement.nodeId)
+      if (placed.kind === 'elsewhere' && (incoming.forwarded ?? '') === '')
+        return forward(placed, incoming, placement.nodeId)
       if (placed.kind !== 'here') throw placedError(placed)
     }
     // SPEC Backup and restore rule 3: writes on non-management endpoints wait for the restore.
-    if (tenant.restoring !== null && route.dimension === 'ingest' && route.access !== 'console') throw restoringError(tenant.restoring)
+    if (tenant.restoring !== null && route.dimension === 'ingest' && route.access !== 'console')
+      throw restoringError(tenant.restoring)
     // SPEC errors table, 503 "(for a write) storage nearly full": every route spending the ingest
     // budget, console ones included (tenant/storage-guard.ts); reads go on.
     if (route.dimension === 'ingest' && this.#storage.nearlyFull) throw storageFullError()
@@ -355,7 +447,10 @@ export class PricingApp {
     }
     const taken = bucket.take(cost, nowMs)
     // Cluster mode: a shared bucket may wait for a lease of tokens from Redis (cluster/rate-limits.ts).
-    if (taken instanceof Promise) return taken.then((result) => this.#admitted(result, incoming, tenant, compiled, params, subject, nowMs, json, cost))
+    if (taken instanceof Promise)
+      return taken.then((result) =>
+        this.#admitted(result, incoming, tenant, compiled, params, subject, nowMs, json, cost),
+      )
     return this.#admitted(taken, incoming, tenant, compiled, params, subject, nowMs, json, cost)
   }
 
@@ -384,8 +479,14 @@ export class PricingApp {
     const context: TenantContext = {
       tenant,
       params: namedParams(compiled.names, params),
-      query: route.query === undefined || (incoming.query === '' && compiled.emptyQueryValid) ? {} : validateQuery(route.query, queryRecord(incoming.query)),
-      body: route.body === undefined ? json : validate(route.body, json === undefined && route.bodyOptional === true ? {} : json, ''),
+      query:
+        route.query === undefined || (incoming.query === '' && compiled.emptyQueryValid)
+          ? {}
+          : validateQuery(route.query, queryRecord(incoming.query)),
+      body:
+        route.body === undefined
+          ? json
+          : validate(route.body, json === undefined && route.bodyOptional === true ? {} : json, ''),
       actor: subject,
       nowMs,
       incoming,
@@ -414,7 +515,13 @@ export class PricingApp {
   }
 
   /** A handler's reply as an answer, with the route's rate-limit headers as they stand at `nowMs`. */
-  #answered(incoming: Incoming, series: RouteSeries, reply: Reply, bucket: RateHeaders | null, nowMs: number): Outgoing {
+  #answered(
+    incoming: Incoming,
+    series: RouteSeries,
+    reply: Reply,
+    bucket: RateHeaders | null,
+    nowMs: number,
+  ): Outgoing {
     const outgoing = toOutgoing(reply)
     if (reply.forwarded === true) return this.#observed(incoming, series, outgoing)
     if (bucket !== null) outgoing.extraHeaders = bucket.headers(nowMs)
@@ -467,7 +574,8 @@ export class PricingApp {
     if (incoming.tenantSlug !== null) this.#deps.metrics.tenantRequest(incoming.tenantSlug, outgoing.status)
     // A refusal while storage is nearly full is an operating state, logged once when it begins
     // (tenant/storage-guard.ts): one line per refused write would fill a disk that shares the log.
-    if (outgoing.status >= 500 && error !== undefined && !(error instanceof ApiError && error.code === 'storage_full')) this.#logFailure(incoming, series.route, outgoing.status, error)
+    if (outgoing.status >= 500 && error !== undefined && !(error instanceof ApiError && error.code === 'storage_full'))
+      this.#logFailure(incoming, series.route, outgoing.status, error)
     this.accessLog.record(incoming, series.route, outgoing.status, durationMs, outgoing.body)
     return outgoing
   }
@@ -496,7 +604,10 @@ function toOutgoing(reply: Reply): Outgoing {
   const raw = reply.body
   if (raw === undefined) return { status: reply.status, headers }
   const typed = headers !== undefined && headers['content-type'] !== undefined
-  if (typed && (typeof raw === 'string' || Buffer.isBuffer(raw))) return reply.release === undefined ? { status: reply.status, headers, body: raw } : { status: reply.status, headers, body: raw, release: reply.release }
+  if (typed && (typeof raw === 'string' || Buffer.isBuffer(raw)))
+    return reply.release === undefined
+      ? { status: reply.status, headers, body: raw }
+      : { status: reply.status, headers, body: raw, release: reply.release }
   const body = JSON.stringify(reply.body)
   return { status: reply.status, headers: typed ? headers : { ...headers, 'content-type': 'application/json' }, body }
 }

@@ -39,7 +39,11 @@ export function sameOrigin(incoming: Incoming, publicUrl: string): boolean {
 }
 
 /** The person of the request's session cookie and the cookie's secret, or null without a live session. */
-export function sessionPerson(deps: Pick<ConsoleAuthDeps, 'signIn'>, incoming: Incoming, nowMs: number): { email: string; secret: string } | null {
+export function sessionPerson(
+  deps: Pick<ConsoleAuthDeps, 'signIn'>,
+  incoming: Incoming,
+  nowMs: number,
+): { email: string; secret: string } | null {
   const secret = cookieValue(incoming.cookie, sessionCookie)
   const email = deps.signIn.session(secret, nowMs)
   return email === null ? null : { email, secret }
@@ -49,30 +53,48 @@ export function sessionPerson(deps: Pick<ConsoleAuthDeps, 'signIn'>, incoming: I
  * The person of the request's session cookie and the cookie's secret: 401 without a live session,
  * 403 for a write (any method but GET, HEAD, OPTIONS) without a same-origin `Origin`.
  */
-export function cookieSession(deps: Pick<ConsoleAuthDeps, 'signIn' | 'publicUrl'>, incoming: Incoming, nowMs: number): { email: string; secret: string } {
+export function cookieSession(
+  deps: Pick<ConsoleAuthDeps, 'signIn' | 'publicUrl'>,
+  incoming: Incoming,
+  nowMs: number,
+): { email: string; secret: string } {
   const person = sessionPerson(deps, incoming, nowMs)
-  if (person === null) throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
+  if (person === null)
+    throw unauthorized('Sign in to the console: no session cookie or bearer token, or the session has ended')
   if (!safeMethods.has(incoming.method) && !sameOrigin(incoming, deps.publicUrl)) {
-    throw new ApiError('forbidden', 'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header')
+    throw new ApiError(
+      'forbidden',
+      'Cross-site request refused: a cookie-authenticated write needs a same-origin Origin header',
+    )
   }
   return person
 }
 
 /** The signed-in person's e-mail address, or an ApiError (401/403) as the table says. */
-export function consoleSubject(deps: ConsoleAuthDeps, incoming: Incoming, tenant: string, nowMs: number): string | Promise<string> {
+export function consoleSubject(
+  deps: ConsoleAuthDeps,
+  incoming: Incoming,
+  tenant: string,
+  nowMs: number,
+): string | Promise<string> {
   if (incoming.authorization === '') return member(deps, tenant, cookieSession(deps, incoming, nowMs).email)
   const token = bearerToken(incoming.authorization)
   if (token === null) throw unauthorized('Malformed Authorization header: expected Bearer <token>')
   return deps.tokens.verify(token, nowMs).then((claims) => {
     if (claims === null) throw unauthorized('Invalid or expired token')
-    if (claims.kind === 'key') throw new ApiError('forbidden', 'The management endpoints need a person signed in to the console; API keys are refused')
+    if (claims.kind === 'key')
+      throw new ApiError(
+        'forbidden',
+        'The management endpoints need a person signed in to the console; API keys are refused',
+      )
     if (claims.tenant !== tenant) throw unauthorized('Token belongs to another tenant')
     return member(deps, tenant, claims.subject)
   })
 }
 
 function member(deps: ConsoleAuthDeps, tenant: string, email: string): string {
-  if (deps.system.member(tenant, email) === undefined) throw new ApiError('forbidden', `${email} is not a user of tenant ${tenant}`)
+  if (deps.system.member(tenant, email) === undefined)
+    throw new ApiError('forbidden', `${email} is not a user of tenant ${tenant}`)
   return email
 }
 

@@ -15,8 +15,17 @@ import type { Incoming } from './adapter.js'
 const requestHeaders = ['authorization', 'content-type', 'if-none-match', 'x-min-sequence', 'cookie', 'origin'] as const
 /** The answer headers passed back. */
 const answerHeaders = [
-  'content-type', 'etag', 'cache-control', 'location', 'retry-after', 'x-sequence', 'x-replica-lag', 'x-price-engine',
-  'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset',
+  'content-type',
+  'etag',
+  'cache-control',
+  'location',
+  'retry-after',
+  'x-sequence',
+  'x-replica-lag',
+  'x-price-engine',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
 ] as const
 /** How long a forwarded request may take before the caller gets a 503. */
 const forwardTimeoutMs = 30_000
@@ -50,12 +59,20 @@ export async function forward(target: ForwardTarget, incoming: Incoming, from: s
     response = await fetch(url, {
       method: incoming.method,
       headers: forwardedHeaders(incoming, from),
-      body: incoming.body === null || incoming.method === 'GET' || incoming.method === 'HEAD' ? undefined : new Uint8Array(incoming.body),
+      body:
+        incoming.body === null || incoming.method === 'GET' || incoming.method === 'HEAD'
+          ? undefined
+          : new Uint8Array(incoming.body),
       redirect: 'manual',
       signal: AbortSignal.timeout(forwardTimeoutMs),
     })
   } catch (error) {
-    throw new ApiError('region_unavailable', `Node ${target.nodeId}, which serves this request, cannot be reached (${(error as Error).message})`, { retry_after: 1 }, 1)
+    throw new ApiError(
+      'region_unavailable',
+      `Node ${target.nodeId}, which serves this request, cannot be reached (${(error as Error).message})`,
+      { retry_after: 1 },
+      1,
+    )
   }
   const headers: Record<string, string> = { 'x-pricing-node': target.nodeId }
   for (const name of answerHeaders) {
@@ -64,5 +81,10 @@ export async function forward(target: ForwardTarget, incoming: Incoming, from: s
   }
   const body = Buffer.from(await response.arrayBuffer())
   headers['content-type'] ??= 'application/octet-stream'
-  return { status: response.status, headers, body: body.length === 0 && response.status === 204 ? undefined : body, forwarded: true }
+  return {
+    status: response.status,
+    headers,
+    body: body.length === 0 && response.status === 204 ? undefined : body,
+    forwarded: true,
+  }
 }

@@ -62,7 +62,7 @@ export function scanJson(bytes: Uint8Array, depthMax: number): JsonScan {
           index++
         } else if (inner === quote) break
       }
-    } else if (byte - digitZero >>> 0 < 10) {
+    } else if ((byte - digitZero) >>> 0 < 10) {
       if (++digits > exactDigitsMax) longNumber = true
     } else if (byte === dot || byte === letterE || byte === capitalE || byte === plus || byte === minus) {
       // Inside a number literal: its mantissa's digits are counted together (an exponent's too,
@@ -101,7 +101,8 @@ export class JsonBodyProblem extends Error {
  */
 export function readJsonBody(bytes: Buffer, depthMax: number): unknown {
   const scan = scanJson(bytes, depthMax)
-  if (scan.deep) throw new JsonBodyProblem('deep', '', `JSON nests deeper than ${depthMax} levels of arrays and objects`)
+  if (scan.deep)
+    throw new JsonBodyProblem('deep', '', `JSON nests deeper than ${depthMax} levels of arrays and objects`)
   // toString would turn bytes that are not UTF-8 into U+FFFD silently: a value the client never sent.
   if (!isUtf8(bytes)) throw new JsonBodyProblem('encoding', '', 'the body is not UTF-8')
   let text = bytes.toString('utf8')
@@ -114,7 +115,8 @@ export function readJsonBody(bytes: Buffer, depthMax: number): unknown {
   }
   if (scan.unicodeEscape) {
     const path = illFormedPath(value, '')
-    if (path !== null) throw new JsonBodyProblem('unicode', path, 'is not well-formed Unicode (it holds a lone UTF-16 surrogate)')
+    if (path !== null)
+      throw new JsonBodyProblem('unicode', path, 'is not well-formed Unicode (it holds a lone UTF-16 surrogate)')
   }
   return value
 }
@@ -180,12 +182,15 @@ export function quoteInexactNumbers(text: string): string {
         else if (inner === quote) break
       }
       previous = quote
-    } else if (code === minus || code - digitZero >>> 0 < 10) {
+    } else if (code === minus || (code - digitZero) >>> 0 < 10) {
       let end = index + 1
       while (end < length && isNumberCharacter(text.charCodeAt(end))) end++
       const literal = text.slice(index, end)
       const inValuePosition =
-        previous === 0 || previous === 0x3a || previous === openBracket || (previous === 0x2c && containers.at(-1) === openBracket)
+        previous === 0 ||
+        previous === 0x3a ||
+        previous === openBracket ||
+        (previous === 0x2c && containers.at(-1) === openBracket)
       if (inValuePosition && numberPattern.test(literal) && needsText(literal)) {
         parts.push(text.slice(copied, index), `"${literal}"`)
         copied = end
@@ -210,7 +215,14 @@ export function quoteInexactNumbers(text: string): string {
 }
 
 function isNumberCharacter(code: number): boolean {
-  return code - digitZero >>> 0 < 10 || code === dot || code === letterE || code === capitalE || code === plus || code === minus
+  return (
+    (code - digitZero) >>> 0 < 10 ||
+    code === dot ||
+    code === letterE ||
+    code === capitalE ||
+    code === plus ||
+    code === minus
+  )
 }
 
 // --- Well-formed Unicode ---------------------------------------------------------------------

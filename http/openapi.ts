@@ -51,7 +51,8 @@ const tagDescriptions: Readonly<Record<string, string>> = {
   bundles: 'Bundle pricing rules',
   webhooks: 'Webhooks that receive change events',
   portal: "People's sign-in: magic links, the session cookie, console tokens",
-  management: 'Backups and restores of a tenant: console sign-in only (a session cookie or a console token; API keys get 403)',
+  management:
+    'Backups and restores of a tenant: console sign-in only (a session cookie or a console token; API keys get 403)',
 }
 
 /** components/responses names: the reason phrase without spaces (`ContentTooLarge`). */
@@ -81,7 +82,13 @@ function parameters(path: string, query: TSchema | undefined): unknown[] {
 }
 
 /** RFC 9110 phrases of the statuses that are not errors. */
-const answerPhrases: Readonly<Record<number, string>> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 304: 'Not Modified' }
+const answerPhrases: Readonly<Record<number, string>> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  304: 'Not Modified',
+}
 
 function phrase(status: number): string {
   return answerPhrases[status] ?? reasonPhrases[status] ?? String(status)
@@ -104,7 +111,8 @@ function responses(
   const result: Record<string, unknown> = { [String(status)]: success(status, response, mediaType) }
   for (const [code, schema] of Object.entries(others)) {
     const description = phrase(Number(code))
-    result[code] = schema === null ? { description } : { description, content: { [jsonType]: { schema: plain(schema) } } }
+    result[code] =
+      schema === null ? { description } : { description, content: { [jsonType]: { schema: plain(schema) } } }
   }
   for (const code of [...new Set(errorStatuses)].sort((left, right) => left - right)) {
     result[String(code)] ??= { $ref: `#/components/responses/${responseName(code)}` }
@@ -128,9 +136,14 @@ interface OperationParts {
   readonly otherAnswers?: OtherAnswers | undefined
 }
 
-function operation(parts: OperationParts, security: unknown[], pipelineStatuses: readonly number[]): Record<string, unknown> {
+function operation(
+  parts: OperationParts,
+  security: unknown[],
+  pipelineStatuses: readonly number[],
+): Record<string, unknown> {
   const statuses = [...pipelineStatuses, ...(parts.errors ?? [])]
-  if (parts.body !== undefined) statuses.push(...((parts.bodyType ?? jsonType) === jsonType ? jsonBodyStatuses : bodyStatuses))
+  if (parts.body !== undefined)
+    statuses.push(...((parts.bodyType ?? jsonType) === jsonType ? jsonBodyStatuses : bodyStatuses))
   if (parts.query !== undefined) statuses.push(400)
   const op: Record<string, unknown> = {
     operationId: parts.operationId,
@@ -138,7 +151,13 @@ function operation(parts: OperationParts, security: unknown[], pipelineStatuses:
     tags: [parts.tag],
     parameters: parameters(parts.path, parts.query),
     security,
-    responses: responses(parts.responseStatus ?? 200, parts.response, parts.responseType ?? jsonType, statuses, parts.otherAnswers ?? {}),
+    responses: responses(
+      parts.responseStatus ?? 200,
+      parts.response,
+      parts.responseType ?? jsonType,
+      statuses,
+      parts.otherAnswers ?? {},
+    ),
   }
   if (parts.body !== undefined) {
     op['requestBody'] = { required: true, content: { [parts.bodyType ?? jsonType]: { schema: plain(parts.body) } } }
@@ -146,7 +165,13 @@ function operation(parts: OperationParts, security: unknown[], pipelineStatuses:
   return op
 }
 
-const slugParameter = { name: 'slug', in: 'path', required: true, description: 'the tenant', schema: { type: 'string' } }
+const slugParameter = {
+  name: 'slug',
+  in: 'path',
+  required: true,
+  description: 'the tenant',
+  schema: { type: 'string' },
+}
 
 const rootSecurity = {
   public: [],
@@ -183,7 +208,10 @@ function errorResponses(paths: Record<string, Record<string, unknown>>): Record<
       content: { [jsonType]: { schema: { $ref: '#/components/schemas/Error' } } },
     }
   }
-  result['Error'] = { description: 'Any other error (500 internal_error)', content: { [jsonType]: { schema: { $ref: '#/components/schemas/Error' } } } }
+  result['Error'] = {
+    description: 'Any other error (500 internal_error)',
+    content: { [jsonType]: { schema: { $ref: '#/components/schemas/Error' } } },
+  }
   return result
 }
 
@@ -193,7 +221,8 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
   const add = (path: string, method: string, op: Record<string, unknown>): void => {
     const id = op['operationId'] as string
     // A programmer error: generated clients would silently lose or misname a method.
-    if (!operationIdPattern.test(id) || operationIds.has(id)) throw new Error(`operationId ${id} of ${method} ${path} is not a unique camelCase name`)
+    if (!operationIdPattern.test(id) || operationIds.has(id))
+      throw new Error(`operationId ${id} of ${method} ${path} is not a unique camelCase name`)
     operationIds.add(id)
     paths[path] ??= {}
     paths[path][method.toLowerCase()] = op
@@ -222,22 +251,33 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
         'Every operationId is stable: generated clients may name their methods after it.',
     },
     servers: [{ url: serverUrl }],
-    tags: [...tags].map((name) => (tagDescriptions[name] === undefined ? { name } : { name, description: tagDescriptions[name] })),
+    tags: [...tags].map((name) =>
+      tagDescriptions[name] === undefined ? { name } : { name, description: tagDescriptions[name] },
+    ),
     paths,
     components: {
       schemas: { Error: plain(ErrorBody) },
       responses: errorResponses(paths),
       headers: {
-        'WWW-Authenticate': { description: 'the authentication scheme to use (RFC 9110 section 11.6.1)', schema: { type: 'string' } },
+        'WWW-Authenticate': {
+          description: 'the authentication scheme to use (RFC 9110 section 11.6.1)',
+          schema: { type: 'string' },
+        },
         'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } },
       },
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'an access token from POST /oauth2/token' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'an access token from POST /oauth2/token',
+        },
         adminToken: { type: 'http', scheme: 'bearer', description: 'the operator token (PRICING_ADMIN_TOKEN)' },
         clientBasic: {
           type: 'http',
           scheme: 'basic',
-          description: 'an API key: client_id and client_secret as HTTP Basic (RFC 6749 section 2.3.1), or as form fields',
+          description:
+            'an API key: client_id and client_secret as HTTP Basic (RFC 6749 section 2.3.1), or as form fields',
         },
       },
     },

@@ -15,13 +15,17 @@ export function parseJsonBody(incoming: Incoming): unknown {
   if (body === null || body.length === 0) return undefined
   const type = incoming.contentType.toLowerCase()
   if (type !== '' && !type.includes('json')) {
-    throw new ApiError('unsupported_media_type', `Content type ${incoming.contentType} is not supported; send application/json`)
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content type ${incoming.contentType} is not supported; send application/json`,
+    )
   }
   try {
     return readJsonBody(body, jsonDepthMax)
   } catch (error) {
     if (!(error instanceof JsonBodyProblem)) throw error
-    if (error.kind === 'syntax' || error.kind === 'encoding') throw new ApiError('malformed_json', `Malformed JSON body: ${error.message}`)
+    if (error.kind === 'syntax' || error.kind === 'encoding')
+      throw new ApiError('malformed_json', `Malformed JSON body: ${error.message}`)
     throw validationError([{ path: error.path, message: error.message }])
   }
 }

@@ -84,6 +84,8 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment)
   } catch {
-    throw validationError([{ path: 'url', message: `cannot decode '${segment.slice(0, 64)}' as percent-encoded UTF-8` }])
+    throw validationError([
+      { path: 'url', message: `cannot decode '${segment.slice(0, 64)}' as percent-encoded UTF-8` },
+    ])
   }
 }

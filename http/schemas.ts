@@ -24,7 +24,8 @@ export const Code = Type.String({
   maxLength: codeLengthMax,
   pattern: '^[^\\u0000-\\u001f\\u007f]+$',
   format: 'code',
-  description: 'business code, 1-64 characters; no control characters (Unicode Cc), format characters (Cf) or lone surrogates',
+  description:
+    'business code, 1-64 characters; no control characters (Unicode Cc), format characters (Cf) or lone surrogates',
 })
 export const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' })
 export const Text = Type.String({ maxLength: textLengthMax })
@@ -47,7 +48,11 @@ export function mapKeys(lengthMax: number): TString {
 export const Metadata = Type.Record(
   mapKeys(codeLengthMax),
   Type.Array(Type.String({ maxLength: metadataValueLengthMax }), { maxItems: metadataValuesMax }),
-  { maxProperties: metadataKeysMax, additionalProperties: false, description: `key (1-${codeLengthMax} characters, not __proto__) to list of values` },
+  {
+    maxProperties: metadataKeysMax,
+    additionalProperties: false,
+    description: `key (1-${codeLengthMax} characters, not __proto__) to list of values`,
+  },
 )
 /**
  * A quantity: a positive decimal number, or its text (a literal of more than 15 significant digits
@@ -55,10 +60,15 @@ export const Metadata = Type.Record(
  */
 export function Quantity(maximum = Number.POSITIVE_INFINITY) {
   const bound = Number.isFinite(maximum) ? { maximum } : {}
-  return Type.Union([
-    Type.Number({ exclusiveMinimum: 0, ...bound }),
-    Type.String({ pattern: '^\\s*\\+?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?\\s*$', maxLength: 40 }),
-  ], { description: `positive decimal number${Number.isFinite(maximum) ? ` (at most ${maximum})` : ''}, or its text; read half-up to 4 decimals` })
+  return Type.Union(
+    [
+      Type.Number({ exclusiveMinimum: 0, ...bound }),
+      Type.String({ pattern: '^\\s*\\+?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?\\s*$', maxLength: 40 }),
+    ],
+    {
+      description: `positive decimal number${Number.isFinite(maximum) ? ` (at most ${maximum})` : ''}, or its text; read half-up to 4 decimals`,
+    },
+  )
 }
 export const VatMode = Type.Union([Type.Literal('NET'), Type.Literal('GROSS')])
 
@@ -103,9 +113,15 @@ export const ErrorBody = Type.Object({
   request_id: Type.String({ description: "the request's id, as in the x-request-id response header" }),
   details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
   // Fields some codes add (docs/errors.md).
-  max_items_per_request: Type.Optional(Type.Integer({ description: '413 too_many_items: the most items one request may cost' })),
-  retry_after: Type.Optional(Type.Integer({ description: '429 rate_limited: seconds to wait (as the Retry-After header)' })),
-  oldest_available_sequence: Type.Optional(Type.Integer({ description: '410 cursor_expired: the oldest changelog entry held' })),
+  max_items_per_request: Type.Optional(
+    Type.Integer({ description: '413 too_many_items: the most items one request may cost' }),
+  ),
+  retry_after: Type.Optional(
+    Type.Integer({ description: '429 rate_limited: seconds to wait (as the Retry-After header)' }),
+  ),
+  oldest_available_sequence: Type.Optional(
+    Type.Integer({ description: '410 cursor_expired: the oldest changelog entry held' }),
+  ),
   reason: Type.Optional(Type.String({ description: '404 of a price read: why there is no price' })),
   setting: Type.Optional(Type.String({ description: '403 plan_forbidden: the setting refused' })),
   feature: Type.Optional(Type.String({ description: '403 plan_forbidden: the plan feature it needs' })),

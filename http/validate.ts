@@ -61,7 +61,8 @@ export function detailsOf(schema: TSchema, value: unknown, prefix = ''): ErrorDe
 
 function describe(message: string, schema: TSchema, value: unknown): string {
   if (schema.format === 'date-time') return 'Expected an RFC 3339 date-time with offset, or a date (yyyy-MM-dd)'
-  if (schema.format === 'code') return 'Expected a code without control characters, format characters (Unicode Cc, Cf) or lone surrogates'
+  if (schema.format === 'code')
+    return 'Expected a code without control characters, format characters (Unicode Cc, Cf) or lone surrogates'
   // A number literal no double holds arrives as its text (./json-body.ts): say why it is refused here.
   if (typeof value === 'string' && /^-?\d[\d.eE+-]{15,}$/.test(value)) {
     if (schema.type === 'number' || schema.type === 'integer') {

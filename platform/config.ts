@@ -32,7 +32,11 @@ function setting<S extends TSchema>(schema: S, defaultValue: Static<S>, meaning:
 
 /** A setting naming the file a secret setting is read from, instead of its variable. */
 function secretFile(variable: string): Setting<ReturnType<typeof Type.String>> {
-  return setting(Type.String(), '', `file holding ${variable} (one final line break is dropped); instead of the variable, never both`)
+  return setting(
+    Type.String(),
+    '',
+    `file holding ${variable} (one final line break is dropped); instead of the variable, never both`,
+  )
 }
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -56,9 +60,17 @@ export const SETTINGS = {
     `bearer token of the operator admin API, at least ${adminTokenLengthMin} characters (openssl rand -hex 32); empty turns the admin API off (404); a secret: the variable or the file, not the flag`,
   ),
   adminTokenFile: secretFile('PRICING_ADMIN_TOKEN'),
-  publicUrl: setting(Type.String(), '', 'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT'),
+  publicUrl: setting(
+    Type.String(),
+    '',
+    'public root URL used as the token issuer and in printed addresses; empty derives http://HOST:PORT',
+  ),
   demo: setting(Type.Boolean(), true, 'provision the demo tenant on first start (an empty data directory)'),
-  logLevel: setting(Type.Union(logLevels.map((level) => Type.Literal(level))), 'info', 'pino log level of the JSON lines on stdout'),
+  logLevel: setting(
+    Type.Union(logLevels.map((level) => Type.Literal(level))),
+    'info',
+    'pino log level of the JSON lines on stdout',
+  ),
   metricsTenantsMax: setting(
     Type.Integer({ minimum: 0, maximum: 10_000 }),
     100,
@@ -79,9 +91,21 @@ export const SETTINGS = {
     'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml',
     'exchange-rate feed (ECB daily XML format); empty turns automatic fetching off',
   ),
-  fxFetchDelayMs: setting(Type.Integer({ minimum: 0 }), 1000, 'milliseconds from start to the first exchange-rate fetch'),
-  fxFetchIntervalMs: setting(Type.Integer({ minimum: 1 }), 86_400_000, 'milliseconds between exchange-rate fetches (24 hours)'),
-  workers: setting(Type.Integer({ minimum: 0, maximum: 256 }), 0, 'worker threads for large price queries; 0 picks one per core'),
+  fxFetchDelayMs: setting(
+    Type.Integer({ minimum: 0 }),
+    1000,
+    'milliseconds from start to the first exchange-rate fetch',
+  ),
+  fxFetchIntervalMs: setting(
+    Type.Integer({ minimum: 1 }),
+    86_400_000,
+    'milliseconds between exchange-rate fetches (24 hours)',
+  ),
+  workers: setting(
+    Type.Integer({ minimum: 0, maximum: 256 }),
+    0,
+    'worker threads for large price queries; 0 picks one per core',
+  ),
   workerThresholdSkus: setting(
     Type.Integer({ minimum: 1 }),
     500,
@@ -112,23 +136,59 @@ export const SETTINGS = {
     500,
     "milliseconds a webhook's first pending event waits for others to share its POST",
   ),
-  webhookTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 10_000, 'milliseconds a receiver has for a complete answer'),
+  webhookTimeoutMs: setting(
+    Type.Integer({ minimum: 1, maximum: 600_000 }),
+    10_000,
+    'milliseconds a receiver has for a complete answer',
+  ),
   webhookRetryScale: setting(
     Type.Number({ exclusiveMinimum: 0, maximum: 1000 }),
     1,
     'multiplies the retry delays 1, 2, 4 … 256, 300 s (tests use 0.001 to 0.01)',
   ),
-  smtpUrl: setting(Type.String(), '', 'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file, its link logged with the demo on or at debug level; with a password in it, the variable or the file only'),
+  smtpUrl: setting(
+    Type.String(),
+    '',
+    'SMTP server for sign-in mails (e.g. smtp://127.0.0.1:2525); empty: each mail is written to <data>/outbox/ as an .eml file, its link logged with the demo on or at debug level; with a password in it, the variable or the file only',
+  ),
   smtpUrlFile: secretFile('PRICING_SMTP_URL'),
-  mailFrom: setting(Type.String({ minLength: 3 }), 'pricing-service@localhost', 'sender address of the mails the service sends'),
+  mailFrom: setting(
+    Type.String({ minLength: 3 }),
+    'pricing-service@localhost',
+    'sender address of the mails the service sends',
+  ),
   autoApprove: setting(Type.Boolean(), false, "approve a person's tenant request at once, without an operator"),
-  redisUrl: setting(Type.String({ maxLength: 2000 }), '', 'Redis of a cluster of nodes (redis://host:port): they share tenants, keys and people, each region has one writing home node, and one node fetches the FX feed for all; empty: one node on its own, no Redis; with a password in it, the variable or the file only'),
+  redisUrl: setting(
+    Type.String({ maxLength: 2000 }),
+    '',
+    'Redis of a cluster of nodes (redis://host:port): they share tenants, keys and people, each region has one writing home node, and one node fetches the FX feed for all; empty: one node on its own, no Redis; with a password in it, the variable or the file only',
+  ),
   redisUrlFile: secretFile('PRICING_REDIS_URL'),
-  nodeId: setting(Type.String({ maxLength: 200 }), '', "this node's name in the cluster; empty: <host name>-<process id>"),
-  nodeUrl: setting(Type.String({ maxLength: 2000 }), '', "this node's own address for the other nodes and for redirects to it (a region's writes go to its home node); empty derives http://HOST:PORT"),
-  leaseTtlMs: setting(Type.Integer({ minimum: 100, maximum: 600_000 }), 10_000, 'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this'),
-  shutdownTimeoutMs: setting(Type.Integer({ minimum: 0, maximum: 600_000 }), 10_000, 'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway'),
-  bodyTimeoutMs: setting(Type.Integer({ minimum: 1, maximum: 600_000 }), 30_000, 'milliseconds a request body has to arrive in full once its headers are read; a slower upload is cut off (the connection closed)'),
+  nodeId: setting(
+    Type.String({ maxLength: 200 }),
+    '',
+    "this node's name in the cluster; empty: <host name>-<process id>",
+  ),
+  nodeUrl: setting(
+    Type.String({ maxLength: 2000 }),
+    '',
+    "this node's own address for the other nodes and for redirects to it (a region's writes go to its home node); empty derives http://HOST:PORT",
+  ),
+  leaseTtlMs: setting(
+    Type.Integer({ minimum: 100, maximum: 600_000 }),
+    10_000,
+    'milliseconds a cluster lease (a region home, the FX fetcher, a node registration) lasts unrenewed: a dead holder is replaced within about 1.3 times this',
+  ),
+  shutdownTimeoutMs: setting(
+    Type.Integer({ minimum: 0, maximum: 600_000 }),
+    10_000,
+    'milliseconds a SIGTERM or SIGINT waits for the requests in flight before the service closes anyway',
+  ),
+  bodyTimeoutMs: setting(
+    Type.Integer({ minimum: 1, maximum: 600_000 }),
+    30_000,
+    'milliseconds a request body has to arrive in full once its headers are read; a slower upload is cut off (the connection closed)',
+  ),
   tokenFailuresBurst: setting(
     Type.Integer({ minimum: 1, maximum: 1_000_000 }),
     10,
@@ -171,10 +231,26 @@ export const SETTINGS = {
     12,
     'sign-in mails per hour per e-mail address once the burst is spent (per client address ten times this)',
   ),
-  sessionLifetimeS: setting(Type.Integer({ minimum: 1, maximum: 30 * 86_400 }), 43_200, 'seconds a console session lasts from sign-in (the cookie\'s Max-Age too)'),
-  operatorEmails: setting(Type.String({ maxLength: 4000 }), '', 'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator'),
-  backupIntervalS: setting(Type.Integer({ minimum: 0 }), 600, "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off"),
-  retentionIntervalS: setting(Type.Integer({ minimum: 0 }), 3600, 'seconds between history-retention passes over the tenants with retention.enabled; 0 turns the automatic passes off (POST /admin/tenants/{slug}/retention still runs one)'),
+  sessionLifetimeS: setting(
+    Type.Integer({ minimum: 1, maximum: 30 * 86_400 }),
+    43_200,
+    "seconds a console session lasts from sign-in (the cookie's Max-Age too)",
+  ),
+  operatorEmails: setting(
+    Type.String({ maxLength: 4000 }),
+    '',
+    'comma-separated e-mail addresses of the operators: signed in to the portal, they approve and reject tenant requests at /operator',
+  ),
+  backupIntervalS: setting(
+    Type.Integer({ minimum: 0 }),
+    600,
+    "seconds between a tenant's automatic backups (the first at its first start); thinning runs hourly; 0 turns automatic backups and thinning off",
+  ),
+  retentionIntervalS: setting(
+    Type.Integer({ minimum: 0 }),
+    3600,
+    'seconds between history-retention passes over the tenants with retention.enabled; 0 turns the automatic passes off (POST /admin/tenants/{slug}/retention still runs one)',
+  ),
   backupDiskMaxBytes: setting(
     Type.Integer({ minimum: 0 }),
     10 * 1024 ** 3,
@@ -183,7 +259,7 @@ export const SETTINGS = {
   storageReserveMb: setting(
     Type.Integer({ minimum: 0, maximum: 1_048_576 }),
     1024,
-    'MiB kept free on the data directory\'s file system: below it writes answer 503 storage_full with Retry-After (reads go on, background writes wait) until space is back above it plus an eighth (at most 64 MiB more); 0 turns the guard off',
+    "MiB kept free on the data directory's file system: below it writes answer 503 storage_full with Retry-After (reads go on, background writes wait) until space is back above it plus an eighth (at most 64 MiB more); 0 turns the guard off",
   ),
 }
 
@@ -240,7 +316,9 @@ export function readSecretFile(file: string, label: string, problems: string[]):
   try {
     bytes = readFileSync(file)
   } catch (error) {
-    problems.push(`${label}=${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    problems.push(
+      `${label}=${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    )
     return undefined
   }
   let value: string
@@ -264,7 +342,9 @@ const ConfigSchema = Type.Object(Object.fromEntries(keys.map((key) => [key, SETT
 })
 export type Config = Readonly<Static<typeof ConfigSchema>>
 export type Options = Partial<Config>
-export const DEFAULTS: Config = Object.freeze(Object.fromEntries(keys.map((key) => [key, SETTINGS[key].default])) as Config)
+export const DEFAULTS: Config = Object.freeze(
+  Object.fromEntries(keys.map((key) => [key, SETTINGS[key].default])) as Config,
+)
 
 const checkConfig = TypeCompiler.Compile(ConfigSchema)
 const checkSetting = new Map(keys.map((key) => [key, TypeCompiler.Compile<TSchema>(SETTINGS[key].schema)]))
@@ -304,7 +384,11 @@ export function allowedValues(key: Key): string {
       return schema['minLength'] === 1 ? 'a non-empty text' : 'any text'
     default: {
       const noun = schema[Kind] === 'Integer' ? 'an integer' : 'a number'
-      const { minimum, maximum, exclusiveMinimum } = schema as { minimum?: number; maximum?: number; exclusiveMinimum?: number }
+      const { minimum, maximum, exclusiveMinimum } = schema as {
+        minimum?: number
+        maximum?: number
+        exclusiveMinimum?: number
+      }
       if (minimum !== undefined && maximum !== undefined) return `${noun} from ${minimum} to ${maximum}`
       const bounds = [
         minimum === undefined ? '' : `at least ${minimum}`,
@@ -322,14 +406,17 @@ const numberPattern = /^[+-]?(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/i
 /** The value a text stands for, or undefined when it is not even of the right type. */
 function parseText(key: Key, text: string): unknown {
   const kind = SETTINGS[key].schema[Kind]
-  if (kind === 'Boolean') return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : undefined
+  if (kind === 'Boolean')
+    return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : undefined
   if (kind === 'Integer' || kind === 'Number') return numberPattern.test(text) ? Number(text) : undefined
   return text
 }
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
-    super(`Invalid configuration (see pricing-service --help):\n${problems.map((problem) => `  ${problem}`).join('\n')}`)
+    super(
+      `Invalid configuration (see pricing-service --help):\n${problems.map((problem) => `  ${problem}`).join('\n')}`,
+    )
     this.name = 'ConfigError'
   }
 }
@@ -347,9 +434,17 @@ export function unknownVariables(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** Builds the frozen config from defaults, environment, flags and explicit options (in that order). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: readonly string[] = [], options: Options = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = [],
+  options: Options = {},
+): Config {
   const flags = parseFlags(argv, settingFlags)
-  const problems = [...unknownVariables(env), ...flags.problems, ...flags.positionals.map((text) => `${text}: unexpected argument`)]
+  const problems = [
+    ...unknownVariables(env),
+    ...flags.problems,
+    ...flags.positionals.map((text) => `${text}: unexpected argument`),
+  ]
   const merged: Record<string, unknown> = { ...DEFAULTS }
   const take = (key: Key, value: unknown, source: string): void => {
     if (value !== undefined && checkSetting.get(key)!.Check(value)) merged[key] = value

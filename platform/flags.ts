@@ -86,7 +86,8 @@ export function parseFlags(args: readonly string[], specs: readonly FlagSpec[]):
       continue
     }
     if (spec.boolean) {
-      const text = token.inlineValue === true ? token.value! : (next(token.index, (text) => booleanTexts.has(text)) ?? 'true')
+      const text =
+        token.inlineValue === true ? token.value! : (next(token.index, (text) => booleanTexts.has(text)) ?? 'true')
       values.set(spec.name, text)
       continue
     }

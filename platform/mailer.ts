@@ -27,7 +27,13 @@ export interface Mailer {
 }
 
 /** `logLinks`: an outbox mail's link is in its info line (development); otherwise at debug level only. */
-export function createMailer(options: { smtpUrl: string; from: string; outboxDir: string; logger: Logger; logLinks: boolean }): Mailer {
+export function createMailer(options: {
+  smtpUrl: string
+  from: string
+  outboxDir: string
+  logger: Logger
+  logLinks: boolean
+}): Mailer {
   if (options.smtpUrl !== '') return new SmtpMailer(options.smtpUrl, options.from)
   return new OutboxMailer(options.from, options.outboxDir, options.logger, options.logLinks)
 }
@@ -64,9 +70,17 @@ class OutboxMailer implements Mailer {
   ) {}
 
   async send(mail: Mail): Promise<void> {
-    const info = await this.#transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text })
+    const info = await this.#transport.sendMail({
+      from: this.from,
+      to: mail.to,
+      subject: mail.subject,
+      text: mail.text,
+    })
     mkdirSync(this.directory, { recursive: true })
-    const file = path.join(this.directory, `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`)
+    const file = path.join(
+      this.directory,
+      `${new Date().toISOString().replaceAll(':', '-')}-${randomBytes(4).toString('hex')}.eml`,
+    )
     writeFileSync(file, info.message as Buffer)
     if (this.logLinks) {
       this.logger.info({ to: mail.to, subject: mail.subject, file, link: mail.link ?? null }, outboxMessage)

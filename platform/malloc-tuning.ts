@@ -40,7 +40,10 @@ export function tuneMalloc(argv: readonly string[]): void {
   if (process.platform !== 'linux' || turnedOff(argv) || tunables.includes(threshold)) return
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve
   if (typeof execve !== 'function') return
-  const env = { ...process.env, GLIBC_TUNABLES: [`${threshold}=${thresholdBytes}`, tunables].filter((part) => part !== '').join(':') }
+  const env = {
+    ...process.env,
+    GLIBC_TUNABLES: [`${threshold}=${thresholdBytes}`, tunables].filter((part) => part !== '').join(':'),
+  }
   // Same executable, flags and arguments, same process id: only the environment differs. The single
   // executable gets its own arguments only (its argv[1] is the executable again, added by Node).
   const args = packaged() !== null ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)]

@@ -86,7 +86,12 @@ interface ExportedValues {
  * histogram keeps them, so the `le` label comes first). It is not one of prom-client's classes,
  * hence the cast when registering it.
  */
-function exportedMetric(name: string, help: string, type: 'counter' | 'gauge' | 'histogram', values: (splay: boolean) => ExportedValue[]): Metric {
+function exportedMetric(
+  name: string,
+  help: string,
+  type: 'counter' | 'gauge' | 'histogram',
+  values: (splay: boolean) => ExportedValue[],
+): Metric {
   const result = (splay: boolean): ExportedValues => ({ name, help, type, values: values(splay), aggregator: 'sum' })
   const metric = {
     name,
@@ -131,27 +136,43 @@ export class Metrics {
       labelNames: ['outcome'],
       registers: [this.registry],
     })
-    this.webhookEvents = new Counter({ name: 'pricing_webhook_events_total', help: 'Events delivered to webhooks', registers: [this.registry] })
+    this.webhookEvents = new Counter({
+      name: 'pricing_webhook_events_total',
+      help: 'Events delivered to webhooks',
+      registers: [this.registry],
+    })
     this.webhookDispatchSeconds = new Counter({
       name: 'pricing_webhook_dispatch_seconds_total',
       help: 'Main-thread time spent by the webhook dispatcher (noting commits, reading the log, rendering, signing, sending)',
       registers: [this.registry],
     })
     this.registry.registerMetric(
-      exportedMetric('pricing_http_requests_total', 'HTTP requests by route pattern, method and status', 'counter', () =>
-        this.#series.map((series) => ({ labels: { ...series.labels }, value: series.count })),
+      exportedMetric(
+        'pricing_http_requests_total',
+        'HTTP requests by route pattern, method and status',
+        'counter',
+        () => this.#series.map((series) => ({ labels: { ...series.labels }, value: series.count })),
       ),
     )
     this.registry.registerMetric(
-      exportedMetric('pricing_http_request_duration_seconds', 'HTTP request latency by route pattern, method and status', 'histogram', (splay) =>
-        this.#series.flatMap((series) => histogramValues('pricing_http_request_duration_seconds', series, splay)),
+      exportedMetric(
+        'pricing_http_request_duration_seconds',
+        'HTTP request latency by route pattern, method and status',
+        'histogram',
+        (splay) =>
+          this.#series.flatMap((series) => histogramValues('pricing_http_request_duration_seconds', series, splay)),
       ),
     )
     this.registry.registerMetric(
-      exportedMetric('pricing_query_answer_cache_items_total', 'Price query SKUs answered from the answer cache (hit) or computed (miss), main thread and workers', 'counter', () => [
-        { labels: { result: 'hit' }, value: answerCacheCounts.hits },
-        { labels: { result: 'miss' }, value: answerCacheCounts.misses },
-      ]),
+      exportedMetric(
+        'pricing_query_answer_cache_items_total',
+        'Price query SKUs answered from the answer cache (hit) or computed (miss), main thread and workers',
+        'counter',
+        () => [
+          { labels: { result: 'hit' }, value: answerCacheCounts.hits },
+          { labels: { result: 'miss' }, value: answerCacheCounts.misses },
+        ],
+      ),
     )
     this.registry.registerMetric(
       exportedMetric(
@@ -165,22 +186,31 @@ export class Metrics {
       ),
     )
     this.registry.registerMetric(
-      exportedMetric('pricing_tenant_requests_total', `Requests to a tenant's routes by status class; the first ${tenantsMax} tenants called have their own label, the rest tenant="${otherTenantsLabel}"`, 'counter', () => {
-        const values: ExportedValue[] = []
-        const add = (tenant: string, counts: Float64Array): void => {
-          // 1xx is never answered: classes 2xx to 5xx, each from the first request, so that rates start at 0.
-          for (let index = 1; index < statusClasses.length; index++) values.push({ labels: { tenant, class: statusClasses[index]! }, value: counts[index]! })
-        }
-        for (const [tenant, counts] of this.#tenantCounts) if (counts !== this.#otherTenants) add(tenant, counts)
-        if (this.#tenantsLabelled < this.#tenantCounts.size) add(otherTenantsLabel, this.#otherTenants)
-        return values
-      }),
+      exportedMetric(
+        'pricing_tenant_requests_total',
+        `Requests to a tenant's routes by status class; the first ${tenantsMax} tenants called have their own label, the rest tenant="${otherTenantsLabel}"`,
+        'counter',
+        () => {
+          const values: ExportedValue[] = []
+          const add = (tenant: string, counts: Float64Array): void => {
+            // 1xx is never answered: classes 2xx to 5xx, each from the first request, so that rates start at 0.
+            for (let index = 1; index < statusClasses.length; index++)
+              values.push({ labels: { tenant, class: statusClasses[index]! }, value: counts[index]! })
+          }
+          for (const [tenant, counts] of this.#tenantCounts) if (counts !== this.#otherTenants) add(tenant, counts)
+          if (this.#tenantsLabelled < this.#tenantCounts.size) add(otherTenantsLabel, this.#otherTenants)
+          return values
+        },
+      ),
     )
     const build = buildInfo()
     this.registry.registerMetric(
-      exportedMetric('pricing_build_info', 'The build running: package.json version, git commit (unknown when not known) and Node.js version; always 1', 'gauge', () => [
-        { labels: { version: build.version, commit: build.commit ?? 'unknown', node: build.node }, value: 1 },
-      ]),
+      exportedMetric(
+        'pricing_build_info',
+        'The build running: package.json version, git commit (unknown when not known) and Node.js version; always 1',
+        'gauge',
+        () => [{ labels: { version: build.version, commit: build.commit ?? 'unknown', node: build.node }, value: 1 }],
+      ),
     )
     collectDefaultMetrics({ register: this.registry })
   }
@@ -207,36 +237,84 @@ export class Metrics {
 
   /** Cluster mode: Redis, sharing and replica lag as gauges (docs/cluster.md). */
   registerCluster(status: () => ClusterStatus): void {
-    const gauge = (name: string, help: string, values: () => { labels: Record<string, string>; value: number }[]): void => {
+    const gauge = (
+      name: string,
+      help: string,
+      values: () => { labels: Record<string, string>; value: number }[],
+    ): void => {
       this.registry.registerMetric(exportedMetric(name, help, 'gauge', values))
     }
-    gauge('pricing_cluster_redis_up', '1 while this node reaches the cluster\'s Redis, 0 while it does not (degraded: local limits)', () => [{ labels: {}, value: status().redisUp ? 1 : 0 }])
-    gauge('pricing_cluster_degraded', '1 while this node is degraded (see /readyz cluster.reasons)', () => [{ labels: {}, value: degradedReasons(status()).length > 0 ? 1 : 0 }])
-    gauge('pricing_cluster_directory_unpublished', "This node's directory changes (tenants, keys, people) not yet in Redis", () => [{ labels: {}, value: status().directoryUnpublished }])
-    gauge('pricing_cluster_queued_commits', "This node's commits as a home not yet published to the replicas", () => [{ labels: {}, value: status().queuedCommits }])
-    gauge('pricing_cluster_home_regions', 'Regions this node is the home (writer) of: 1 per region', () => status().homeRegions.map((region) => ({ labels: { region }, value: 1 })))
-    gauge('pricing_replica_lag_sequences', 'Per replica here: changelog sequences the home has published that it has not applied', () =>
-      status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.sequences })),
+    gauge(
+      'pricing_cluster_redis_up',
+      "1 while this node reaches the cluster's Redis, 0 while it does not (degraded: local limits)",
+      () => [{ labels: {}, value: status().redisUp ? 1 : 0 }],
     )
-    gauge('pricing_replica_apply_lag_seconds', 'Commits the replicas here applied in the last minute: time from the home publishing to applied here, by quantile (0.5, 0.99, 1 = the maximum)', () => {
-      const lag = status().applyLag
-      const quantiles: [string, number | null][] = [['0.5', lag.p50Ms], ['0.99', lag.p99Ms], ['1', lag.maxMs]]
-      return quantiles.filter(([, ms]) => ms !== null).map(([quantile, ms]) => ({ labels: { quantile }, value: ms! / 1000 }))
-    })
-    gauge('pricing_replica_applied_last_minute', 'Commits the replicas here applied in the last minute', () => [{ labels: {}, value: status().applyLag.count }])
-    gauge('pricing_replica_lag_seconds', "Per replica here: the last applied commit's time from the home's publishing to applied here", () =>
-      status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.ms / 1000 })),
+    gauge('pricing_cluster_degraded', '1 while this node is degraded (see /readyz cluster.reasons)', () => [
+      { labels: {}, value: degradedReasons(status()).length > 0 ? 1 : 0 },
+    ])
+    gauge(
+      'pricing_cluster_directory_unpublished',
+      "This node's directory changes (tenants, keys, people) not yet in Redis",
+      () => [{ labels: {}, value: status().directoryUnpublished }],
+    )
+    gauge('pricing_cluster_queued_commits', "This node's commits as a home not yet published to the replicas", () => [
+      { labels: {}, value: status().queuedCommits },
+    ])
+    gauge('pricing_cluster_home_regions', 'Regions this node is the home (writer) of: 1 per region', () =>
+      status().homeRegions.map((region) => ({ labels: { region }, value: 1 })),
+    )
+    gauge(
+      'pricing_replica_lag_sequences',
+      'Per replica here: changelog sequences the home has published that it has not applied',
+      () => status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.sequences })),
+    )
+    gauge(
+      'pricing_replica_apply_lag_seconds',
+      'Commits the replicas here applied in the last minute: time from the home publishing to applied here, by quantile (0.5, 0.99, 1 = the maximum)',
+      () => {
+        const lag = status().applyLag
+        const quantiles: [string, number | null][] = [
+          ['0.5', lag.p50Ms],
+          ['0.99', lag.p99Ms],
+          ['1', lag.maxMs],
+        ]
+        return quantiles
+          .filter(([, ms]) => ms !== null)
+          .map(([quantile, ms]) => ({ labels: { quantile }, value: ms! / 1000 }))
+      },
+    )
+    gauge('pricing_replica_applied_last_minute', 'Commits the replicas here applied in the last minute', () => [
+      { labels: {}, value: status().applyLag.count },
+    ])
+    gauge(
+      'pricing_replica_lag_seconds',
+      "Per replica here: the last applied commit's time from the home's publishing to applied here",
+      () => status().replicas.map((replica) => ({ labels: { tenant: replica.tenant }, value: replica.ms / 1000 })),
     )
   }
 
   /** The data directory's free space and whether writes are refused (tenant/storage-guard.ts). */
-  registerStorage(state: () => { readonly freeBytes: number; readonly reserveBytes: number; readonly nearlyFull: boolean }): void {
+  registerStorage(
+    state: () => { readonly freeBytes: number; readonly reserveBytes: number; readonly nearlyFull: boolean },
+  ): void {
     const gauge = (name: string, help: string, value: () => number): void => {
       this.registry.registerMetric(exportedMetric(name, help, 'gauge', () => [{ labels: {}, value: value() }]))
     }
-    gauge('pricing_storage_free_bytes', "Free bytes of the data directory's file system at the last sample (once a second)", () => state().freeBytes)
-    gauge('pricing_storage_reserve_bytes', 'PRICING_STORAGE_RESERVE_MB in bytes: below it writes answer 503 storage_full', () => state().reserveBytes)
-    gauge('pricing_storage_nearly_full', '1 while storage is nearly full and writes answer 503 storage_full (reads go on), else 0', () => (state().nearlyFull ? 1 : 0))
+    gauge(
+      'pricing_storage_free_bytes',
+      "Free bytes of the data directory's file system at the last sample (once a second)",
+      () => state().freeBytes,
+    )
+    gauge(
+      'pricing_storage_reserve_bytes',
+      'PRICING_STORAGE_RESERVE_MB in bytes: below it writes answer 503 storage_full',
+      () => state().reserveBytes,
+    )
+    gauge(
+      'pricing_storage_nearly_full',
+      '1 while storage is nearly full and writes answer 503 storage_full (reads go on), else 0',
+      () => (state().nearlyFull ? 1 : 0),
+    )
   }
 
   /** The series of a route pattern and method: resolve once, then `observe` per request. */
@@ -263,7 +341,9 @@ export class Metrics {
 function histogramValues(name: string, series: Series, splay: boolean): ExportedValue[] {
   const values: ExportedValue[] = []
   const labelled = (le: Record<string, string | number>, value: number, metricName: string): ExportedValue =>
-    splay ? { labels: { ...le, ...series.labels }, value, metricName } : { labels: le, sharedLabels: { ...series.labels }, value, metricName }
+    splay
+      ? { labels: { ...le, ...series.labels }, value, metricName }
+      : { labels: le, sharedLabels: { ...series.labels }, value, metricName }
   let cumulative = 0
   for (let index = 0; index < latencyBoundsS.length; index++) {
     cumulative += series.buckets[index]!

@@ -43,10 +43,21 @@ function checkoutRoot(): string {
 /** The checkout's commit, when `root` is itself the top of a git work tree (not a folder inside another). */
 function checkoutCommit(root: string): string | null {
   try {
-    const [top, commit] = execFileSync('git', ['rev-parse', '--show-toplevel', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+    const [top, commit] = execFileSync('git', ['rev-parse', '--show-toplevel', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5_000,
+    })
       .trim()
       .split('\n')
-    if (top === undefined || commit === undefined || realpathSync(top) !== realpathSync(root) || !/^[0-9a-f]{40,64}$/.test(commit)) return null
+    if (
+      top === undefined ||
+      commit === undefined ||
+      realpathSync(top) !== realpathSync(root) ||
+      !/^[0-9a-f]{40,64}$/.test(commit)
+    )
+      return null
     return commit.slice(0, commitDigits)
   } catch {
     return null

@@ -29,7 +29,13 @@ export async function run(argv: string[]): Promise<void> {
     await main(command === 'start' ? args : argv)
     return
   }
-  if (command !== 'tenant' && command !== 'key' && command !== 'backup' && command !== 'request' && command !== 'signing-key') {
+  if (
+    command !== 'tenant' &&
+    command !== 'key' &&
+    command !== 'backup' &&
+    command !== 'request' &&
+    command !== 'signing-key'
+  ) {
     process.stderr.write(`${command}: unknown command\n\n${usage}`)
     process.exit(2)
   }

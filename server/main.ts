@@ -78,7 +78,10 @@ function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
   let lock: DataDirLock
   try {
     lock = DataDirLock.acquire(dataDir, 'pricing-service start', (stale) => {
-      logger.warn({ dataDir, holder: stale.holder, reason: stale.reason }, 'took over the lock of a server that is gone')
+      logger.warn(
+        { dataDir, holder: stale.holder, reason: stale.reason },
+        'took over the lock of a server that is gone',
+      )
     })
   } catch (error) {
     if (!(error instanceof DataDirLockedError)) throw error
@@ -111,11 +114,21 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
   setAnswerCacheItemsMax(config.answerCacheItems, config.answerCacheMinRepeatShare)
-  const queryPool = new QueryPool(config.workers, config.answerCacheItems, config.answerCacheMinRepeatShare, packaged()?.file('price-task.cjs') ?? null)
+  const queryPool = new QueryPool(
+    config.workers,
+    config.answerCacheItems,
+    config.answerCacheMinRepeatShare,
+    packaged()?.file('price-task.cjs') ?? null,
+  )
   const metrics = new Metrics(config.metricsTenantsMax)
   registerServiceCounts(metrics)
   const webhookEnvironment = new WebhookEnvironment(
-    { batchMs: config.webhookBatchMs, timeoutMs: config.webhookTimeoutMs, retryScale: config.webhookRetryScale, allowPrivate: config.webhookAllowPrivate },
+    {
+      batchMs: config.webhookBatchMs,
+      timeoutMs: config.webhookTimeoutMs,
+      retryScale: config.webhookRetryScale,
+      allowPrivate: config.webhookAllowPrivate,
+    },
     metrics,
     now,
     sealer,
@@ -145,12 +158,21 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   })
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
   const outboxDir = path.join(dataDir, 'outbox')
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, outboxDir, logger, logLinks: config.demo })
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    outboxDir,
+    logger,
+    logLinks: config.demo,
+  })
   const deps: AppDeps = {
     config,
     system,
     // Links point at the public URL, final only once listening: read when used.
-    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000, { burst: config.signInMailsBurst, perHour: config.signInMailsPerHour }),
+    signIn: new SignIn(system, mailer, () => deps.publicUrl, config.sessionLifetimeS * 1000, {
+      burst: config.signInMailsBurst,
+      perHour: config.signInMailsPerHour,
+    }),
     mailer,
     tenants,
     // The issuer is the public URL, final only once listening (port 0 picks the port): read when used.
@@ -182,7 +204,10 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   Object.assign(deps, { publicUrl })
   // The build first (platform/version.ts); tests and tools find port, url and dataDir in this order.
   const build = buildInfo()
-  logger.info({ version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir }, 'listening')
+  logger.info(
+    { version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir },
+    'listening',
+  )
   // Named in the messages of a second server or a CLI write on this directory (their --url).
   lock.noteUrl(listenedRoot(config, port))
   // The malloc tuning in effect (platform/malloc-tuning.ts), null when none.
@@ -211,8 +236,17 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   )
   signingKeys.start(signingKeyCheckMs)
   if (cluster !== null) {
-    cluster.serve({ tenants, tokens: deps.tokens, nodeUrl: config.nodeUrl !== '' ? config.nodeUrl.replace(/\/+$/, '') : listenedRoot(config, port), now: deps.now })
-    Object.assign(deps, { placement: cluster.placement, clusterStatus: () => cluster.status(), clusterSecret: () => cluster.secret })
+    cluster.serve({
+      tenants,
+      tokens: deps.tokens,
+      nodeUrl: config.nodeUrl !== '' ? config.nodeUrl.replace(/\/+$/, '') : listenedRoot(config, port),
+      now: deps.now,
+    })
+    Object.assign(deps, {
+      placement: cluster.placement,
+      clusterStatus: () => cluster.status(),
+      clusterSecret: () => cluster.secret,
+    })
     metrics.registerCluster(() => cluster.status())
   }
   // Rates are fetched once tenants are loaded, so every tenant takes part in the first fetch.
@@ -240,9 +274,16 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
       // Stop accepting, let the requests in flight finish (bounded), then drop idle keep-alive connections.
       if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
       app.traffic.closing = true
-      logger.info({ pending: app.traffic.pending }, 'shutting down: no new connections, waiting for the requests in flight')
+      logger.info(
+        { pending: app.traffic.pending },
+        'shutting down: no new connections, waiting for the requests in flight',
+      )
       const drained = await settled(() => app.traffic.pending === 0, config.shutdownTimeoutMs)
-      if (!drained) logger.warn({ pending: app.traffic.pending, timeoutMs: config.shutdownTimeoutMs }, 'closing with requests still in flight')
+      if (!drained)
+        logger.warn(
+          { pending: app.traffic.pending, timeoutMs: config.shutdownTimeoutMs },
+          'closing with requests still in flight',
+        )
       app.uws.close()
       await backups.stop()
       await retention.stop()

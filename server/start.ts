@@ -9,6 +9,7 @@ import { tuneMalloc } from '../platform/malloc-tuning.js'
 const command = process.argv[2]
 // Not for `--help` or `--version`: they answer at once, without a server.
 const answersAtOnce = command === '--help' || command === '-h' || command === '--version'
-if (command === undefined || command === 'start' || (command.startsWith('-') && !answersAtOnce)) tuneMalloc(process.argv.slice(2))
+if (command === undefined || command === 'start' || (command.startsWith('-') && !answersAtOnce))
+  tuneMalloc(process.argv.slice(2))
 const { run } = await import('./cli.js')
 await run(process.argv.slice(2))

@@ -155,9 +155,15 @@ function padding(offset: number): number {
  * a temporary file, flushed, then renamed over the old one, and the directory flushed. Answers
  * the file's size. Synchronous: the book does not change under it.
  */
-export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book: PriceBook, catalog: Uint8Array): number {
+export function writeBookSnapshot(
+  directory: string,
+  stamp: SnapshotStamp,
+  book: PriceBook,
+  catalog: Uint8Array,
+): number {
   const image = book.image()
-  const arrays: { array: Float64Array | Int32Array | Uint16Array | Uint8Array; capacity: number; shared: boolean }[] = []
+  const arrays: { array: Float64Array | Int32Array | Uint16Array | Uint8Array; capacity: number; shared: boolean }[] =
+    []
   const poolCapacity = restoredCapacity(image.from.length, image.poolLive, false)
   // Who and when stay on the main thread (engine/prices.ts): not shared.
   for (const name of poolSections) {
@@ -169,7 +175,8 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
   arrays.push({ array: skus.slots, capacity: skus.slots.length, shared: true })
   arrays.push({ array: skus.keys.subarray(0, image.skus.keyUnits), capacity: skus.keys.length, shared: true })
   arrays.push({ array: skus.offsets.subarray(0, image.skus.count + 1), capacity: skus.offsets.length, shared: true })
-  for (const index of image.index) if (index !== null) arrays.push({ array: index, capacity: index.length, shared: true })
+  for (const index of image.index)
+    if (index !== null) arrays.push({ array: index, capacity: index.length, shared: true })
   arrays.push({ array: catalog, capacity: catalog.length, shared: false })
   const header: Header = {
     format: formatVersion,
@@ -187,7 +194,12 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
     poolLive: image.poolLive,
     extrasLive: image.extrasLive,
     indexed: image.index.map((index) => index !== null),
-    sections: arrays.map(({ array, capacity, shared }) => ({ kind: kindOf(array), used: array.length, capacity, shared })),
+    sections: arrays.map(({ array, capacity, shared }) => ({
+      kind: kindOf(array),
+      used: array.length,
+      capacity,
+      shared,
+    })),
   }
   const headerBytes = new Packr({ useRecords: false }).pack(header)
   const temporary = path.join(directory, snapshotFileName + temporarySuffix)
@@ -198,7 +210,7 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
     let offset = 0
     const put = (bytes: Uint8Array): void => {
       hash.update(bytes)
-      for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done)
+      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done)
       offset += bytes.length
     }
     const length = Buffer.alloc(4)
@@ -212,7 +224,7 @@ export function writeBookSnapshot(directory: string, stamp: SnapshotStamp, book:
       put(new Uint8Array(padding(offset)))
     }
     const digest = hash.digest()
-    for (let done = 0; done < digest.length;) done += writeSync(fd, digest, done, digest.length - done)
+    for (let done = 0; done < digest.length; ) done += writeSync(fd, digest, done, digest.length - done)
     fsyncSync(fd)
     written = true
   } finally {
@@ -253,7 +265,10 @@ export function readBookSnapshot(directory: string, expected: SnapshotStamp | nu
   }
   try {
     if (expected === null) {
-      return { kind: 'ignored', reason: 'the store names no snapshot (a crash after it was written, or a restored data.mdb)' }
+      return {
+        kind: 'ignored',
+        reason: 'the store names no snapshot (a crash after it was written, or a restored data.mdb)',
+      }
     }
     return readOpen(fd, statSync(file).size, expected)
   } catch (error) {
@@ -268,7 +283,7 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
   let offset = 0
   const take = (bytes: Uint8Array): void => {
     if (offset + bytes.length > size - digestBytes) throw new Error('truncated')
-    for (let done = 0; done < bytes.length;) {
+    for (let done = 0; done < bytes.length; ) {
       const read = readSync(fd, bytes, done, bytes.length - done, offset + done)
       if (read === 0) throw new Error('truncated')
       done += read
@@ -278,15 +293,23 @@ function readOpen(fd: number, size: number, expected: SnapshotStamp): SnapshotRe
   }
   const prefix = Buffer.alloc(magic.length + 4)
   take(prefix)
-  if (!prefix.subarray(0, magic.length).equals(magic)) return { kind: 'ignored', reason: 'not a snapshot of this format' }
+  if (!prefix.subarray(0, magic.length).equals(magic))
+    return { kind: 'ignored', reason: 'not a snapshot of this format' }
   const headerBytes = Buffer.alloc(prefix.readUInt32LE(magic.length))
   take(headerBytes)
   const header = new Packr({ useRecords: false }).unpack(headerBytes) as Header
   if (header.format !== formatVersion) {
     return { kind: 'ignored', reason: `format ${String(header.format)}, not ${formatVersion}` }
   }
-  if (header.token !== expected.token || header.sequence !== expected.sequence || header.checksum !== expected.checksum) {
-    return { kind: 'ignored', reason: `stale: taken at sequence ${header.sequence}, the store is at ${expected.sequence}` }
+  if (
+    header.token !== expected.token ||
+    header.sequence !== expected.sequence ||
+    header.checksum !== expected.checksum
+  ) {
+    return {
+      kind: 'ignored',
+      reason: `stale: taken at sequence ${header.sequence}, the store is at ${expected.sequence}`,
+    }
   }
   const indexCount = header.indexed.filter(Boolean).length
   if (header.sections.length !== poolSections.length + 4 + indexCount + 1) throw new Error('section count')
@@ -381,4 +404,3 @@ function syncDirectory(directory: string): void {
     closeSync(fd)
   }
 }
-

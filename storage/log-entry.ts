@@ -47,11 +47,7 @@ export interface LogEntry {
 
 export type EntryContent = Omit<LogEntry, 'schemaVersion' | 'sequence' | 'previousChecksum' | 'checksum'>
 
-export function entryChecksum(
-  sequence: number,
-  content: EntryContent,
-  previousChecksum: string,
-): string {
+export function entryChecksum(sequence: number, content: EntryContent, previousChecksum: string): string {
   // The fields joined by NUL (as Array.join would, without the array).
   const text =
     `${logSchemaVersion}\u0000${sequence}\u0000${content.entityType}\u0000${content.changeType}\u0000${content.entityCode}` +
@@ -61,8 +57,15 @@ export function entryChecksum(
 
 export function makeEntry(sequence: number, content: EntryContent, previousChecksum: string): LogEntry {
   return makeEntryOf(
-    sequence, content.entityType, content.changeType, content.entityCode, content.compositeKey,
-    content.changedAt, content.changedBy, content.contentHash, previousChecksum,
+    sequence,
+    content.entityType,
+    content.changeType,
+    content.entityCode,
+    content.compositeKey,
+    content.changedAt,
+    content.changedBy,
+    content.contentHash,
+    previousChecksum,
   )
 }
 
@@ -110,10 +113,7 @@ function verifyShape(entry: LogEntry): void {
 /** Paired with makeEntry: checks an entry read back from storage, checksum included. */
 export function verifyEntry(entry: LogEntry): void {
   verifyShape(entry)
-  assert(
-    entry.checksum === entryChecksum(entry.sequence, entry, entry.previousChecksum),
-    'log entry checksum',
-  )
+  assert(entry.checksum === entryChecksum(entry.sequence, entry, entry.previousChecksum), 'log entry checksum')
 }
 
 /** Does a stored value hold a binary entry (rather than a legacy msgpackr one)? */
@@ -189,8 +189,13 @@ function textBound(text: string): number {
 export function encodeBinaryEntries(entries: readonly LogEntry[]): Buffer[] {
   let bound = 0
   for (const entry of entries) {
-    bound += fixedBytes + textBound(entry.entityType) + textBound(entry.entityCode) + textBound(entry.compositeKey ?? '')
-    bound += textBound(entry.changedBy) + textBound(entry.contentHash) + textBound(entry.previousChecksum) + textBound(entry.checksum)
+    bound +=
+      fixedBytes + textBound(entry.entityType) + textBound(entry.entityCode) + textBound(entry.compositeKey ?? '')
+    bound +=
+      textBound(entry.changedBy) +
+      textBound(entry.contentHash) +
+      textBound(entry.previousChecksum) +
+      textBound(entry.checksum)
   }
   const buffer = Buffer.allocUnsafeSlow(bound)
   const view = new DataView(buffer.buffer, buffer.byteOffset, bound)

@@ -23,7 +23,11 @@ export interface MapReleaseOptions {
   readonly idleMs: number
 }
 
-export const defaultMapRelease: MapReleaseOptions = { dueBytes: 64 * 1024 * 1024, idleBytes: 4 * 1024 * 1024, idleMs: 1_000 }
+export const defaultMapRelease: MapReleaseOptions = {
+  dueBytes: 64 * 1024 * 1024,
+  idleBytes: 4 * 1024 * 1024,
+  idleMs: 1_000,
+}
 
 export class MapRelease {
   #written = 0
@@ -90,7 +94,13 @@ export class MapRelease {
       this.#drained()
       this.#drained = null
     }
-    if (this.#pending === 0 && this.running === null && this.#written >= this.options.idleBytes && this.#idleTimer === null && !this.#closed) {
+    if (
+      this.#pending === 0 &&
+      this.running === null &&
+      this.#written >= this.options.idleBytes &&
+      this.#idleTimer === null &&
+      !this.#closed
+    ) {
       this.#idleTimer = setTimeout(() => {
         this.#idleTimer = null
         if (this.#pending === 0 && this.running === null && !this.#closed) this.#start()

@@ -75,7 +75,8 @@ function contentBytes(content: PriceContent): number {
 /** Bytes of a pair's record. */
 export function priceRecordBytes(versions: readonly PriceVersion[]): number {
   let size = 1
-  for (const version of versions) size += versionHeaderBytes + (version.content === null ? 0 : contentBytes(version.content))
+  for (const version of versions)
+    size += versionHeaderBytes + (version.content === null ? 0 : contentBytes(version.content))
   return size
 }
 
@@ -99,7 +100,13 @@ export function encodePriceRecords(versionLists: readonly (readonly PriceVersion
   return records
 }
 
-function writeRecord(buffer: Buffer, view: DataView, start: number, versions: readonly PriceVersion[], actors: ActorTable): number {
+function writeRecord(
+  buffer: Buffer,
+  view: DataView,
+  start: number,
+  versions: readonly PriceVersion[],
+  actors: ActorTable,
+): number {
   assert(versions.length > 0, 'a stored price has at least one version')
   let cursor = start
   view.setUint8(cursor++, recordFormat)
@@ -181,7 +188,11 @@ export function decodePriceRecord(buffer: Uint8Array, actors: ActorTable): Price
       breaks = []
       const count = view.getUint8(cursor++)
       for (let index = 0; index < count; index++) {
-        breaks.push({ quantity: view.getFloat64(cursor, true), kind: view.getUint8(cursor + 8) as 0 | 1, value: view.getFloat64(cursor + 9, true) })
+        breaks.push({
+          quantity: view.getFloat64(cursor, true),
+          kind: view.getUint8(cursor + 8) as 0 | 1,
+          value: view.getFloat64(cursor + 9, true),
+        })
         cursor += 17
       }
     }
@@ -222,11 +233,21 @@ export function measurePriceRecord(buffer: Uint8Array, size: RecordSize): void {
 }
 
 /** Legacy stored form (`prices` database): [from, sales | null, writtenAt, writtenBy, fields, breaks]. */
-export type LegacyPriceVersion = [number, number | null, number, string, Record<string, number> | null, [number, number, number][] | null]
+export type LegacyPriceVersion = [
+  number,
+  number | null,
+  number,
+  string,
+  Record<string, number> | null,
+  [number, number, number][] | null,
+]
 
 export function decodeLegacyPriceVersion(stored: LegacyPriceVersion): PriceVersion {
   const [from, sales, writtenAt, writtenBy, fields, breaks] = stored
   if (sales === null) return { from, content: null, writtenAt, writtenBy }
-  const decodedBreaks = breaks === null ? null : breaks.map(([quantity, kind, value]): QuantityBreak => ({ quantity, kind: kind as 0 | 1, value }))
+  const decodedBreaks =
+    breaks === null
+      ? null
+      : breaks.map(([quantity, kind, value]): QuantityBreak => ({ quantity, kind: kind as 0 | 1, value }))
   return { from, content: { sales, fields, breaks: decodedBreaks }, writtenAt, writtenBy }
 }

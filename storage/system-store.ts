@@ -126,7 +126,17 @@ export interface RestoreRecord {
 }
 
 /** The tables of the system environment, by the names they are opened with. */
-export const systemTables = ['tenants', 'api_keys', 'signing_keys', 'fx_feed', 'members', 'sign_in_links', 'sessions', 'restores', 'tenant_requests'] as const
+export const systemTables = [
+  'tenants',
+  'api_keys',
+  'signing_keys',
+  'fx_feed',
+  'members',
+  'sign_in_links',
+  'sessions',
+  'restores',
+  'tenant_requests',
+] as const
 export type SystemTable = (typeof systemTables)[number]
 
 export class SystemStore {
@@ -167,15 +177,24 @@ export class SystemStore {
   /** A table by its name. */
   table(name: SystemTable): Database<any, string> {
     switch (name) {
-      case 'tenants': return this.tenants
-      case 'api_keys': return this.keys
-      case 'signing_keys': return this.signingKeys
-      case 'fx_feed': return this.fxFeed
-      case 'members': return this.members
-      case 'sign_in_links': return this.signInLinks
-      case 'sessions': return this.sessions
-      case 'restores': return this.restores
-      case 'tenant_requests': return this.tenantRequests
+      case 'tenants':
+        return this.tenants
+      case 'api_keys':
+        return this.keys
+      case 'signing_keys':
+        return this.signingKeys
+      case 'fx_feed':
+        return this.fxFeed
+      case 'members':
+        return this.members
+      case 'sign_in_links':
+        return this.signInLinks
+      case 'sessions':
+        return this.sessions
+      case 'restores':
+        return this.restores
+      case 'tenant_requests':
+        return this.tenantRequests
     }
   }
 
@@ -193,7 +212,9 @@ export class SystemStore {
 
   /** Members of a tenant, oldest first. */
   listMembers(tenant: string): MemberRecord[] {
-    return [...this.members.getRange({ start: `${tenant} `, end: `${tenant}!`, snapshot: false })].map((entry) => entry.value).sort((left, right) => left.created_at - right.created_at)
+    return [...this.members.getRange({ start: `${tenant} `, end: `${tenant}!`, snapshot: false })]
+      .map((entry) => entry.value)
+      .sort((left, right) => left.created_at - right.created_at)
   }
 
   member(tenant: string, email: string): MemberRecord | undefined {
@@ -220,7 +241,11 @@ export class SystemStore {
    * stale copy. `change` answers the new value, or undefined to leave the record alone. Resolves
    * with the stored value once durable.
    */
-  async update<V>(db: Database<V, string>, key: string, change: (current: V | undefined) => V | undefined): Promise<V | undefined> {
+  async update<V>(
+    db: Database<V, string>,
+    key: string,
+    change: (current: V | undefined) => V | undefined,
+  ): Promise<V | undefined> {
     const next = await db.transaction(() => {
       const value = change(db.get(key))
       if (value !== undefined) void db.put(key, value)

@@ -26,15 +26,36 @@ import { entityTypes, type Catalog, type CatalogType, type Change } from '../eng
 import type { Version } from '../engine/temporal.js'
 import type { PriceBook, PriceVersion } from '../engine/prices.js'
 import {
-  changeContent, decodeStoredEntry, encodeEntries, isRawEntry, makeEntry, makeEntryOf, verifyEntry, type EntryContent, type LogEntry,
+  changeContent,
+  decodeStoredEntry,
+  encodeEntries,
+  isRawEntry,
+  makeEntry,
+  makeEntryOf,
+  verifyEntry,
+  type EntryContent,
+  type LogEntry,
 } from './log-entry.js'
 import {
-  packCatalog, readBookSnapshot, removeBookSnapshot, unpackCatalog, writeBookSnapshot, type CatalogEntries,
+  packCatalog,
+  readBookSnapshot,
+  removeBookSnapshot,
+  unpackCatalog,
+  writeBookSnapshot,
+  type CatalogEntries,
   type SnapshotStamp,
 } from './book-snapshot.js'
 import { defaultMapRelease, MapRelease, type MapReleaseOptions } from './map-release.js'
 import { environmentOptions } from './options.js'
-import { ActorTable, decodeLegacyPriceVersion, decodePriceRecord, encodePriceRecords, measurePriceRecord, type LegacyPriceVersion, type RecordSize } from './price-record.js'
+import {
+  ActorTable,
+  decodeLegacyPriceVersion,
+  decodePriceRecord,
+  encodePriceRecords,
+  measurePriceRecord,
+  type LegacyPriceVersion,
+  type RecordSize,
+} from './price-record.js'
 
 const initialMapSizeBytes = 64 * 1024 * 1024
 /** Entities loaded per turn of the event loop at startup (a few milliseconds of work). */
@@ -70,7 +91,10 @@ export class StorageError extends Error {
 export async function commitFailureCause(error: unknown): Promise<string | undefined> {
   const cause = (error as { commitError?: unknown } | null)?.commitError
   if (!(cause instanceof Promise)) return undefined
-  const settled = cause.then(() => undefined, (reason: unknown) => (reason instanceof Error ? reason.message : String(reason)))
+  const settled = cause.then(
+    () => undefined,
+    (reason: unknown) => (reason instanceof Error ? reason.message : String(reason)),
+  )
   const hops = (async () => {
     for (let hop = 0; hop < 4; hop++) await undefined
     return undefined
@@ -124,7 +148,11 @@ function openHandles(path: string): Handles {
     log: root.openDB<LogEntry, number>({ name: 'log', keyEncoding: 'uint32' }),
     logBytes: root.openDB<Buffer, number>({ name: 'log', keyEncoding: 'uint32', encoding: 'binary' }),
     // `encoder` is an option of lmdb-js's openDB that its typings leave out.
-    logEntries: root.openDB<LogEntry | null, number>({ name: 'log', keyEncoding: 'uint32', encoder: logDecoder } as DatabaseOptions & { name: string }),
+    logEntries: root.openDB<LogEntry | null, number>({
+      name: 'log',
+      keyEncoding: 'uint32',
+      encoder: logDecoder,
+    } as DatabaseOptions & { name: string }),
     logByType: root.openDB<number | null, [string, number]>({ name: 'log_type' }),
     entities: root.openDB<Version<unknown>[], [string, string]>({ name: 'entities' }),
     meta: root.openDB<unknown, string>({ name: 'meta' }),
@@ -155,7 +183,10 @@ export class TenantStore {
   onDurable: ((bytes: number) => void) | null = null
   readonly #settledWaiters: (() => void)[] = []
 
-  constructor(readonly path: string, mapRelease: MapReleaseOptions = defaultMapRelease) {
+  constructor(
+    readonly path: string,
+    mapRelease: MapReleaseOptions = defaultMapRelease,
+  ) {
     mkdirSync(path, { recursive: true })
     this.#db = openHandles(path)
     this.mapRelease = new MapRelease(mapRelease, () => this.#remap())
@@ -255,12 +286,16 @@ export class TenantStore {
     })
     if (prices !== undefined) {
       // Legacy records first: a pair written since is in price_runs too, and the later apply wins.
-      await loadRange(this.#db.legacyPrices, chunkEntries, (key, value) => prices.apply(key[0], key[1], value.map(decodeLegacyPriceVersion)))
+      await loadRange(this.#db.legacyPrices, chunkEntries, (key, value) =>
+        prices.apply(key[0], key[1], value.map(decodeLegacyPriceVersion)),
+      )
       // Measured first, so that the book is allocated once at its final size.
       const size: RecordSize = { versions: 0, extrasSlots: 0 }
       await loadRange(this.#db.priceRuns, chunkEntries, (_key, value) => measurePriceRecord(value, size))
       prices.reserve(size.versions, size.extrasSlots)
-      count += await loadRange(this.#db.priceRuns, chunkEntries, (key, value) => prices.apply(key[0], key[1], decodePriceRecord(value, this.#actors)))
+      count += await loadRange(this.#db.priceRuns, chunkEntries, (key, value) =>
+        prices.apply(key[0], key[1], decodePriceRecord(value, this.#actors)),
+      )
       // Loading appends each pair once: give back the growth slack (and a legacy pair's replaced run).
       prices.compactToFit()
       await this.#remap()
@@ -369,7 +404,12 @@ export class TenantStore {
    * one transaction on its write thread, so the B-tree work is off the main thread (a
    * `transaction()` callback would run every put on the main thread).
    */
-  commit(changes: readonly Change[], extra: readonly EntryContent[] = [], prices: readonly PriceChange[] = [], meta: Readonly<Record<string, unknown>> = {}): Promise<LogEntry[]> {
+  commit(
+    changes: readonly Change[],
+    extra: readonly EntryContent[] = [],
+    prices: readonly PriceChange[] = [],
+    meta: Readonly<Record<string, unknown>> = {},
+  ): Promise<LogEntry[]> {
     // While the environment is being reopened, writes wait for it (in call order).
     const reopening = this.mapRelease.running
     if (reopening !== null) return reopening.then(() => this.commit(changes, extra, prices, meta))
@@ -378,7 +418,15 @@ export class TenantStore {
     const versionLists: (readonly PriceVersion[])[] = []
     for (const change of prices) {
       const entry = makeEntryOf(
-        this.#sequence + 1, 'price', change.changeType, change.sku, change.pricelist, change.at, change.by, change.hash, this.#checksum,
+        this.#sequence + 1,
+        'price',
+        change.changeType,
+        change.sku,
+        change.pricelist,
+        change.at,
+        change.by,
+        change.hash,
+        this.#checksum,
       )
       this.#sequence = entry.sequence
       this.#checksum = entry.checksum
@@ -487,11 +535,16 @@ export class TenantStore {
    * which removes versions no read inside the kept window answers (what is in force does not
    * change). Resolves once durable.
    */
-  rewritePriceRuns(runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[]): Promise<void> {
+  rewritePriceRuns(
+    runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[],
+  ): Promise<void> {
     const reopening = this.mapRelease.running
     if (reopening !== null) return reopening.then(() => this.rewritePriceRuns(runs))
     if (runs.length === 0) return Promise.resolve()
-    const records = encodePriceRecords(runs.map((run) => run.versions), this.#actors)
+    const records = encodePriceRecords(
+      runs.map((run) => run.versions),
+      this.#actors,
+    )
     const actors = this.#actors.takeGrowth()
     let written: Promise<boolean> = Promise.resolve(true)
     let bytes = 0
@@ -520,7 +573,10 @@ export class TenantStore {
    * Up to `limit` catalogue entries after `after` (undefined: from the first), in key order: a
    * restore compares two stores chunk by chunk (storage/backup/restore-diff.ts).
    */
-  entityChunk(after: [string, string] | undefined, limit: number): { key: [string, string]; versions: Version<unknown>[] }[] {
+  entityChunk(
+    after: [string, string] | undefined,
+    limit: number,
+  ): { key: [string, string]; versions: Version<unknown>[] }[] {
     return readChunk(this.#db.entities, after, limit, (key, value) => ({ key, versions: value }))
   }
 
@@ -528,9 +584,22 @@ export class TenantStore {
    * As `entityChunk`, for price pairs: the binary records (`raw`, decoded on demand), or the legacy
    * ones (`legacy`, decoded).
    */
-  priceChunk(after: [string, string] | undefined, limit: number, legacy: boolean): { key: [string, string]; raw: Buffer | null; versions: () => PriceVersion[] }[] {
-    if (legacy) return readChunk(this.#db.legacyPrices, after, limit, (key, value) => ({ key, raw: null, versions: () => value.map(decodeLegacyPriceVersion) }))
-    return readChunk(this.#db.priceRuns, after, limit, (key, value) => ({ key, raw: value, versions: () => decodePriceRecord(value, this.#actors) }))
+  priceChunk(
+    after: [string, string] | undefined,
+    limit: number,
+    legacy: boolean,
+  ): { key: [string, string]; raw: Buffer | null; versions: () => PriceVersion[] }[] {
+    if (legacy)
+      return readChunk(this.#db.legacyPrices, after, limit, (key, value) => ({
+        key,
+        raw: null,
+        versions: () => value.map(decodeLegacyPriceVersion),
+      }))
+    return readChunk(this.#db.priceRuns, after, limit, (key, value) => ({
+      key,
+      raw: value,
+      versions: () => decodePriceRecord(value, this.#actors),
+    }))
   }
 
   /** The writer names price records refer to by index (append-only: an older copy's is a prefix). */
@@ -553,7 +622,8 @@ export class TenantStore {
     for (let sequence = this.#oldest; sequence < storedEnd; sequence++) this.#db.logBytes.remove(sequence)
     // Every entity type the log may hold: the type index is cleaned per type.
     for (const type of entityTypes) {
-      for (const key of this.#db.logByType.getKeys({ start: [type, 0], end: [type, target], snapshot: false })) this.#db.logByType.remove(key)
+      for (const key of this.#db.logByType.getKeys({ start: [type, 0], end: [type, target], snapshot: false }))
+        this.#db.logByType.remove(key)
     }
     this.#oldest = target
     return target
@@ -565,9 +635,18 @@ export class TenantStore {
     for (let index = 1; index <= entries.length; index++) {
       const first = entries[start]!
       const next = entries[index]
-      if (next !== undefined && next.entityType === first.entityType && next.sequence === entries[index - 1]!.sequence + 1) continue
+      if (
+        next !== undefined &&
+        next.entityType === first.entityType &&
+        next.sequence === entries[index - 1]!.sequence + 1
+      )
+        continue
       const last = entries[index - 1]!
-      if (last.sequence >= oldest) this.#db.logByType.put([first.entityType, last.sequence], last.sequence === first.sequence ? null : first.sequence)
+      if (last.sequence >= oldest)
+        this.#db.logByType.put(
+          [first.entityType, last.sequence],
+          last.sequence === first.sequence ? null : first.sequence,
+        )
       start = index
     }
   }
@@ -610,7 +689,7 @@ export class TenantStore {
 
   #entry(sequence: number): LogEntry | undefined {
     const entry = this.#db.logEntries.get(sequence)
-    return entry === undefined ? undefined : entry ?? this.#legacyEntry(sequence)
+    return entry === undefined ? undefined : (entry ?? this.#legacyEntry(sequence))
   }
 
   /** An entry in the msgpack record form of earlier builds. */
@@ -718,7 +797,12 @@ function internWriter(version: Version<unknown>, writers: Map<string, string>): 
 }
 
 /** Up to `limit` entries of a database after the key `after`, mapped. */
-function readChunk<V, T>(db: Database<V, [string, string]>, after: [string, string] | undefined, limit: number, map: (key: [string, string], value: V) => T): T[] {
+function readChunk<V, T>(
+  db: Database<V, [string, string]>,
+  after: [string, string] | undefined,
+  limit: number,
+  map: (key: [string, string], value: V) => T,
+): T[] {
   const items: T[] = []
   for (const { key, value } of db.getRange({ start: after, limit: limit + 1, snapshot: false })) {
     if (after !== undefined && key[0] === after[0] && key[1] === after[1]) continue

@@ -26,7 +26,9 @@ export function decodeCursor(cursor: string): number {
   const sequence = match === null ? Number.NaN : Number(match[1])
   // Re-encoding must give the cursor back, so that two spellings never name one position.
   if (!Number.isSafeInteger(sequence) || encodeCursor(sequence) !== cursor) {
-    throw validationError([{ path: 'query/cursor', message: 'is not a cursor of this changelog; pass next_cursor back unchanged' }])
+    throw validationError([
+      { path: 'query/cursor', message: 'is not a cursor of this changelog; pass next_cursor back unchanged' },
+    ])
   }
   return sequence
 }

@@ -192,7 +192,10 @@ export async function fetchFeed(url: string, signal?: AbortSignal): Promise<Feed
     // fetch() says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, ...) is its cause.
     const cause = (error as Error).cause as (Error & { code?: string }) | undefined
     const reason = cause?.code ?? cause?.message
-    throw new FxFeedError(`the FX feed is unreachable: ${(error as Error).message}${reason === undefined ? '' : ` (${reason})`}`, { cause: error })
+    throw new FxFeedError(
+      `the FX feed is unreachable: ${(error as Error).message}${reason === undefined ? '' : ` (${reason})`}`,
+      { cause: error },
+    )
   }
   return parseEcbXml(text)
 }
@@ -279,7 +282,10 @@ export async function applyStoredFeed(system: SystemStore, tenant: TenantRuntime
     if (stored === undefined || stored.days.length === 0 || tenant.role !== 'home') return
     if (!settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) return
     const applied = await applyFeed(tenant, stored.days, fxFeedActor, nowMs)
-    tenant.log.info({ recorded: applied.recorded, fetchedAt: stored.fetched_at }, 'FX rates seeded from the latest fetched feed')
+    tenant.log.info(
+      { recorded: applied.recorded, fetchedAt: stored.fetched_at },
+      'FX rates seeded from the latest fetched feed',
+    )
   } catch (error) {
     tenant.log.error({ err: error }, 'seeding FX rates from the latest fetched feed failed')
   }
@@ -362,9 +368,15 @@ export class FxFeedService {
       return
     }
     this.#postponed = false
-    this.#schedule(cluster === null ? this.#deps.config.fxFetchIntervalMs : Math.min(cluster.checkEveryMs, this.#deps.config.fxFetchIntervalMs))
+    this.#schedule(
+      cluster === null
+        ? this.#deps.config.fxFetchIntervalMs
+        : Math.min(cluster.checkEveryMs, this.#deps.config.fxFetchIntervalMs),
+    )
     if (this.#running !== null) return
-    this.#running = (cluster === null ? this.runOnce() : this.#clusterRound(cluster)).finally(() => (this.#running = null))
+    this.#running = (cluster === null ? this.runOnce() : this.#clusterRound(cluster)).finally(
+      () => (this.#running = null),
+    )
   }
 
   /** Epoch ms of the feed this node applied last (a cluster's follower applies each feed once). */
@@ -386,7 +398,10 @@ export class FxFeedService {
     if (shared === null || shared.fetched_at <= this.#appliedFetchedAt || shared.days.length === 0) return
     this.#appliedFetchedAt = shared.fetched_at
     await this.#deps.system.put(this.#deps.system.fxFeed, latestKey, shared)
-    this.#deps.logger.info({ days: shared.days.length, newest: shared.days[shared.days.length - 1]!.date, fetchedAt: shared.fetched_at }, "FX feed from the cluster's fetcher")
+    this.#deps.logger.info(
+      { days: shared.days.length, newest: shared.days[shared.days.length - 1]!.date, fetchedAt: shared.fetched_at },
+      "FX feed from the cluster's fetcher",
+    )
     await this.#applyToTenants(shared.days)
   }
 
@@ -400,7 +415,11 @@ export class FxFeedService {
     }
     await this.#deps.system.put(this.#deps.system.fxFeed, latestKey, record)
     this.#appliedFetchedAt = record.fetched_at
-    await this.#deps.cluster?.publish(record).catch((error: unknown) => this.#deps.logger.warn({ error: (error as Error).message }, 'FX feed not shared with the cluster'))
+    await this.#deps.cluster
+      ?.publish(record)
+      .catch((error: unknown) =>
+        this.#deps.logger.warn({ error: (error as Error).message }, 'FX feed not shared with the cluster'),
+      )
     return days
   }
 
@@ -424,7 +443,10 @@ export class FxFeedService {
         return
       }
       this.#failures++
-      const retryInMs = Math.min(backoffBaseMs * 2 ** Math.min(this.#failures - 1, 40), this.#deps.config.fxFetchIntervalMs)
+      const retryInMs = Math.min(
+        backoffBaseMs * 2 ** Math.min(this.#failures - 1, 40),
+        this.#deps.config.fxFetchIntervalMs,
+      )
       this.#retryAtMs = this.#deps.now() + retryInMs
       logger.warn({ ...failure, failures: this.#failures, retryInMs }, 'FX feed fetch failed; retrying after a backoff')
       return
@@ -441,7 +463,8 @@ export class FxFeedService {
       if (this.#stopped) return
       const nowMs = this.#deps.now()
       // A replica gets the rates from its home's log (cluster mode).
-      if (!tenant.loaded || tenant.role !== 'home' || !settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs)) continue
+      if (!tenant.loaded || tenant.role !== 'home' || !settingEnabled(tenant.catalog, 'fx.rate.auto.update', nowMs))
+        continue
       if (tenant.restoring !== null) {
         // The restore's result is the backup's rates; the next fetch (or POST /fx/fetch) adds these.
         tenant.log.warn({ backup: tenant.restoring }, 'FX rates from the feed skipped: a restore is in progress')

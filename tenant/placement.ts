@@ -50,5 +50,10 @@ export function placedError(placed: Exclude<Placed, { kind: 'here' }>): ApiError
   if (placed.kind === 'unavailable') {
     return new ApiError('region_unavailable', placed.message, { retry_after: placed.retryAfterS }, placed.retryAfterS)
   }
-  return new ApiError('region_unavailable', `Forwarded to node ${placed.nodeId}'s region home, which is not this node; retry`, { retry_after: 1 }, 1)
+  return new ApiError(
+    'region_unavailable',
+    `Forwarded to node ${placed.nodeId}'s region home, which is not this node; retry`,
+    { retry_after: 1 },
+    1,
+  )
 }

@@ -39,7 +39,10 @@ export function dispatchRead(tenant: TenantRuntime, input: PriceReadInput): Disp
   const pool = tenant.queryPool
   if (pool === null) return { outcome: readPrice(tenant.catalog, tenant.prices, input), engine: 'main' }
   try {
-    return { outcome: withinRuleAllowance(mainThreadAllowance(1), () => readPrice(tenant.catalog, tenant.prices, input)), engine: 'main' }
+    return {
+      outcome: withinRuleAllowance(mainThreadAllowance(1), () => readPrice(tenant.catalog, tenant.prices, input)),
+      engine: 'main',
+    }
   } catch (error) {
     if (!(error instanceof RuleAllowanceExceeded)) throw error
   }
@@ -64,7 +67,11 @@ async function readElsewhere(tenant: TenantRuntime, input: PriceReadInput): Prom
  * in different turns may see different committed states (a write can land between them), as pages
  * of a listing can.
  */
-export async function* dispatchReads(tenant: TenantRuntime, context: PriceContext, inputs: Iterable<PriceReadInput>): AsyncGenerator<PriceReadOutcome> {
+export async function* dispatchReads(
+  tenant: TenantRuntime,
+  context: PriceContext,
+  inputs: Iterable<PriceReadInput>,
+): AsyncGenerator<PriceReadOutcome> {
   const pool = tenant.queryPool
   const iterator = inputs[Symbol.iterator]()
   if (pool === null) {

@@ -26,9 +26,16 @@ export interface RateBucket {
 }
 
 /** Makes a tenant's bucket (the registry's; cluster mode gives the shared one). */
-export type BucketFactory = (slug: string, dimension: Dimension, rate: number | null, burst: number | null, nowMs: number) => RateBucket
+export type BucketFactory = (
+  slug: string,
+  dimension: Dimension,
+  rate: number | null,
+  burst: number | null,
+  nowMs: number,
+) => RateBucket
 
-export const localBuckets: BucketFactory = (_slug, _dimension, rate, burst, nowMs) => new TokenBucket(rate, burst, nowMs)
+export const localBuckets: BucketFactory = (_slug, _dimension, rate, burst, nowMs) =>
+  new TokenBucket(rate, burst, nowMs)
 
 const noHeaders: Readonly<Record<string, string>> = Object.freeze({})
 const allowedUnlimited: TakeResult = Object.freeze({ allowed: true, retryAfterS: 0, headers: noHeaders })

@@ -264,7 +264,8 @@ export class TenantRuntime {
     this.webhooks?.start()
     // From the snapshot of the last clean shutdown, or from the tables (and why: storage/book-snapshot.ts).
     const report = this.store.lastLoad
-    const snapshot = report === null ? null : { used: report.snapshot === 'used', reason: report.reason, bytes: report.bytes }
+    const snapshot =
+      report === null ? null : { used: report.snapshot === 'used', reason: report.reason, bytes: report.bytes }
     const ms = Math.round(performance.now() - started)
     this.log.info({ keys, sequence: this.store.sequence, ms, snapshot }, 'tenant loaded')
     if (report?.snapshot === 'ignored') {
@@ -338,7 +339,10 @@ export class TenantRuntime {
   ): Promise<LogEntry[]> {
     if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
     // Cluster mode: a replica's data changes only by its home's log (placement sends writes there).
-    if (this.role !== 'home') throw new Error(`tenant ${this.slug} is a replica here: its writes go to the home node of region ${this.record.region}`)
+    if (this.role !== 'home')
+      throw new Error(
+        `tenant ${this.slug} is a replica here: its writes go to the home node of region ${this.record.region}`,
+      )
     // Requests are refused at dispatch during a restore; this catches a writer that waited on
     // something (a feed fetch) since. An `applied` batch plans and commits in one turn, after the
     // dispatch check.
@@ -354,16 +358,25 @@ export class TenantRuntime {
     // Answer caches compare this count; price writes count themselves in the price book.
     if (changes.length > 0 || extra.length > 0) this.prices.noteChange()
     // Workers see the change before the caller is answered, so no later query of theirs misses it.
-    this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+    this.queryPool?.publish(
+      this,
+      changes.map((change) => [change.type, change.key, change.versions]),
+    )
     let entries: LogEntry[]
     const stored = this.store.commit(changes, extra, prices)
     // Cluster mode: the replicas' copy is in Redis before the writer hears "done". Registered now,
     // in sequence order: durability promises may settle out of that order.
-    const published = this.replication?.committed(this, stored.then((logged) => ({ changes, extra, prices, entries: logged })))
+    const published = this.replication?.committed(
+      this,
+      stored.then((logged) => ({ changes, extra, prices, entries: logged })),
+    )
     try {
       entries = await stored
     } catch (error) {
-      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit failed; exiting so that memory reloads from LMDB')
+      this.log.fatal(
+        { err: error, cause: await commitFailureCause(error) },
+        'storage commit failed; exiting so that memory reloads from LMDB',
+      )
       process.exit(70)
     }
     if (published !== undefined) await published
@@ -406,7 +419,10 @@ export class TenantRuntime {
       else this.prices.apply(change.pricelist, change.sku, change.versions)
     }
     this.prices.noteChange()
-    this.queryPool?.publish(this, changes.map((change) => [change.type, change.key, change.versions]))
+    this.queryPool?.publish(
+      this,
+      changes.map((change) => [change.type, change.key, change.versions]),
+    )
   }
 
   /**
@@ -414,13 +430,20 @@ export class TenantRuntime {
    * same order give the same entries, sequences and checksums as on the home; answers the last
    * entry's checksum for the caller to compare.
    */
-  async applyReplicated(changes: readonly Change[], extra: readonly EntryContent[], prices: readonly PriceChange[]): Promise<string> {
+  async applyReplicated(
+    changes: readonly Change[],
+    extra: readonly EntryContent[],
+    prices: readonly PriceChange[],
+  ): Promise<string> {
     this.#replaceInMemory(changes, prices)
     let entries: LogEntry[]
     try {
       entries = await this.store.commit(changes, extra, prices)
     } catch (error) {
-      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of a replicated batch failed; exiting so that memory reloads from LMDB')
+      this.log.fatal(
+        { err: error, cause: await commitFailureCause(error) },
+        'storage commit of a replicated batch failed; exiting so that memory reloads from LMDB',
+      )
       process.exit(70)
     }
     return entries.at(-1)?.checksum ?? ''
@@ -431,14 +454,19 @@ export class TenantRuntime {
    * retention: tenant/retention/pass.ts). Memory first, like every write; the workers see the
    * columns' new generation, if any, before the transaction is durable.
    */
-  async rewritePrices(runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[]): Promise<void> {
+  async rewritePrices(
+    runs: readonly { readonly pricelist: string; readonly sku: string; readonly versions: readonly PriceVersion[] }[],
+  ): Promise<void> {
     if (runs.length === 0) return
     for (const run of runs) this.prices.apply(run.pricelist, run.sku, run.versions)
     this.queryPool?.publish(this, [])
     try {
       await this.store.rewritePriceRuns(runs)
     } catch (error) {
-      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of history retention failed; exiting so that memory reloads from LMDB')
+      this.log.fatal(
+        { err: error, cause: await commitFailureCause(error) },
+        'storage commit of history retention failed; exiting so that memory reloads from LMDB',
+      )
       process.exit(70)
     }
   }
@@ -462,9 +490,14 @@ export class TenantRuntime {
     const writeStarted = performance.now()
     try {
       const total = changes.length + prices.length
-      entries = await this.store.commitInChunks(changes, prices, marker, undefined, (durable) => this.log.debug({ durable, total }, 'restore changes durable'))
+      entries = await this.store.commitInChunks(changes, prices, marker, undefined, (durable) =>
+        this.log.debug({ durable, total }, 'restore changes durable'),
+      )
     } catch (error) {
-      this.log.fatal({ err: error, cause: await commitFailureCause(error) }, 'storage commit of a restore failed; exiting: the next start finishes the restore')
+      this.log.fatal(
+        { err: error, cause: await commitFailureCause(error) },
+        'storage commit of a restore failed; exiting: the next start finishes the restore',
+      )
       process.exit(70)
     }
     const writeMs = performance.now() - writeStarted
@@ -480,7 +513,8 @@ export class TenantRuntime {
     } finally {
       releaseReaders()
     }
-    if (this.replication !== null && entries.length > 0) await this.replication.committed(this, Promise.resolve({ changes, extra: [], prices, entries }))
+    if (this.replication !== null && entries.length > 0)
+      await this.replication.committed(this, Promise.resolve({ changes, extra: [], prices, entries }))
     if (this.role === 'home') this.webhooks?.notify(entries)
     // The swap is the one long main-thread turn of a restore.
     return { entries, timings: { writeMs: Math.round(writeMs), swapMs: Math.round(swapMs) } }
@@ -525,7 +559,12 @@ export const restoreRetryAfterS = 15
 
 /** The answer to a write while a restore runs: 503 with `Retry-After: 15`. */
 export function restoringError(backupId: string): ApiError {
-  return new ApiError('restoring', `The tenant is being restored from backup ${backupId}; writes resume when it completes`, {}, restoreRetryAfterS)
+  return new ApiError(
+    'restoring',
+    `The tenant is being restored from backup ${backupId}; writes resume when it completes`,
+    {},
+    restoreRetryAfterS,
+  )
 }
 
 /** What the registry opens every tenant with: the runtime's options but the record and the time. */
@@ -596,7 +635,8 @@ export class TenantRegistry {
     try {
       runtime = new TenantRuntime({ ...this.#options, record, openedAtMs: nowMs })
     } catch (error) {
-      if (error instanceof StorageError && error.code === 'corrupt_log') throw damagedLogError(record.slug, this.dataDir, error)
+      if (error instanceof StorageError && error.code === 'corrupt_log')
+        throw damagedLogError(record.slug, this.dataDir, error)
       throw error
     }
     this.#tenants.set(record.slug, runtime)

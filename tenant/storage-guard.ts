@@ -66,7 +66,8 @@ export class StorageGuard implements StorageState {
     readonly logger: Logger,
     readonly now: () => number,
   ) {
-    if (!(Number.isInteger(reserveBytes) && reserveBytes >= 0)) throw new Error(`storage reserve must be a whole number of bytes, not ${reserveBytes}`)
+    if (!(Number.isInteger(reserveBytes) && reserveBytes >= 0))
+      throw new Error(`storage reserve must be a whole number of bytes, not ${reserveBytes}`)
     this.resumeBytes = reserveBytes + Math.min(Math.floor(reserveBytes / 8), 64 * mebibyte)
     this.sampleEveryBytes = Math.min(Math.max(Math.floor(reserveBytes / 16), 256 * 1024), 64 * mebibyte)
   }
@@ -107,7 +108,12 @@ export class StorageGuard implements StorageState {
 
   /** The state for /readyz and /metrics. */
   get state(): StorageGuardSample {
-    return { freeBytes: this.freeBytes, reserveBytes: this.reserveBytes, nearlyFull: this.nearlyFull, sampledAtMs: this.sampledAtMs }
+    return {
+      freeBytes: this.freeBytes,
+      reserveBytes: this.reserveBytes,
+      nearlyFull: this.nearlyFull,
+      sampledAtMs: this.sampledAtMs,
+    }
   }
 
   #apply(freeBytes: number): void {
@@ -128,7 +134,10 @@ export class StorageGuard implements StorageState {
   #failed(error: unknown): void {
     if (this.#failureLogged) return
     this.#failureLogged = true
-    this.logger.error({ err: error, data_dir: this.directory }, 'statfs of the data directory failed; the storage guard keeps its last state')
+    this.logger.error(
+      { err: error, data_dir: this.directory },
+      'statfs of the data directory failed; the storage guard keeps its last state',
+    )
   }
 }
 
@@ -150,6 +159,9 @@ export function storageFullError(): ApiError {
  * Whether a root route (admin, portal, console and operator pages) is refused while storage is
  * nearly full: every method but GET and HEAD, unless the route says it is served then.
  */
-export function refusedWhenNearlyFull(route: { readonly method: string; readonly whenStorageNearlyFull?: 'serve' }): boolean {
+export function refusedWhenNearlyFull(route: {
+  readonly method: string
+  readonly whenStorageNearlyFull?: 'serve'
+}): boolean {
   return route.method !== 'GET' && route.whenStorageNearlyFull !== 'serve'
 }

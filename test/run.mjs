@@ -13,9 +13,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 // PRICING_BUILD_DIR lets parallel runs build into their own folders.
 const buildDir = process.env.PRICING_BUILD_DIR ?? 'dist-test'
 rmSync(path.join(root, buildDir), { recursive: true, force: true })
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--outDir', buildDir], {
-  stdio: 'inherit',
-})
+const tsc = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--outDir', buildDir],
+  {
+    stdio: 'inherit',
+  },
+)
 if (tsc.status !== 0) {
   console.log('0 passed, 1 failed')
   process.exit(1)
@@ -89,7 +93,12 @@ function reportCoverage() {
     ...(files.length > 0 ? [] : ['--check-coverage', `--lines=${coverage.linesMin}`]),
   ]
   const report = spawnSync(process.execPath, c8Args, { cwd: root, encoding: 'utf8' })
-  process.stdout.write(report.stdout.split('\n').map((line) => (line === '' ? line : `# ${line}`)).join('\n'))
+  process.stdout.write(
+    report.stdout
+      .split('\n')
+      .map((line) => (line === '' ? line : `# ${line}`))
+      .join('\n'),
+  )
   if (report.status === 0) return true
   console.log(`# coverage below its floor (lines ${coverage.linesMin}%): ${report.stderr.trim()}`)
   return false

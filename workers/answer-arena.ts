@@ -49,7 +49,8 @@ export class AnswerArena {
     readonly id: number,
     capacity = arenaCapacityDefault,
   ) {
-    if (!(capacity > 0 && (capacity & (capacity - 1)) === 0)) throw new RangeError(`arena capacity must be a power of two, got ${capacity}`)
+    if (!(capacity > 0 && (capacity & (capacity - 1)) === 0))
+      throw new RangeError(`arena capacity must be a power of two, got ${capacity}`)
     this.#capacity = capacity
     this.#buffer = new SharedArrayBuffer(headerBytes + capacity)
     this.#control = new Int32Array(this.#buffer, 0, 1)
@@ -93,7 +94,12 @@ export class ArenaReader {
     if (arena === undefined) {
       if (placement.buffer === null) throw new Error(`answer arena ${placement.arena} was never announced`)
       const buffer = placement.buffer
-      arena = { bytes: Buffer.from(buffer, headerBytes, buffer.byteLength - headerBytes), control: new Int32Array(buffer, 0, 1), consumed: 0, early: new Map() }
+      arena = {
+        bytes: Buffer.from(buffer, headerBytes, buffer.byteLength - headerBytes),
+        control: new Int32Array(buffer, 0, 1),
+        consumed: 0,
+        early: new Map(),
+      }
       this.#arenas.set(placement.arena, arena)
     }
     const reader = arena

@@ -166,7 +166,13 @@ function head(item: PricedItem): Uint8Array {
   if (found !== undefined && found.currency === item.currency && found.vatMode === item.vatMode) return found.bytes
   if (heads.size >= fragmentsMax) heads.clear()
   const bytes = encoder.encode(
-    ',"pricelist":' + jsonString(item.pricelist) + ',"currency_code":' + jsonString(item.currency) + ',"vat_mode":' + jsonString(item.vatMode) + ',"net":',
+    ',"pricelist":' +
+      jsonString(item.pricelist) +
+      ',"currency_code":' +
+      jsonString(item.currency) +
+      ',"vat_mode":' +
+      jsonString(item.vatMode) +
+      ',"net":',
   )
   heads.set(item.pricelist, { currency: item.currency, vatMode: item.vatMode, bytes })
   return bytes
@@ -184,14 +190,25 @@ const recentMiddlesMax = 8
 function middle(item: PricedItem): Uint8Array {
   for (let index = 0; index < recentMiddles.length; index++) {
     const recent = recentMiddles[index]!
-    if (recent.rateText === item.vatRateText && recent.vatClass === item.vatClass && recent.inherited === item.inherited) return recent.bytes
+    if (
+      recent.rateText === item.vatRateText &&
+      recent.vatClass === item.vatClass &&
+      recent.inherited === item.inherited
+    )
+      return recent.bytes
   }
   const key = JSON.stringify([item.vatRateText, item.vatClass, item.inherited])
   let bytes = middles.get(key)
   if (bytes === undefined) {
     if (middles.size >= fragmentsMax) middles.clear()
     bytes = encoder.encode(
-      ',"vat_rate":' + jsonNumber(Number(item.vatRateText)) + ',"vat_class":' + jsonString(item.vatClass) + ',"inherited":' + item.inherited + ',"quantity_breaks":[',
+      ',"vat_rate":' +
+        jsonNumber(Number(item.vatRateText)) +
+        ',"vat_class":' +
+        jsonString(item.vatClass) +
+        ',"inherited":' +
+        item.inherited +
+        ',"quantity_breaks":[',
     )
     middles.set(key, bytes)
   }
@@ -230,7 +247,10 @@ function putItem(at: number, item: PricedItem): number {
   const breaks = item.breaks
   const headBytes = head(item)
   const middleBytes = middle(item)
-  const target = reserve(at, itemRoom + breaks.length * breakRoom + stringRoom(item.sku) + headBytes.length + middleBytes.length)
+  const target = reserve(
+    at,
+    itemRoom + breaks.length * breakRoom + stringRoom(item.sku) + headBytes.length + middleBytes.length,
+  )
   at = putFragment(target, at, itemOpen)
   at = putString(target, at, item.sku)
   at = putFragment(target, at, headBytes)
@@ -247,13 +267,25 @@ function putItem(at: number, item: PricedItem): number {
   }
   const fx = item.fx
   if (fx === null) return putFragment(target, at, fxNullClose)
-  const tail = '],"fx":{"base":' + jsonString(fx.base) + ',"quote":' + jsonString(fx.quote) + ',"rate":' + jsonNumber(fx.rate) + ',"as_of":' + jsonString(formatInstant(fx.asOf)) + '}}'
+  const tail =
+    '],"fx":{"base":' +
+    jsonString(fx.base) +
+    ',"quote":' +
+    jsonString(fx.quote) +
+    ',"rate":' +
+    jsonNumber(fx.rate) +
+    ',"as_of":' +
+    jsonString(formatInstant(fx.asOf)) +
+    '}}'
   const room = reserve(at, tail.length * 3)
   return at + encoder.encodeInto(tail, room.subarray(at)).written
 }
 
 /** The bytes of `answerJson(items, unavailable)` (./render.ts), in a buffer of their own. */
-export function answerBytes(items: readonly PricedItem[], unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[]): Buffer {
+export function answerBytes(
+  items: readonly PricedItem[],
+  unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
+): Buffer {
   const view = answerBytesView(items, unavailable)
   const answer = Buffer.allocUnsafeSlow(view.length)
   answer.set(view)
@@ -264,7 +296,10 @@ export function answerBytes(items: readonly PricedItem[], unavailable: readonly 
  * As `answerBytes`, in this thread's scratch buffer: valid until the next answer is rendered here
  * (a worker copies it into its answer arena at once, ./answer-arena.ts).
  */
-export function answerBytesView(items: readonly PricedItem[], unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[]): Buffer {
+export function answerBytesView(
+  items: readonly PricedItem[],
+  unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
+): Buffer {
   let at = putFragment(reserve(0, answerOpen.length), 0, answerOpen)
   for (let index = 0; index < items.length; index++) {
     if (index > 0) at = putFragment(reserve(at, 1), at, comma)

@@ -69,8 +69,10 @@ let cachedItemsMax = 50_000
  * (0: it always serves); main.ts for the main thread, price-task.ts for a worker.
  */
 export function setAnswerCacheItemsMax(count: number, minRepeatShare = cacheOnFrom): void {
-  if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`answer cache items must be a whole number >= 0, got ${count}`)
-  if (!(minRepeatShare >= 0 && minRepeatShare <= 1)) throw new RangeError(`answer cache repeat share must be from 0 to 1, got ${minRepeatShare}`)
+  if (!(Number.isInteger(count) && count >= 0))
+    throw new RangeError(`answer cache items must be a whole number >= 0, got ${count}`)
+  if (!(minRepeatShare >= 0 && minRepeatShare <= 1))
+    throw new RangeError(`answer cache repeat share must be from 0 to 1, got ${minRepeatShare}`)
   cachedItemsMax = count
   cacheOnFrom = minRepeatShare
   caches.clear()
@@ -125,7 +127,16 @@ function cacheFor(tenant: string): TenantCache {
   let cache = caches.get(tenant)
   if (cache === undefined) {
     // A new cache serves until the traffic shows that it does not pay: a few queries that do not repeat.
-    cache = { size: 0, byQuery: new Map(), fingerprints: new Map(), skusSeen: 0, repeatShare: 1, hitShare: 1, serving: true, heldAside: 0 }
+    cache = {
+      size: 0,
+      byQuery: new Map(),
+      fingerprints: new Map(),
+      skusSeen: 0,
+      repeatShare: 1,
+      hitShare: 1,
+      serving: true,
+      heldAside: 0,
+    }
     caches.set(tenant, cache)
   } else if (cache.size > cachedItemsMax) {
     // Full: it starts again empty (the shares stay: they describe the traffic).
@@ -181,7 +192,14 @@ function recordHitShare(cache: TenantCache, found: number, looked: number): void
  * thread). `view`: the answer may be a view of this thread's scratch buffer, valid until the next
  * query here (a worker copies it into its answer arena at once).
  */
-export function executeQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, tenant = '', sequence = 0, view = false): string | Buffer {
+export function executeQuery(
+  catalog: Catalog,
+  prices: PriceReader,
+  input: QueryInput,
+  tenant = '',
+  sequence = 0,
+  view = false,
+): string | Buffer {
   const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
   const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
@@ -189,13 +207,25 @@ export function executeQuery(catalog: Catalog, prices: PriceReader, input: Query
   const queryKey = input.cacheable && tenant !== '' && cachedItemsMax > 0 ? queryKeyOf(input) : ''
   if (queryKey === '' || !throughCache(cacheFor(tenant), queryKey, input.skus)) {
     answerCacheCounts.misses += input.skus.length
-    const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: input.sortOrder })
+    const result = queryPrices(context, {
+      skus: input.skus,
+      pricelists: input.pricelists,
+      options,
+      sortOrder: input.sortOrder,
+    })
     return view ? answerBytesView(result.items, result.unavailable) : answerBytes(result.items, result.unavailable)
   }
   return cachedQuery(context, input, options, tenant, sequence, queryKey)
 }
 
-function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOptions, tenant: string, sequence: number, queryKey: string): Buffer {
+function cachedQuery(
+  context: PriceContext,
+  input: QueryInput,
+  options: AnswerOptions,
+  tenant: string,
+  sequence: number,
+  queryKey: string,
+): Buffer {
   const changeCount = context.prices.changeCount
   const cache = cacheFor(tenant)
   let items = cache.byQuery.get(queryKey)
@@ -215,7 +245,13 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
   for (const sku of input.skus) {
     let item = items.get(sku)
     if (item !== undefined && item.stamp === stamp) continue
-    if (item === undefined || item.changeCount !== changeCount || item.sequence !== sequence || !(input.at < item.until) || input.at < item.at) {
+    if (
+      item === undefined ||
+      item.changeCount !== changeCount ||
+      item.sequence !== sequence ||
+      !(input.at < item.until) ||
+      input.at < item.at
+    ) {
       if (uncached.has(sku)) continue
       misses++
       const best = bestWithValidity(context, sku, selected, options, validity)
@@ -237,13 +273,38 @@ function cachedQuery(context: PriceContext, input: QueryInput, options: AnswerOp
   return assemble(found, input.sortOrder)
 }
 
-function renderCached(sku: string, best: PricedItem | Status, at: number, changeCount: number, sequence: number, until: number): CachedItem {
+function renderCached(
+  sku: string,
+  best: PricedItem | Status,
+  at: number,
+  changeCount: number,
+  sequence: number,
+  until: number,
+): CachedItem {
   if (typeof best === 'number') {
     const reason = statusReasons[best]
-    return { json: null, reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}', gross: 0, at, changeCount, sequence, until, stamp: 0 }
+    return {
+      json: null,
+      reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}',
+      gross: 0,
+      at,
+      changeCount,
+      sequence,
+      until,
+      stamp: 0,
+    }
   }
   // Bytes once: answers are concatenated from these without encoding the text again.
-  return { json: Buffer.from(itemJson(best, best.pricelist), 'utf8'), reason: '', gross: best.gross, at, changeCount, sequence, until, stamp: 0 }
+  return {
+    json: Buffer.from(itemJson(best, best.pricelist), 'utf8'),
+    reason: '',
+    gross: best.gross,
+    at,
+    changeCount,
+    sequence,
+    until,
+    stamp: 0,
+  }
 }
 
 /** The next publication date after `at` of any rate a conversion into `currency` may use. */
@@ -252,7 +313,8 @@ function fxValidity(catalog: Catalog, currencies: readonly string[], currency: s
   const involved = new Set(currencies)
   if (involved.size === 1 && involved.has(currency)) return until
   involved.add(currency)
-  for (const code of involved) until = Math.min(until, nextVersionAfter(catalog.versions('fx_rate', compositeKey('EUR', code)), at))
+  for (const code of involved)
+    until = Math.min(until, nextVersionAfter(catalog.versions('fx_rate', compositeKey('EUR', code)), at))
   return until
 }
 

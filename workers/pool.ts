@@ -16,10 +16,23 @@ import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
-  protocolVersion, replicationChannelName, type OnlineMessage, type PrefetchMessage, type PriceTask, type PriceWorkerData,
+  protocolVersion,
+  replicationChannelName,
+  type OnlineMessage,
+  type PrefetchMessage,
+  type PriceTask,
+  type PriceWorkerData,
   type QueryTaskResult,
-  type ReadTaskResult, type RulesTask, type RulesTaskResult, type SearchTaskResult, type Snapshot, type SnapshotMessage,
-  type SyncMessage, type TaskHeader, type WarmTask, type WarmTaskResult,
+  type ReadTaskResult,
+  type RulesTask,
+  type RulesTaskResult,
+  type SearchTaskResult,
+  type Snapshot,
+  type SnapshotMessage,
+  type SyncMessage,
+  type TaskHeader,
+  type WarmTask,
+  type WarmTaskResult,
 } from './protocol.js'
 import { packCatalog } from '../storage/book-snapshot.js'
 
@@ -91,7 +104,12 @@ export class QueryPool {
    * @param taskFile the worker's entry file; null: price-task.js beside this module (the single
    *   executable passes its embedded copy: platform/packaged.ts)
    */
-  constructor(threads: number, answerCacheItems: number, answerCacheMinRepeatShare = 0.8, taskFile: string | null = null) {
+  constructor(
+    threads: number,
+    answerCacheItems: number,
+    answerCacheMinRepeatShare = 0.8,
+    taskFile: string | null = null,
+  ) {
     const count = threads > 0 ? threads : Math.max(1, availableParallelism())
     // Before the workers start, so that no announcement is missed; the channel alone keeps no process alive.
     this.#channel.onmessage = (event) => this.#announced((event as { data: OnlineMessage | null }).data)
@@ -151,7 +169,13 @@ export class QueryPool {
     }
     const dictionary = prices.dictionaryDelta(feed.pricelists, feed.fields)
     const columns = prices.generation !== feed.generation ? prices.sharedColumns() : null
-    if (changes.length === 0 && columns === null && dictionary.pricelists.length === 0 && dictionary.fields.length === 0) return
+    if (
+      changes.length === 0 &&
+      columns === null &&
+      dictionary.pricelists.length === 0 &&
+      dictionary.fields.length === 0
+    )
+      return
     feed.sequence++
     feed.pricelists = prices.pricelistCodes.length
     feed.fields = prices.fieldNames.length
@@ -194,10 +218,17 @@ export class QueryPool {
 
   /** `catalog`: the catalogue's packed entries when the caller has them (a start from a snapshot file). */
   #broadcastSnapshot(
-    tenant: ReplicatedTenant, feed: FeedState, catalog: Uint8Array | null = null, reason: 'warm' | 'query' = 'query',
+    tenant: ReplicatedTenant,
+    feed: FeedState,
+    catalog: Uint8Array | null = null,
+    reason: 'warm' | 'query' = 'query',
   ): void {
     workerSnapshotCounts[reason]++
-    const message: SnapshotMessage = { kind: 'snapshot', tenant: tenant.slug, snapshot: this.#snapshot(tenant, catalog) }
+    const message: SnapshotMessage = {
+      kind: 'snapshot',
+      tenant: tenant.slug,
+      snapshot: this.#snapshot(tenant, catalog),
+    }
     this.#channel.postMessage(message)
     feed.snapshotSequence = feed.sequence
   }
@@ -210,9 +241,8 @@ export class QueryPool {
     this.#prefetched.delete(tenant.slug)
     return {
       sequence: feed.sequence,
-      prepared: prefetched !== undefined && catalog !== null && prefetched.catalog === catalog
-        ? prefetched.token
-        : null,
+      prepared:
+        prefetched !== undefined && catalog !== null && prefetched.catalog === catalog ? prefetched.token : null,
       catalog: catalog ?? packCatalog(tenant.catalog.entries()),
       dictionary: tenant.prices.dictionaryDelta(0, 0),
       columns: tenant.prices.sharedColumns(),
@@ -235,7 +265,10 @@ export class QueryPool {
     }
     const json = result.json
     // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
-    return { body: typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength), release: null }
+    return {
+      body: typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength),
+      release: null,
+    }
   }
 
   /**
@@ -262,7 +295,11 @@ export class QueryPool {
    * there are none or something was written since the load. Answers how many workers took part and how
    * many reached the end together (fewer: one was late or gone; the tenant serves anyway).
    */
-  warm(tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null): Promise<{ workers: number; warmed: number }> {
+  warm(
+    tenant: ReplicatedTenant,
+    catalog: () => Uint8Array | null,
+    query: QueryInput | null,
+  ): Promise<{ workers: number; warmed: number }> {
     // One tenant at a time: two tenants' warm-ups at once could each hold one worker at its barrier,
     // waiting for a sibling queued behind the other's.
     this.#warmsQueued++
@@ -276,7 +313,9 @@ export class QueryPool {
   #warmsQueued = 0
 
   async #warmNow(
-    tenant: ReplicatedTenant, catalog: () => Uint8Array | null, query: QueryInput | null,
+    tenant: ReplicatedTenant,
+    catalog: () => Uint8Array | null,
+    query: QueryInput | null,
   ): Promise<{ workers: number; warmed: number }> {
     const feed = this.#feed(tenant)
     // A small tenant loads before the workers have started: a broadcast now would miss them, and
@@ -354,7 +393,13 @@ export class QueryPool {
     // Every worker gets the tenant's snapshot once, by broadcast, before its first task: under load,
     // per-task snapshots would be built and cloned for every queued task at once.
     if (feed.snapshotSequence < 0) this.#broadcastSnapshot(tenant, feed, null, reason)
-    const task = { version: protocolVersion, tenant: tenant.slug, sequence: feed.sequence, snapshot: null, ...body } as PriceTask
+    const task = {
+      version: protocolVersion,
+      tenant: tenant.slug,
+      sequence: feed.sequence,
+      snapshot: null,
+      ...body,
+    } as PriceTask
     let result = (await this.#pool.run(task)) as TaskResult
     if (result.kind === 'need_snapshot') {
       // A worker lost step (a gap): one new broadcast per sequence serves every worker that needs it.

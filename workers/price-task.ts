@@ -13,12 +13,23 @@ import { searchArticles } from '../engine/article-search.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
-  protocolVersion, type PriceTask, type PriceWorkerData, type QueryTaskResult, type ReadTaskResult, type RulesTask,
-  type RulesTaskResult, type SearchTaskResult, type WarmTask, type WarmTaskResult,
+  protocolVersion,
+  type PriceTask,
+  type PriceWorkerData,
+  type QueryTaskResult,
+  type ReadTaskResult,
+  type RulesTask,
+  type RulesTaskResult,
+  type SearchTaskResult,
+  type WarmTask,
+  type WarmTaskResult,
 } from './protocol.js'
 import { ReplicaSet, type TenantReplica } from './replica.js'
 
-setAnswerCacheItemsMax((workerData as PriceWorkerData).answerCacheItems, (workerData as PriceWorkerData).answerCacheMinRepeatShare)
+setAnswerCacheItemsMax(
+  (workerData as PriceWorkerData).answerCacheItems,
+  (workerData as PriceWorkerData).answerCacheMinRepeatShare,
+)
 
 /**
  * How much lower than the main thread a price worker runs, in nice steps: 19, the lowest weight

@@ -149,13 +149,27 @@ export interface RulesTaskResult {
   readonly refusal: { readonly path: string; readonly message: string } | null
 }
 
-export type SearchTaskResult = { readonly kind: 'search'; readonly outcome: ArticleSearchOutcome } | { readonly kind: 'need_snapshot' }
+export type SearchTaskResult =
+  | { readonly kind: 'search'; readonly outcome: ArticleSearchOutcome }
+  | { readonly kind: 'need_snapshot' }
 
-export type ReadTaskResult = { readonly kind: 'read'; readonly outcome: PriceReadOutcome } | { readonly kind: 'need_snapshot' }
+export type ReadTaskResult =
+  | { readonly kind: 'read'; readonly outcome: PriceReadOutcome }
+  | { readonly kind: 'need_snapshot' }
 
 export type QueryTaskResult =
   /** `cacheHits` and `cacheMisses`: this task's share of the worker's answer-cache counts (SKUs). */
-  | { readonly kind: 'answer'; readonly json: string | Uint8Array; readonly cacheHits: number; readonly cacheMisses: number }
+  | {
+      readonly kind: 'answer'
+      readonly json: string | Uint8Array
+      readonly cacheHits: number
+      readonly cacheMisses: number
+    }
   /** The answer bytes are in the worker's answer arena (./answer-arena.ts). */
-  | { readonly kind: 'arena'; readonly placement: ArenaPlacement; readonly cacheHits: number; readonly cacheMisses: number }
+  | {
+      readonly kind: 'arena'
+      readonly placement: ArenaPlacement
+      readonly cacheHits: number
+      readonly cacheMisses: number
+    }
   | { readonly kind: 'need_snapshot' }

@@ -32,7 +32,10 @@ export function renderItem(item: PricedItem, pricelist: string): Record<string, 
       vat: toNumber(entry.vat),
       gross: toNumber(entry.gross),
     })),
-    fx: item.fx === null ? null : { base: item.fx.base, quote: item.fx.quote, rate: item.fx.rate, as_of: formatInstant(item.fx.asOf) },
+    fx:
+      item.fx === null
+        ? null
+        : { base: item.fx.base, quote: item.fx.quote, rate: item.fx.rate, as_of: formatInstant(item.fx.asOf) },
   }
 }
 
@@ -119,31 +122,52 @@ function rateJson(rateText: string): string {
  */
 export function itemJson(item: PricedItem, pricelist: string, taxArea: string | null = null): string {
   let text =
-    '{"sku":' + jsonString(item.sku) +
-    ',"pricelist":' + quoted(pricelist) +
-    ',"currency_code":' + quoted(item.currency) +
-    ',"vat_mode":' + quoted(item.vatMode) +
-    ',"net":' + amountJson(item.net) +
-    ',"vat":' + amountJson(item.vat) +
-    ',"gross":' + amountJson(item.gross) +
-    ',"vat_rate":' + rateJson(item.vatRateText) +
-    ',"vat_class":' + quoted(item.vatClass) +
+    '{"sku":' +
+    jsonString(item.sku) +
+    ',"pricelist":' +
+    quoted(pricelist) +
+    ',"currency_code":' +
+    quoted(item.currency) +
+    ',"vat_mode":' +
+    quoted(item.vatMode) +
+    ',"net":' +
+    amountJson(item.net) +
+    ',"vat":' +
+    amountJson(item.vat) +
+    ',"gross":' +
+    amountJson(item.gross) +
+    ',"vat_rate":' +
+    rateJson(item.vatRateText) +
+    ',"vat_class":' +
+    quoted(item.vatClass) +
     (item.inherited ? ',"inherited":true,"quantity_breaks":[' : ',"inherited":false,"quantity_breaks":[')
   const breaks = item.breaks
   for (let index = 0; index < breaks.length; index++) {
     const entry = breaks[index]!
     text +=
-      (index === 0 ? '{"quantity_break":' : ',{"quantity_break":') + amountJson(entry.quantity) +
-      ',"net":' + amountJson(entry.net) +
-      ',"vat":' + amountJson(entry.vat) +
-      ',"gross":' + amountJson(entry.gross) + '}'
+      (index === 0 ? '{"quantity_break":' : ',{"quantity_break":') +
+      amountJson(entry.quantity) +
+      ',"net":' +
+      amountJson(entry.net) +
+      ',"vat":' +
+      amountJson(entry.vat) +
+      ',"gross":' +
+      amountJson(entry.gross) +
+      '}'
   }
   const fx = item.fx
   text +=
     fx === null
       ? '],"fx":null'
-      : '],"fx":{"base":' + quoted(fx.base) + ',"quote":' + quoted(fx.quote) + ',"rate":' + jsonNumber(fx.rate) +
-        ',"as_of":' + jsonString(formatInstant(fx.asOf)) + '}'
+      : '],"fx":{"base":' +
+        quoted(fx.base) +
+        ',"quote":' +
+        quoted(fx.quote) +
+        ',"rate":' +
+        jsonNumber(fx.rate) +
+        ',"as_of":' +
+        jsonString(formatInstant(fx.asOf)) +
+        '}'
   return taxArea === null ? text + '}' : text + ',"tax_area":' + quoted(taxArea) + '}'
 }
 
@@ -152,7 +176,10 @@ export function itemJson(item: PricedItem, pricelist: string, taxArea: string | 
  * `renderItem(item, item.pricelist)`, written directly. One join of the item texts gives a flat
  * string (cheaper than flattening one long concatenation later).
  */
-export function answerJson(items: readonly PricedItem[], unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[]): string {
+export function answerJson(
+  items: readonly PricedItem[],
+  unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
+): string {
   const texts = new Array<string>(items.length)
   for (let index = 0; index < items.length; index++) texts[index] = itemJson(items[index]!, items[index]!.pricelist)
   const missing = new Array<string>(unavailable.length)

@@ -11,7 +11,12 @@ import { PriceReplica } from '../engine/price-replica.js'
 import { catalogParts, packEntries, unpackEntries, type CatalogEntries } from '../storage/book-snapshot.js'
 import { IdleCollection } from './idle-collection.js'
 import {
-  replicationChannelName, type OnlineMessage, type PrefetchMessage, type Snapshot, type SnapshotMessage, type SyncMessage,
+  replicationChannelName,
+  type OnlineMessage,
+  type PrefetchMessage,
+  type Snapshot,
+  type SnapshotMessage,
+  type SyncMessage,
 } from './protocol.js'
 
 /** What the replication channel carries. */

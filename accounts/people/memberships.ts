@@ -41,9 +41,11 @@ export function existingMember(system: SystemStore, tenant: string, address: str
 /** Adds `address` with `role` and mails them an invitation (201's record); 409 for a user already. */
 export async function inviteMember(change: MembershipChange, address: string, role: Role): Promise<MemberRecord> {
   const email = normalEmail(address)
-  if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
+  if (email === null)
+    throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
   mayChange(change, role)
-  if (change.system.member(change.tenant, email) !== undefined) throw new ApiError('conflict', `${email} is already a user of ${change.tenant}`)
+  if (change.system.member(change.tenant, email) !== undefined)
+    throw new ApiError('conflict', `${email} is already a user of ${change.tenant}`)
   const record: MemberRecord = { tenant: change.tenant, email, role, created_at: change.nowMs }
   await change.system.put(change.system.members, memberKey(record), record)
   await change.signIn.request(email, change.nowMs, { tenant: change.tenant, role, by: change.actor })
@@ -53,7 +55,8 @@ export async function inviteMember(change: MembershipChange, address: string, ro
 export async function changeMemberRole(change: MembershipChange, address: string, role: Role): Promise<MemberRecord> {
   const record = existingMember(change.system, change.tenant, address)
   mayChange(change, record.role, role)
-  if (record.role === 'owner' && role !== 'owner' && ownerCount(change) === 1) throw new ApiError('conflict', 'The last owner cannot be demoted: make someone else owner first')
+  if (record.role === 'owner' && role !== 'owner' && ownerCount(change) === 1)
+    throw new ApiError('conflict', 'The last owner cannot be demoted: make someone else owner first')
   const changed: MemberRecord = { ...record, role }
   await change.system.put(change.system.members, memberKey(changed), changed)
   return changed
@@ -62,7 +65,8 @@ export async function changeMemberRole(change: MembershipChange, address: string
 export async function removeMember(change: MembershipChange, address: string): Promise<MemberRecord> {
   const record = existingMember(change.system, change.tenant, address)
   mayChange(change, record.role)
-  if (record.role === 'owner' && ownerCount(change) === 1) throw new ApiError('conflict', 'The last owner cannot be removed')
+  if (record.role === 'owner' && ownerCount(change) === 1)
+    throw new ApiError('conflict', 'The last owner cannot be removed')
   await change.system.remove(change.system.members, memberKey(record))
   return record
 }

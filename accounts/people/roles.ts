@@ -21,7 +21,16 @@ export type Permission =
 
 /** The table. `users.manage`: invite, change the role of and remove admins, editors and viewers; `owners.manage`: the same for owners. */
 export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: ['overview.read', 'users.read', 'users.manage', 'owners.manage', 'keys.manage', 'backups.read', 'backups.create', 'restore'],
+  owner: [
+    'overview.read',
+    'users.read',
+    'users.manage',
+    'owners.manage',
+    'keys.manage',
+    'backups.read',
+    'backups.create',
+    'restore',
+  ],
   admin: ['overview.read', 'users.read', 'users.manage', 'keys.manage', 'backups.read', 'backups.create', 'restore'],
   editor: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'backups.create'],
   viewer: ['overview.read', 'users.read', 'keys.manage', 'backups.read'],
@@ -39,6 +48,10 @@ export function membershipPermission(...affected: readonly (Role | undefined)[])
 /** Refuses (403) a person whose role in `tenant` does not allow `permission`; answers the role. */
 export function requirePermission(system: SystemStore, tenant: string, email: string, permission: Permission): Role {
   const role = system.member(tenant, email)?.role
-  if (role === undefined || !can(role, permission)) throw new ApiError('forbidden', `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`)
+  if (role === undefined || !can(role, permission))
+    throw new ApiError(
+      'forbidden',
+      `The role ${role ?? 'none'} of ${email} does not allow ${permission} (docs/api.md, Roles)`,
+    )
   return role
 }

@@ -80,16 +80,22 @@ export class SignIn {
    * Stores a new link for `email` and mails it: a sign-in, or an invitation to a tenant. The link
    * lands on `next` (a path of this service), an invitation's on the tenant's console, others on /console.
    */
-  async request(email: string, nowMs: number, invitation?: { readonly tenant: string; readonly role: string; readonly by: string }, next?: string): Promise<void> {
+  async request(
+    email: string,
+    nowMs: number,
+    invitation?: { readonly tenant: string; readonly role: string; readonly by: string },
+    next?: string,
+  ): Promise<void> {
     const token = newSecret()
     const record: SignInLinkRecord = { email, expires_at: nowMs + signInLinkLifetimeMs, used_at: null }
     const landing = next ?? (invitation === undefined ? undefined : `/console/${invitation.tenant}`)
     if (landing !== undefined) record.next = landing
     await this.system.put(this.system.signInLinks, secretHash(token), record)
     const link = `${this.publicUrl()}/portal/verify?token=${token}`
-    const intro = invitation === undefined
-      ? 'Sign in to the pricing service console:'
-      : `${invitation.by} invites you to the tenant ${invitation.tenant} of the pricing service, as ${invitation.role}. Sign in to its console:`
+    const intro =
+      invitation === undefined
+        ? 'Sign in to the pricing service console:'
+        : `${invitation.by} invites you to the tenant ${invitation.tenant} of the pricing service, as ${invitation.role}. Sign in to its console:`
     await this.mailer.send({
       to: email,
       subject: invitation === undefined ? 'Your sign-in link' : `You are invited to ${invitation.tenant}`,
@@ -135,7 +141,11 @@ export class SignIn {
       this.#spending.delete(key)
     }
     const session = newSecret()
-    await this.system.put(this.system.sessions, secretHash(session), { email: link.email, created_at: nowMs, expires_at: nowMs + this.sessionLifetimeMs })
+    await this.system.put(this.system.sessions, secretHash(session), {
+      email: link.email,
+      created_at: nowMs,
+      expires_at: nowMs + this.sessionLifetimeMs,
+    })
     return { session, email: link.email, next: link.next ?? null }
   }
 

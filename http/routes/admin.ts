@@ -10,7 +10,15 @@ import type { Reply, RootContext, RootRoute } from '../contracts.js'
 import { ApiError } from '../../platform/errors.js'
 import { KeyedBuckets } from '../../accounts/credential-limits.js'
 import { plans } from '../../tenant/plans.js'
-import { createKey, provisionTenant, publicKey, publicTenant, revokeKey, updateTenantRecord, withRecentUse } from '../../accounts/provision.js'
+import {
+  createKey,
+  provisionTenant,
+  publicKey,
+  publicTenant,
+  revokeKey,
+  updateTenantRecord,
+  withRecentUse,
+} from '../../accounts/provision.js'
 import { validate } from '../validate.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import { takeBackup } from '../../tenant/backups/take.js'
@@ -41,7 +49,9 @@ export const CreateTenantBody = Type.Object(
     slug: Type.String({ minLength: 1, maxLength: 63 }),
     tier: Tier,
     region: Type.String({ minLength: 1, maxLength: 64 }),
-    owner_email: Type.Optional(Type.Union([Type.String({ maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }), Type.Null()])),
+    owner_email: Type.Optional(
+      Type.Union([Type.String({ maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }), Type.Null()]),
+    ),
     limits: Type.Optional(LimitsSchema),
   },
   { additionalProperties: false },
@@ -54,12 +64,19 @@ export const PatchTenantBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const CreateKeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+export const CreateKeyBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+)
 export const AccessLogBody = Type.Object(
   {
     enabled: Type.Boolean({ description: 'on or off' }),
     sample: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1, description: 'fraction of successful answers recorded (4xx and 5xx always are); unchanged when absent' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'fraction of successful answers recorded (4xx and 5xx always are); unchanged when absent',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -70,7 +87,9 @@ const TenantAnswer = Type.Object({
   slug: Type.String(),
   tier: Tier,
   region: Type.String(),
-  status: Type.Union(['requested', 'provisioning', 'active', 'suspended', 'rejected'].map((status) => Type.Literal(status))),
+  status: Type.Union(
+    ['requested', 'provisioning', 'active', 'suspended', 'rejected'].map((status) => Type.Literal(status)),
+  ),
   owner_email: Type.Union([Type.String(), Type.Null()]),
   limits: LimitsSchema,
   created_at: Instant,
@@ -102,11 +121,20 @@ function authorize(context: RootContext): void {
   const expected = context.deps.config.adminToken
   if (expected === '') throw new ApiError('route_not_found', 'The admin API is not enabled')
   const { config } = context.deps
-  adminFailures ??= new KeyedBuckets(config.tokenFailuresPerMinute / 60, config.tokenFailuresBurst, config.tokenFailuresKeysMax)
+  adminFailures ??= new KeyedBuckets(
+    config.tokenFailuresPerMinute / 60,
+    config.tokenFailuresBurst,
+    config.tokenFailuresKeysMax,
+  )
   const address = context.incoming.remoteAddress ?? ''
   if (!adminFailures.allows(address, context.nowMs)) {
     const retryAfterS = adminFailures.retryAfterS(address, context.nowMs)
-    throw new ApiError('rate_limited', `Too many wrong admin tokens from this address; retry in ${retryAfterS} s`, { retry_after: retryAfterS }, retryAfterS)
+    throw new ApiError(
+      'rate_limited',
+      `Too many wrong admin tokens from this address; retry in ${retryAfterS} s`,
+      { retry_after: retryAfterS },
+      retryAfterS,
+    )
   }
   const authorization = context.incoming.authorization
   // The scheme name is case-insensitive (RFC 9110 §11.1).
@@ -191,7 +219,12 @@ export function adminRoutes(): RootRoute[] {
       handler: async (context) => {
         tenantOf(context)
         const body = validate<typeof PatchTenantBody.static>(PatchTenantBody, parseJsonBody(context.incoming) ?? {})
-        const record = await updateTenantRecord(context.deps.system, context.params['slug']!, body as never, context.nowMs)
+        const record = await updateTenantRecord(
+          context.deps.system,
+          context.params['slug']!,
+          body as never,
+          context.nowMs,
+        )
         context.deps.tenants.get(record.slug)?.update(record, context.nowMs)
         return { status: 200, body: publicTenant(record) }
       },
@@ -207,10 +240,20 @@ export function adminRoutes(): RootRoute[] {
       handler: async (context) => {
         tenantOf(context)
         const body = validate<{ name: string }>(CreateKeyBody, parseJsonBody(context.incoming) ?? {})
-        const { record, clientSecret } = await createKey(context.deps.system, context.params['slug']!, body.name, context.nowMs)
+        const { record, clientSecret } = await createKey(
+          context.deps.system,
+          context.params['slug']!,
+          body.name,
+          context.nowMs,
+        )
         return {
           status: 201,
-          body: { name: record.name, client_id: record.client_id, client_secret: clientSecret, created_at: new Date(record.created_at).toISOString() },
+          body: {
+            name: record.name,
+            client_id: record.client_id,
+            client_secret: clientSecret,
+            created_at: new Date(record.created_at).toISOString(),
+          },
         }
       },
     }),
@@ -222,7 +265,12 @@ export function adminRoutes(): RootRoute[] {
       summary: 'List API keys without secrets, with last use',
       handler: (context) => {
         tenantOf(context)
-        return { status: 200, body: context.deps.system.listKeys(context.params['slug']!).map((key) => publicKey(withRecentUse(key, context.app.keyUsage))) }
+        return {
+          status: 200,
+          body: context.deps.system
+            .listKeys(context.params['slug']!)
+            .map((key) => publicKey(withRecentUse(key, context.app.keyUsage))),
+        }
       },
     }),
     adminOnly({
@@ -271,7 +319,13 @@ export function adminRoutes(): RootRoute[] {
       summary: "Restore one of a tenant's backups in the background (the operator's POST /management/restore)",
       handler: async (context) => {
         const body = validate<typeof RestoreBody.static>(RestoreBody, parseJsonBody(context.incoming))
-        const run = await startRestore(context.deps.system, runtimeOf(context), body.backup_id, 'operator', context.deps.now)
+        const run = await startRestore(
+          context.deps.system,
+          runtimeOf(context),
+          body.backup_id,
+          'operator',
+          context.deps.now,
+        )
         return { status: 202, body: publicRestoreStatus(run.record) }
       },
     }),
@@ -281,7 +335,10 @@ export function adminRoutes(): RootRoute[] {
       operationId: 'getTenantRestoreStatus',
       response: RestoreStatus,
       summary: "A tenant's latest restore (the operator's GET /management/restore/status)",
-      handler: (context) => ({ status: 200, body: publicRestoreStatus(context.deps.system.restores.get(runtimeOf(context).slug)) }),
+      handler: (context) => ({
+        status: 200,
+        body: publicRestoreStatus(context.deps.system.restores.get(runtimeOf(context).slug)),
+      }),
     }),
     adminOnly({
       method: 'POST',
@@ -289,11 +346,16 @@ export function adminRoutes(): RootRoute[] {
       operationId: 'runTenantRetention',
       response: RetentionAnswer,
       errors: [403, 404, 409],
-      summary: 'Run a history-retention pass over a tenant now and wait for it (403 without the plan feature, 409 with retention.enabled off, a pass or a restore running)',
+      summary:
+        'Run a history-retention pass over a tenant now and wait for it (403 without the plan feature, 409 with retention.enabled off, a pass or a restore running)',
       handler: async (context) => {
         const tenant = runtimeOf(context)
         const policy = retentionPolicy(tenant, context.deps.now())
-        if (typeof policy === 'string') throw new ApiError(tenant.limits.retention ? 'conflict' : 'plan_forbidden', `No retention pass for ${tenant.slug}: ${policy}`)
+        if (typeof policy === 'string')
+          throw new ApiError(
+            tenant.limits.retention ? 'conflict' : 'plan_forbidden',
+            `No retention pass for ${tenant.slug}: ${policy}`,
+          )
         if (tenant.restoring !== null) throw new ApiError('conflict', `${tenant.slug} is being restored`)
         if (retentionRunning(tenant)) throw new ApiError('conflict', `A retention pass of ${tenant.slug} is running`)
         const result = await runRetentionPass(tenant, context.deps.now)
@@ -326,7 +388,8 @@ export function adminRoutes(): RootRoute[] {
       path: '/admin/access-log',
       operationId: 'setAccessLog',
       response: AccessLogAnswer,
-      summary: "Turn this node's access log on or off, or change its sample, without a restart (until the next start, which reads the configuration again)",
+      summary:
+        "Turn this node's access log on or off, or change its sample, without a restart (until the next start, which reads the configuration again)",
       body: AccessLogBody,
       // It changes memory only (the log goes to stdout): served while storage is nearly full.
       whenStorageNearlyFull: 'serve',
@@ -334,7 +397,10 @@ export function adminRoutes(): RootRoute[] {
         const body = validate<typeof AccessLogBody.static>(AccessLogBody, parseJsonBody(context.incoming) ?? {})
         const accessLog = context.app.accessLog
         accessLog.configure({ enabled: body.enabled, sample: body.sample ?? accessLog.settings.sample })
-        context.deps.logger.info({ access_log: accessLog.settings, request_id: context.incoming.requestId }, 'access log changed')
+        context.deps.logger.info(
+          { access_log: accessLog.settings, request_id: context.incoming.requestId },
+          'access log changed',
+        )
         return { status: 200, body: accessLog.settings }
       },
     }),
@@ -345,7 +411,7 @@ export function adminRoutes(): RootRoute[] {
 function runtimeOf(context: RootContext): TenantRuntime {
   tenantOf(context)
   const runtime = context.deps.tenants.get(context.params['slug']!)
-  if (runtime === undefined) throw new ApiError('not_found', `Tenant ${context.params['slug']} is not served by this node`)
+  if (runtime === undefined)
+    throw new ApiError('not_found', `Tenant ${context.params['slug']} is not served by this node`)
   return runtime
 }
-

@@ -13,11 +13,31 @@ import { mainThreadAllowance } from '../../tenant/price-dispatch.js'
 import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, validationError } from '../../platform/errors.js'
-import { AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, Metadata, NullableText, Page, PageQuery, readOnlyFields, Text, WhenQuery } from '../schemas.js'
+import {
+  AsOfQuery,
+  BatchResult,
+  Code,
+  DateTime,
+  IncludeDeletedQuery,
+  Metadata,
+  NullableText,
+  Page,
+  PageQuery,
+  readOnlyFields,
+  Text,
+  WhenQuery,
+} from '../schemas.js'
 import { Refusal, type ItemOutcome } from '../../tenant/writes/core.js'
 import { deleteArticles, writeArticles, type ArticleInput } from '../../tenant/writes/articles.js'
 import {
-  accepted, acceptedOrThrow, itemProblem, page, readInstant, requireView, shapeRefusal, withVersionMeta,
+  accepted,
+  acceptedOrThrow,
+  itemProblem,
+  page,
+  readInstant,
+  requireView,
+  shapeRefusal,
+  withVersionMeta,
   type BatchOutcome,
 } from './common.js'
 
@@ -54,7 +74,10 @@ export const ArticleSearch = Type.Object(
   },
   { additionalProperties: false },
 )
-const DeleteItem = Type.Union([Code, Type.Object({ sku: Code, when: Type.Optional(DateTime) }, { additionalProperties: false })])
+const DeleteItem = Type.Union([
+  Code,
+  Type.Object({ sku: Code, when: Type.Optional(DateTime) }, { additionalProperties: false }),
+])
 const BatchBody = Type.Array(Type.Unknown(), { minItems: 1, maxItems: batchItemsMax })
 
 type ArticleWriteBody = typeof ArticleWrite.static
@@ -125,18 +148,24 @@ export function articleRoutes(): TenantRoute[] {
       method: 'GET',
       path: '/article',
       operationId: 'listArticles',
-      summary: 'Articles as of asOf, sorted by SKU: a numbered page when both page and size are given, else the full list (the specification)',
+      summary:
+        'Articles as of asOf, sorted by SKU: a numbered page when both page and size are given, else the full list (the specification)',
       tag: 'articles',
       query: ListQuery,
       response: Type.Union([Page(ArticleResponse), Type.Array(ArticleResponse)]),
       dimension: 'query',
       handler: (context) => {
-        const found = [...context.tenant.catalog.viewsAt('article', readInstant(context), context.query.include_deleted)]
+        const found = [
+          ...context.tenant.catalog.viewsAt('article', readInstant(context), context.query.include_deleted),
+        ]
         if (context.query.page === undefined || context.query.size === undefined) {
           return { status: 200, body: found.map(([sku, view]) => renderArticle(sku, view)) }
         }
         const numbered = page(found, context.query)
-        return { status: 200, body: { ...numbered, items: numbered.items.map(([sku, view]) => renderArticle(sku, view)) } }
+        return {
+          status: 200,
+          body: { ...numbered, items: numbered.items.map(([sku, view]) => renderArticle(sku, view)) },
+        }
       },
     }),
     route<typeof ArticleSearch.static>({
@@ -199,7 +228,7 @@ function skuOfWrite(item: unknown): string | null {
 
 /** The SKU a batch delete item names: the item itself, or its `sku` field as it is. */
 function skuOfDelete(item: unknown): unknown {
-  return typeof item === 'string' ? item : ((item as { sku?: unknown })?.sku as string | undefined) ?? null
+  return typeof item === 'string' ? item : (((item as { sku?: unknown })?.sku as string | undefined) ?? null)
 }
 
 /**
@@ -237,7 +266,10 @@ async function searchArticles(context: TenantContext<typeof ArticleSearch.static
   try {
     filter = compileFilter(body.filter ?? null, '/filter')
   } catch (error) {
-    if (error instanceof RuleCompileError) throw new ApiError('rule_invalid', `filter ${error.message}`, { details: [{ path: error.path, message: error.message }] })
+    if (error instanceof RuleCompileError)
+      throw new ApiError('rule_invalid', `filter ${error.message}`, {
+        details: [{ path: error.path, message: error.message }],
+      })
     throw error
   }
   const criteria: ArticleCriteria = {

@@ -24,7 +24,11 @@ export const BundleRuleWrite = Type.Object(
     discount_type: Type.Optional(Type.Union([Type.Literal('PERCENTAGE'), Type.Literal('ABSOLUTE'), Type.Null()])),
     discount_value: Type.Optional(Type.Union([Amount, Type.Null()])),
     fixed_price: Type.Optional(Type.Union([Amount, Type.Null()])),
-    components: Type.Optional(Type.Array(Type.Object({ sku: Code, quantity: Quantity(1e6) }, { additionalProperties: false }), { maxItems: 100 })),
+    components: Type.Optional(
+      Type.Array(Type.Object({ sku: Code, quantity: Quantity(1e6) }, { additionalProperties: false }), {
+        maxItems: 100,
+      }),
+    ),
     updated_at: Type.Optional(Type.Unknown()),
     updated_by: Type.Optional(Type.Unknown()),
     bundle_sku: Type.Optional(Type.Unknown()),

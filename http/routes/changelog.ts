@@ -16,8 +16,16 @@ const limitText = /^[0-9]+$/
 
 const ChangelogQuery = Type.Object(
   {
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: cursorLengthMax, description: 'opaque; omit to start at the oldest held entry' })),
-    entity_type: Type.Optional(Type.String({ enum: [...entityTypes], description: 'only entries of this entity type' })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: cursorLengthMax,
+        description: 'opaque; omit to start at the oldest held entry',
+      }),
+    ),
+    entity_type: Type.Optional(
+      Type.String({ enum: [...entityTypes], description: 'only entries of this entity type' }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: changelogLimitMax, default: changelogLimitDefault })),
   },
   { additionalProperties: false },
@@ -95,7 +103,9 @@ export function changelogRoutes(): TenantRoute[] {
         const from = cursor === undefined ? oldest : decodeCursor(cursor)
         if (from < oldest) return cursorExpired(from, oldest, context.nowMs, context.incoming.requestId)
         if (from > store.sequence + 1) {
-          throw validationError([{ path: 'query/cursor', message: 'is ahead of this changelog; pass next_cursor back unchanged' }])
+          throw validationError([
+            { path: 'query/cursor', message: 'is ahead of this changelog; pass next_cursor back unchanged' },
+          ])
         }
         // One more than asked tells whether another page follows without a count.
         const entries = store.readLog(from, limit + 1, entityType)

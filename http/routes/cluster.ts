@@ -32,15 +32,26 @@ export function clusterRoutes(): RootRoute[] {
       handler: async ({ deps, params, incoming }) => {
         const secret = deps.clusterSecret?.() ?? null
         if (secret === null) throw new ApiError('route_not_found', `No route for GET ${incoming.path}`)
-        if (!sameSecret(incoming.authorization, secret)) throw new ApiError('unauthorized', 'The cluster secret is required')
+        if (!sameSecret(incoming.authorization, secret))
+          throw new ApiError('unauthorized', 'The cluster secret is required')
         const tenant = deps.tenants.get(params['slug']!)
         if (tenant === undefined) throw new ApiError('tenant_not_found', `Tenant ${params['slug']} not found`)
-        if (tenant.role !== 'home') throw new ApiError('region_unavailable', `This node is not the home of region ${tenant.record.region}`, { retry_after: 1 }, 1)
+        if (tenant.role !== 'home')
+          throw new ApiError(
+            'region_unavailable',
+            `This node is not the home of region ${tenant.record.region}`,
+            { retry_after: 1 },
+            1,
+          )
         const directory = await mkdtemp(path.join(tmpdir(), `pricing-snapshot-${tenant.slug}-`))
         try {
           await tenant.store.backup(directory)
           const bytes = await readFile(path.join(directory, 'data.mdb'))
-          return { status: 200, headers: { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' }, body: bytes }
+          return {
+            status: 200,
+            headers: { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' },
+            body: bytes,
+          }
         } finally {
           await rm(directory, { recursive: true, force: true })
         }

@@ -37,7 +37,6 @@ export function readInstant(context: TenantContext<unknown, { asOf?: string; as_
   return text === undefined ? context.nowMs : parseInstant(text)
 }
 
-
 export function optionalInstant(text: string | undefined | null): number | null {
   return text === undefined || text === null ? null : parseInstant(text)
 }
@@ -63,7 +62,10 @@ export interface PageQuery {
 }
 
 /** A numbered page of `items` (page from 1, size default 100). */
-export function page<T>(items: readonly T[], query: PageQuery): { items: T[]; page: number; size: number; total: number } {
+export function page<T>(
+  items: readonly T[],
+  query: PageQuery,
+): { items: T[]; page: number; size: number; total: number } {
   const pageNumber = query.page ?? 1
   const size = query.size ?? pageSizeDefault
   const start = (pageNumber - 1) * size
@@ -78,7 +80,10 @@ export function page<T>(items: readonly T[], query: PageQuery): { items: T[]; pa
 export function refusalError(refusal: Refusal): ApiError {
   if (refusal.status === 'validation_failed') {
     const details = refusal.details.length > 0 ? refusal.details : [{ path: refusal.path, message: refusal.problem }]
-    return validationError(details.map((detail) => ({ ...detail })), refusal.message)
+    return validationError(
+      details.map((detail) => ({ ...detail })),
+      refusal.message,
+    )
   }
   if (refusal.details.length === 0) return new ApiError(refusal.status, refusal.message, { ...refusal.fields })
   return new ApiError(refusal.status, refusal.message, { details: refusal.details.map((detail) => ({ ...detail })) })
@@ -129,4 +134,3 @@ export interface BatchOutcome {
 export function shapeRefusal(schema: TSchema, item: unknown, problem = itemProblem(schema, item)): Refusal {
   return new Refusal({ status: 'validation_failed', message: problem ?? 'item: invalid' })
 }
-

@@ -9,7 +9,13 @@
 import { Type } from '@sinclair/typebox'
 import { isIso4217 } from '../../engine/currencies.js'
 import {
-  canonicalFxRate, fxBaseCurrency, fxCurrencyHeld, fxRateDecimalsMax, fxRateMax, latestFeedCurrencies, planFxRates,
+  canonicalFxRate,
+  fxBaseCurrency,
+  fxCurrencyHeld,
+  fxRateDecimalsMax,
+  fxRateMax,
+  latestFeedCurrencies,
+  planFxRates,
   resolveFx,
 } from '../../engine/fx.js'
 import type { Catalog, Change } from '../../engine/catalog.js'
@@ -21,8 +27,7 @@ import { AsOfQuery, CurrencyCode, DateTime } from '../schemas.js'
 import { accepted, readInstant } from './common.js'
 
 const RateValue = Type.Union([Type.Number(), Type.String({ maxLength: 64 })], {
-  description:
-    `EUR -> code: above 0 and at most ${fxRateMax}, at most ${fxRateDecimalsMax} decimals; a number or a numeric string`,
+  description: `EUR -> code: above 0 and at most ${fxRateMax}, at most ${fxRateDecimalsMax} decimals; a number or a numeric string`,
 })
 export const FxDailyBody = Type.Object(
   {

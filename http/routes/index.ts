@@ -18,5 +18,19 @@ import { settingsRoutes } from './settings.js'
 import { webhookRoutes } from './webhooks.js'
 
 export function tenantRoutes(): TenantRoute[] {
-  return [...articleRoutes(), ...pricelistRoutes(), ...referenceRoutes(), ...settingsRoutes(), ...roundingRoutes(), ...changelogRoutes(), ...priceWriteRoutes(), ...priceReadRoutes(), ...fxRoutes(), ...bundleRoutes(), ...webhookRoutes(), ...managementRoutes(), ...peopleRoutes()]
+  return [
+    ...articleRoutes(),
+    ...pricelistRoutes(),
+    ...referenceRoutes(),
+    ...settingsRoutes(),
+    ...roundingRoutes(),
+    ...changelogRoutes(),
+    ...priceWriteRoutes(),
+    ...priceReadRoutes(),
+    ...fxRoutes(),
+    ...bundleRoutes(),
+    ...webhookRoutes(),
+    ...managementRoutes(),
+    ...peopleRoutes(),
+  ]
 }

@@ -19,9 +19,17 @@ export const Backup = Type.Object({
 })
 export const CreateBackupBody = Type.Object({ retain: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 
-export const RestoreBody = Type.Object({ backup_id: Type.String({ minLength: 1, maxLength: 200, description: 'the id of one of the tenant\'s backups' }) }, { additionalProperties: false })
+export const RestoreBody = Type.Object(
+  { backup_id: Type.String({ minLength: 1, maxLength: 200, description: "the id of one of the tenant's backups" }) },
+  { additionalProperties: false },
+)
 export const RestoreStatus = Type.Object({
-  status: Type.Union([Type.Literal('idle'), Type.Literal('in_progress'), Type.Literal('completed'), Type.Literal('failed')]),
+  status: Type.Union([
+    Type.Literal('idle'),
+    Type.Literal('in_progress'),
+    Type.Literal('completed'),
+    Type.Literal('failed'),
+  ]),
   backup_id: Type.Union([Type.String(), Type.Null()], { description: 'null while idle (no restore yet)' }),
   started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -44,7 +52,11 @@ export function managementRoutes(): TenantRoute[] {
       permission: 'backups.read',
       response: Type.Array(Backup),
       dimension: 'query',
-      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: context.tenant.backups.list().map(publicBackup) }),
+      handler: (context) => ({
+        status: 200,
+        headers: { 'cache-control': 'no-store' },
+        body: context.tenant.backups.list().map(publicBackup),
+      }),
     }),
     route<typeof CreateBackupBody.static>({
       method: 'POST',
@@ -69,7 +81,8 @@ export function managementRoutes(): TenantRoute[] {
       method: 'POST',
       path: '/management/restore',
       operationId: 'startRestore',
-      summary: 'Restore a backup in the background; writes answer 503 with Retry-After: 15 until it ends (console sign-in only)',
+      summary:
+        'Restore a backup in the background; writes answer 503 with Retry-After: 15 until it ends (console sign-in only)',
       tag: 'management',
       access: 'console',
       permission: 'restore',
@@ -94,7 +107,11 @@ export function managementRoutes(): TenantRoute[] {
       permission: 'backups.read',
       response: RestoreStatus,
       dimension: 'query',
-      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: publicRestoreStatus(context.tenant.system.restores.get(context.tenant.slug)) }),
+      handler: (context) => ({
+        status: 200,
+        headers: { 'cache-control': 'no-store' },
+        body: publicRestoreStatus(context.tenant.system.restores.get(context.tenant.slug)),
+      }),
     }),
   ]
 }

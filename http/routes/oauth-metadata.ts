@@ -17,11 +17,15 @@ import { Type } from '@sinclair/typebox'
 
 export const AuthorizationServerMetadata = Type.Object(
   {
-    issuer: Type.String({ description: 'the public root URL (PRICING_PUBLIC_URL, else http://HOST:PORT); equals the `iss` of every token' }),
+    issuer: Type.String({
+      description: 'the public root URL (PRICING_PUBLIC_URL, else http://HOST:PORT); equals the `iss` of every token',
+    }),
     token_endpoint: Type.String(),
     jwks_uri: Type.String({ description: 'the public keys that verify access tokens' }),
     grant_types_supported: Type.Array(Type.Literal('client_credentials')),
-    token_endpoint_auth_methods_supported: Type.Array(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')])),
+    token_endpoint_auth_methods_supported: Type.Array(
+      Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')]),
+    ),
     response_types_supported: Type.Array(Type.String(), {
       maxItems: 0,
       description: 'RFC 8414 requires the member; empty because there is no authorization endpoint',
@@ -51,11 +55,16 @@ export function oauthMetadataRoutes(): RootRoute[] {
       method: 'GET',
       path: '/.well-known/oauth-authorization-server',
       operationId: 'getOAuthMetadata',
-      summary: 'OAuth 2.0 authorization server metadata (RFC 8414): issuer, token endpoint, JWKS, supported grant and client authentication',
+      summary:
+        'OAuth 2.0 authorization server metadata (RFC 8414): issuer, token endpoint, JWKS, supported grant and client authentication',
       tag: 'auth',
       response: AuthorizationServerMetadata,
       // Built per request: the public URL is known only once the server listens (port 0 in tests).
-      handler: ({ deps }) => ({ status: 200, headers: { 'cache-control': 'max-age=300' }, body: authorizationServerMetadata(deps.publicUrl) }),
+      handler: ({ deps }) => ({
+        status: 200,
+        headers: { 'cache-control': 'max-age=300' },
+        body: authorizationServerMetadata(deps.publicUrl),
+      }),
     },
   ]
 }

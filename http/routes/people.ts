@@ -7,14 +7,22 @@
  */
 import { Type } from '@sinclair/typebox'
 import { route, type TenantContext, type TenantRoute } from '../contracts.js'
-import { changeMemberRole, inviteMember, removeMember, type MembershipChange } from '../../accounts/people/memberships.js'
+import {
+  changeMemberRole,
+  inviteMember,
+  removeMember,
+  type MembershipChange,
+} from '../../accounts/people/memberships.js'
 import { roles } from '../../accounts/people/roles.js'
 import { createKey, publicKey, revokeKey, withRecentUse } from '../../accounts/provision.js'
 import type { MemberRecord } from '../../storage/system-store.js'
 
 const RoleSchema = Type.Union(roles.map((role) => Type.Literal(role)))
 const User = Type.Object({ email: Type.String(), role: RoleSchema, created_at: Type.String({ format: 'date-time' }) })
-const InviteBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema }, { additionalProperties: false })
+const InviteBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }), role: RoleSchema },
+  { additionalProperties: false },
+)
 const RoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false })
 const KeyBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })
 const Key = Type.Object({
@@ -24,14 +32,23 @@ const Key = Type.Object({
   revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 })
-const NewKey = Type.Object({ ...Key.properties, client_secret: Type.String({ description: '64 hex characters, shown only here' }) })
+const NewKey = Type.Object({
+  ...Key.properties,
+  client_secret: Type.String({ description: '64 hex characters, shown only here' }),
+})
 
 function publicUser(record: MemberRecord): typeof User.static {
   return { email: record.email, role: record.role, created_at: new Date(record.created_at).toISOString() }
 }
 
 function membershipChange(context: TenantContext): MembershipChange {
-  return { system: context.tenant.system, signIn: context.signIn, tenant: context.tenant.slug, actor: context.actor, nowMs: context.nowMs }
+  return {
+    system: context.tenant.system,
+    signIn: context.signIn,
+    tenant: context.tenant.slug,
+    actor: context.actor,
+    nowMs: context.nowMs,
+  }
 }
 
 /**
@@ -52,7 +69,11 @@ export function peopleRoutes(): TenantRoute[] {
       permission: 'users.read',
       response: Type.Array(User),
       dimension: 'query',
-      handler: (context) => ({ status: 200, headers: { 'cache-control': 'no-store' }, body: context.tenant.system.listMembers(context.tenant.slug).map(publicUser) }),
+      handler: (context) => ({
+        status: 200,
+        headers: { 'cache-control': 'no-store' },
+        body: context.tenant.system.listMembers(context.tenant.slug).map(publicUser),
+      }),
     }),
     route<typeof InviteBody.static>({
       ...consoleRoute,
@@ -65,7 +86,10 @@ export function peopleRoutes(): TenantRoute[] {
       response: User,
       responseStatus: 201,
       errors: [409],
-      handler: async (context) => ({ status: 201, body: publicUser(await inviteMember(membershipChange(context), context.body.email, context.body.role)) }),
+      handler: async (context) => ({
+        status: 201,
+        body: publicUser(await inviteMember(membershipChange(context), context.body.email, context.body.role)),
+      }),
     }),
     route<typeof RoleBody.static>({
       ...consoleRoute,
@@ -77,7 +101,10 @@ export function peopleRoutes(): TenantRoute[] {
       body: RoleBody,
       response: User,
       errors: [404, 409],
-      handler: async (context) => ({ status: 200, body: publicUser(await changeMemberRole(membershipChange(context), userParam(context), context.body.role)) }),
+      handler: async (context) => ({
+        status: 200,
+        body: publicUser(await changeMemberRole(membershipChange(context), userParam(context), context.body.role)),
+      }),
     }),
     route({
       ...consoleRoute,
@@ -105,7 +132,9 @@ export function peopleRoutes(): TenantRoute[] {
       handler: (context) => ({
         status: 200,
         headers: { 'cache-control': 'no-store' },
-        body: context.tenant.system.listKeys(context.tenant.slug).map((key) => publicKey(withRecentUse(key, context.keyUsage))),
+        body: context.tenant.system
+          .listKeys(context.tenant.slug)
+          .map((key) => publicKey(withRecentUse(key, context.keyUsage))),
       }),
     }),
     route<typeof KeyBody.static>({
@@ -119,8 +148,17 @@ export function peopleRoutes(): TenantRoute[] {
       response: NewKey,
       responseStatus: 201,
       handler: async (context) => {
-        const { record, clientSecret } = await createKey(context.tenant.system, context.tenant.slug, context.body.name, context.nowMs)
-        return { status: 201, headers: { 'cache-control': 'no-store' }, body: { ...publicKey(record), client_secret: clientSecret } }
+        const { record, clientSecret } = await createKey(
+          context.tenant.system,
+          context.tenant.slug,
+          context.body.name,
+          context.nowMs,
+        )
+        return {
+          status: 201,
+          headers: { 'cache-control': 'no-store' },
+          body: { ...publicKey(record), client_secret: clientSecret },
+        }
       },
     }),
     route({

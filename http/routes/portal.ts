@@ -17,12 +17,25 @@ import { backTo, formFields } from '../pages/shared/form.js'
 import { pageHeaders } from '../pages/shared/security-headers.js'
 import { signInLinkPage, spentLinkPage } from '../pages/shared/sign-in-link-page.js'
 
-const SignInBody = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false })
+const SignInBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }) },
+  { additionalProperties: false },
+)
 const SignInAnswer = Type.Object({ status: Type.Literal('sent') })
-const ConsoleTokenBody = Type.Object({ tenant: Type.String({ minLength: 1, maxLength: 63 }) }, { additionalProperties: false })
-const ConsoleTokenAnswer = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() })
+const ConsoleTokenBody = Type.Object(
+  { tenant: Type.String({ minLength: 1, maxLength: 63 }) },
+  { additionalProperties: false },
+)
+const ConsoleTokenAnswer = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+})
 
-const VerifyBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+const VerifyBody = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+)
 const spentLinkMessage = 'This sign-in link is unknown, used or expired: ask for a new one'
 
 /** A link's token is 43 base64url characters; anything far from that is not looked up. */
@@ -51,7 +64,11 @@ function signedIn(context: RootContext): { email: string; secret: string } {
 /** Mails a sign-in link unless a limit holds it back (logged without the address); the answer is the same. */
 async function mailLink(context: RootContext, email: string): Promise<void> {
   const sent = await context.deps.signIn.requestFromPortal(email, context.incoming.remoteAddress ?? '', context.nowMs)
-  if (!sent) context.deps.logger.info({ request_id: context.incoming.requestId }, 'sign-in mail held back: too many asked for this address or from this client')
+  if (!sent)
+    context.deps.logger.info(
+      { request_id: context.incoming.requestId },
+      'sign-in mail held back: too many asked for this address or from this client',
+    )
 }
 
 export function portalRoutes(): RootRoute[] {
@@ -76,7 +93,11 @@ export function portalRoutes(): RootRoute[] {
         }
         const body = validate<typeof SignInBody.static>(SignInBody, parseJsonBody(context.incoming) ?? {})
         const email = normalEmail(body.email)
-        if (email === null) throw validationError([{ path: '/email', message: 'must be an e-mail address' }], 'email must be an e-mail address')
+        if (email === null)
+          throw validationError(
+            [{ path: '/email', message: 'must be an e-mail address' }],
+            'email must be an e-mail address',
+          )
         await mailLink(context, email)
         return { status: 202, headers: { 'cache-control': 'no-store' }, body: { status: 'sent' } }
       },
@@ -111,14 +132,24 @@ export function portalRoutes(): RootRoute[] {
         // Login CSRF: a page elsewhere must not sign a browser in as the holder of its own link.
         // The JSON form needs no check: a cross-site page cannot send a JSON body without CORS.
         if (form !== null && !sameOrigin(context.incoming, context.deps.publicUrl)) {
-          throw new ApiError('forbidden', "Cross-site sign-in refused: use the Sign in button of this service's own page")
+          throw new ApiError(
+            'forbidden',
+            "Cross-site sign-in refused: use the Sign in button of this service's own page",
+          )
         }
-        const token = form !== null ? form.get('token') ?? '' : validate<typeof VerifyBody.static>(VerifyBody, parseJsonBody(context.incoming) ?? {}).token
+        const token =
+          form !== null
+            ? (form.get('token') ?? '')
+            : validate<typeof VerifyBody.static>(VerifyBody, parseJsonBody(context.incoming) ?? {}).token
         const verified = wellFormed(token) ? await context.deps.signIn.verify(token, context.nowMs) : null
         if (verified === null) return spentLink(context)
         return {
           status: 303,
-          headers: { location: verified.next ?? afterSignIn, 'set-cookie': sessionSetCookie(verified.session, secure(context), context.deps.signIn.sessionLifetimeMs), 'cache-control': 'no-store' },
+          headers: {
+            location: verified.next ?? afterSignIn,
+            'set-cookie': sessionSetCookie(verified.session, secure(context), context.deps.signIn.sessionLifetimeMs),
+            'cache-control': 'no-store',
+          },
         }
       },
     },
@@ -156,9 +187,14 @@ export function portalRoutes(): RootRoute[] {
       handler: async (context) => {
         const { email } = signedIn(context)
         const body = validate<typeof ConsoleTokenBody.static>(ConsoleTokenBody, parseJsonBody(context.incoming) ?? {})
-        if (context.deps.system.member(body.tenant, email) === undefined) throw new ApiError('forbidden', `${email} is not a user of tenant ${body.tenant}`)
+        if (context.deps.system.member(body.tenant, email) === undefined)
+          throw new ApiError('forbidden', `${email} is not a user of tenant ${body.tenant}`)
         const accessToken = await context.deps.tokens.issue(body.tenant, email, 'console', context.nowMs)
-        return { status: 200, headers: { 'cache-control': 'no-store' }, body: { access_token: accessToken, token_type: 'Bearer', expires_in: tokenLifetimeS } }
+        return {
+          status: 200,
+          headers: { 'cache-control': 'no-store' },
+          body: { access_token: accessToken, token_type: 'Bearer', expires_in: tokenLifetimeS },
+        }
       },
     },
   ]

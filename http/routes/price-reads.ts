@@ -25,7 +25,15 @@ import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
 import type { QueryInput } from '../../workers/execute.js'
 import { itemJson, renderItem } from '../../workers/render.js'
-import { dispatchLargeQuery, dispatchRead, dispatchReads, dispatchSmallQuery, type Dispatched, type Engine, type QueryAnswer } from '../../tenant/price-dispatch.js'
+import {
+  dispatchLargeQuery,
+  dispatchRead,
+  dispatchReads,
+  dispatchSmallQuery,
+  type Dispatched,
+  type Engine,
+  type QueryAnswer,
+} from '../../tenant/price-dispatch.js'
 
 export const PriceQueryBody = Type.Object(
   {
@@ -55,8 +63,13 @@ const QueryItem = Type.Object({
   vat_rate: Type.Number(),
   vat_class: Type.String(),
   inherited: Type.Boolean(),
-  quantity_breaks: Type.Array(Type.Object({ quantity_break: Type.Number(), net: Type.Number(), vat: Type.Number(), gross: Type.Number() })),
-  fx: Type.Union([Type.Object({ base: Type.String(), quote: Type.String(), rate: Type.Number(), as_of: Type.String() }), Type.Null()]),
+  quantity_breaks: Type.Array(
+    Type.Object({ quantity_break: Type.Number(), net: Type.Number(), vat: Type.Number(), gross: Type.Number() }),
+  ),
+  fx: Type.Union([
+    Type.Object({ base: Type.String(), quote: Type.String(), rate: Type.Number(), as_of: Type.String() }),
+    Type.Null(),
+  ]),
 })
 const PriceQueryAnswer = Type.Object({
   items: Type.Array(QueryItem),
@@ -95,12 +108,21 @@ const HistoryEntry = Type.Object({
   quantity_breaks: RenderedContent.quantity_breaks,
 })
 const SkusAnswer = Type.Union([
-  Type.Object({ items: Type.Array(Type.String()), next_cursor: Type.Union([Type.String(), Type.Null()]), has_more: Type.Boolean() }),
-  Type.Object({ ...Page(Type.String()).properties }, { description: 'with page or size (deprecated): a numbered page' }),
+  Type.Object({
+    items: Type.Array(Type.String()),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+    has_more: Type.Boolean(),
+  }),
+  Type.Object(
+    { ...Page(Type.String()).properties },
+    { description: 'with page or size (deprecated): a numbered page' },
+  ),
 ])
 const PricelistWithPrice = Type.Object({
   pricelist: PricelistResponse,
-  price: Type.Union([QueryItem, Type.Null()], { description: 'with currency_code: the price in it, null when it cannot be given' }),
+  price: Type.Union([QueryItem, Type.Null()], {
+    description: 'with currency_code: the price in it, null when it cannot be given',
+  }),
 })
 
 export { renderItem }
@@ -126,25 +148,36 @@ function selectPricelists(tenant: TenantRuntime, body: PriceQueryValue, at: numb
     const mode = context.pricelist(code)?.vatMode
     if (mode !== null && mode !== undefined) modes.add(mode)
   }
-  if (selected.length === 0) throw validationError([{ path: '/pricelist_filter', message: 'selects no active pricelist' }], 'The pricelist filter selects no active pricelist')
+  if (selected.length === 0)
+    throw validationError(
+      [{ path: '/pricelist_filter', message: 'selects no active pricelist' }],
+      'The pricelist filter selects no active pricelist',
+    )
   if (settingEnabled(tenant.catalog, 'require.homogeneous.currency', at)) {
     const sorted = [...currencies].sort()
     if (sorted.length > 1) {
-      throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous currencies' }],
-        `Heterogeneous currencies found in pricelists: [${sorted.join(', ')}]. All pricelists must have the same currency when setting require.homogeneous.currency is enabled.`)
+      throw validationError(
+        [{ path: '/pricelist_filter', message: 'heterogeneous currencies' }],
+        `Heterogeneous currencies found in pricelists: [${sorted.join(', ')}]. All pricelists must have the same currency when setting require.homogeneous.currency is enabled.`,
+      )
     }
     if (sorted[0] !== body.currency_code) throw currencyMismatch(sorted[0]!, body.currency_code)
   }
   if (settingEnabled(tenant.catalog, 'require.homogeneous.vat_mode', at) && modes.size > 1) {
-    throw validationError([{ path: '/pricelist_filter', message: 'heterogeneous VAT modes' }],
-      `Heterogeneous VAT modes found in pricelists: [${[...modes].sort().join(', ')}]. All pricelists must have the same VAT mode when setting require.homogeneous.vat_mode is enabled.`)
+    throw validationError(
+      [{ path: '/pricelist_filter', message: 'heterogeneous VAT modes' }],
+      `Heterogeneous VAT modes found in pricelists: [${[...modes].sort().join(', ')}]. All pricelists must have the same VAT mode when setting require.homogeneous.vat_mode is enabled.`,
+    )
   }
   return selected.sort()
 }
 
 /** The spec's message for a requested currency other than the pricelist's (require.homogeneous.currency). */
 function currencyMismatch(pricelistCurrency: string, requested: string): ApiError {
-  return validationError([{ path: '/currency_code', message: 'currency mismatch' }], `Pricelist currency ${pricelistCurrency} does not match requested currency ${requested}`)
+  return validationError(
+    [{ path: '/currency_code', message: 'currency mismatch' }],
+    `Pricelist currency ${pricelistCurrency} does not match requested currency ${requested}`,
+  )
 }
 
 /**
@@ -154,11 +187,16 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
  */
 function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
-  if (body.skus.length === 0) throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
-  if (body.tax_area.length === 0) throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
+  if (body.skus.length === 0)
+    throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
+  if (body.tax_area.length === 0)
+    throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
   const at = body.as_of === undefined ? context.nowMs : readInstant({ ...context, query: { as_of: body.as_of } })
   if (tenant.catalog.get('tax_area', body.tax_area, at) === null) {
-    throw validationError([{ path: '/tax_area', message: 'unknown tax area' }], `Tax area ${body.tax_area} does not exist`)
+    throw validationError(
+      [{ path: '/tax_area', message: 'unknown tax area' }],
+      `Tax area ${body.tax_area} does not exist`,
+    )
   }
   const pricelists = selectPricelists(tenant, body, at)
   // Answers 404 for an unknown profile before any work is handed out.
@@ -174,26 +212,48 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
     sortOrder: body.sort_order ?? null,
     quantity: body.quantity === undefined ? 1 : quantityValue(body.quantity, '/quantity', 1e9),
   }
-  if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus) return dispatchLargeQuery(tenant, input)
+  if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
+    return dispatchLargeQuery(tenant, input)
   return dispatchSmallQuery(tenant, input)
 }
 
 const TaxedQuery = Type.Object(
-  { ...AsOfQuery, rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode), quantity: Type.Optional(Quantity(1e9)) },
+  {
+    ...AsOfQuery,
+    rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })),
+    currency_code: Type.Optional(CurrencyCode),
+    quantity: Type.Optional(Quantity(1e9)),
+  },
   { additionalProperties: false },
 )
-const RawQuery = Type.Object({ ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) }, { additionalProperties: false })
+const RawQuery = Type.Object(
+  { ...AsOfQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })) },
+  { additionalProperties: false },
+)
 
 /**
  * A read's failure as the API's error; `taxArea` is named when the answer (FX, VAT) failed, and
  * `x-price-engine` says which thread found it.
  */
-function readError(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, engine: Engine, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {
+function readError(
+  outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>,
+  engine: Engine,
+  sku: string,
+  pricelist: string,
+  taxArea: string,
+  profile: string | undefined,
+): ApiError {
   const error = failure(outcome, sku, pricelist, taxArea, profile)
   return new HttpError(error.code, error.message, error.extra, { ...errorHeaders(error), 'x-price-engine': engine })
 }
 
-function failure(outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>, sku: string, pricelist: string, taxArea: string, profile: string | undefined): ApiError {
+function failure(
+  outcome: Exclude<PriceReadOutcome, { kind: 'base' | 'priced' }>,
+  sku: string,
+  pricelist: string,
+  taxArea: string,
+  profile: string | undefined,
+): ApiError {
   switch (outcome.kind) {
     case 'unknown_pricelist':
       return notFound(`Pricelist ${pricelist}`)
@@ -214,7 +274,12 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const pricelist = params['pricelist']!
   const taxArea = params['tax_area']!
   const at = readInstant(context)
-  const answer = { currency: query.currency_code ?? null, rounding: query.rounding_profile ?? null, quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity', 1e9), homogeneousCurrency: true }
+  const answer = {
+    currency: query.currency_code ?? null,
+    rounding: query.rounding_profile ?? null,
+    quantity: query.quantity === undefined ? 1 : quantityValue(query.quantity, 'query/quantity', 1e9),
+    homogeneousCurrency: true,
+  }
   const read = dispatchRead(tenant, { at, taxArea, sku, pricelist, answer })
   const respond = ({ outcome, engine }: Dispatched) => {
     assert(outcome.kind !== 'base', 'a taxed read answered without tax')
@@ -236,7 +301,9 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
  */
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash
 const sha1: (text: string) => string =
-  oneShot === undefined ? (text) => crypto.createHash('sha1').update(text).digest('base64url') : (text) => oneShot('sha1', text, 'base64url')
+  oneShot === undefined
+    ? (text) => crypto.createHash('sha1').update(text).digest('base64url')
+    : (text) => oneShot('sha1', text, 'base64url')
 
 function answerTag(text: string): string {
   return `"${sha1(text)}"`
@@ -278,7 +345,10 @@ function rawRead(context: TenantContext<undefined, typeof RawQuery.static>) {
   return read instanceof Promise ? read.then(respond) : respond(read)
 }
 
-const StoredQuery = Type.Object({ sku: Type.Optional(Code), pricelist: Type.Optional(Code), ...AsOfQuery, ...PageQuery }, { additionalProperties: false })
+const StoredQuery = Type.Object(
+  { sku: Type.Optional(Code), pricelist: Type.Optional(Code), ...AsOfQuery, ...PageQuery },
+  { additionalProperties: false },
+)
 
 /** Stored records in force at the instant, filtered by SKU and/or pricelist, sorted by (pricelist, SKU). */
 function storedRecords(context: TenantContext<undefined, typeof StoredQuery.static>) {
@@ -302,7 +372,10 @@ function storedRecords(context: TenantContext<undefined, typeof StoredQuery.stat
   // Materialise only the page.
   numbered.items = numbered.items.map((record) => {
     const { sku, pricelist } = record as { sku: string; pricelist: string }
-    const version = book.versions(pricelist, sku).filter((candidate) => candidate.from <= at).pop()!
+    const version = book
+      .versions(pricelist, sku)
+      .filter((candidate) => candidate.from <= at)
+      .pop()!
     return {
       sku,
       pricelist,
@@ -316,7 +389,10 @@ function storedRecords(context: TenantContext<undefined, typeof StoredQuery.stat
 }
 
 const HistoryQuery = Type.Object(
-  { days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
   { additionalProperties: false },
 )
 
@@ -336,10 +412,17 @@ function history(context: TenantContext<undefined, typeof HistoryQuery.static>) 
     if (versions.length > 0) {
       for (const version of versions) {
         if (version.from < since && version.writtenAt < since) continue
-        const rendered = version.content === null ? { price: null, quantity_breaks: [] } : renderContent(version.content)
+        const rendered =
+          version.content === null ? { price: null, quantity_breaks: [] } : renderContent(version.content)
         entries.push({
           change_at: formatInstant(version.from),
-          meta: { inherited, start_at: formatInstant(version.from), updated_at: formatInstant(version.writtenAt), updated_by: version.writtenBy, source_pricelist: code },
+          meta: {
+            inherited,
+            start_at: formatInstant(version.from),
+            updated_at: formatInstant(version.writtenAt),
+            updated_by: version.writtenBy,
+            source_pricelist: code,
+          },
           ...rendered,
         })
       }
@@ -353,7 +436,12 @@ function history(context: TenantContext<undefined, typeof HistoryQuery.static>) 
 }
 
 const SkusQuery = Type.Object(
-  { ...AsOfQuery, afterSku: Type.Optional(Type.String({ maxLength: codeLengthMax })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })), ...PageQuery },
+  {
+    ...AsOfQuery,
+    afterSku: Type.Optional(Type.String({ maxLength: codeLengthMax })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+    ...PageQuery,
+  },
   { additionalProperties: false },
 )
 
@@ -366,7 +454,12 @@ async function skusForPricelist(context: TenantContext<undefined, typeof SkusQue
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
   if (priceContext.pricelist(code) === null) throw notFound(`Pricelist ${code}`)
   const all = pricedSkuCandidates(tenant)
-  const reads = (skus: Iterable<string>) => dispatchReads(tenant, priceContext, mapped(skus, (sku): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer: null })))
+  const reads = (skus: Iterable<string>) =>
+    dispatchReads(
+      tenant,
+      priceContext,
+      mapped(skus, (sku): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer: null })),
+    )
   if (query.page !== undefined || query.size !== undefined) {
     const priced: string[] = []
     let index = 0
@@ -425,7 +518,12 @@ function pricedSkuCandidates(tenant: TenantRuntime): readonly string[] {
 }
 
 const PricelistsForSkuQuery = Type.Object(
-  { ...AsOfQuery, ...PageQuery, tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })), currency_code: Type.Optional(CurrencyCode) },
+  {
+    ...AsOfQuery,
+    ...PageQuery,
+    tax_area: Type.Optional(Type.String({ maxLength: codeLengthMax })),
+    currency_code: Type.Optional(CurrencyCode),
+  },
   { additionalProperties: false },
 )
 
@@ -436,14 +534,25 @@ async function pricelistsForSku(context: TenantContext<undefined, typeof Priceli
   const at = readInstant(context)
   const taxArea = query.tax_area ?? defaultTaxArea(tenant.catalog, at)
   const priceContext = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
-  const answer = query.currency_code === undefined ? null : { currency: query.currency_code, rounding: null, quantity: 1, homogeneousCurrency: false }
+  const answer =
+    query.currency_code === undefined
+      ? null
+      : { currency: query.currency_code, rounding: null, quantity: 1, homogeneousCurrency: false }
   const views = [...tenant.catalog.viewsAt('pricelist', at)]
   const found: Record<string, unknown>[] = []
   let index = 0
-  for await (const outcome of dispatchReads(tenant, priceContext, mapped(views, ([code]): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer })))) {
+  for await (const outcome of dispatchReads(
+    tenant,
+    priceContext,
+    mapped(views, ([code]): PriceReadInput => ({ at, taxArea, sku, pricelist: code, answer })),
+  )) {
     const [code, view] = views[index++]!
     // Unpriced at the base: not listed; priced at the base but not in the currency: listed, price null.
-    if (outcome.kind === 'base' || outcome.kind === 'priced' || (outcome.kind === 'unpriced' && outcome.stage === 'answer')) {
+    if (
+      outcome.kind === 'base' ||
+      outcome.kind === 'priced' ||
+      (outcome.kind === 'unpriced' && outcome.stage === 'answer')
+    ) {
       const price = outcome.kind === 'priced' ? renderItem(outcome.item, code) : null
       found.push({ pricelist: renderPricelist(tenant, code, view, at), price })
     }
@@ -452,13 +561,19 @@ async function pricelistsForSku(context: TenantContext<undefined, typeof Priceli
 }
 
 // x-price-engine says which thread answered (operators and tests; the answer is the same).
-const workerAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'worker' }
+const workerAnswerHeaders = {
+  'cache-control': 'no-store',
+  'content-type': 'application/json',
+  'x-price-engine': 'worker',
+}
 const mainAnswerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'main' }
 
 function queryReply(answer: QueryAnswer) {
   const headers = answer.engine === 'worker' ? workerAnswerHeaders : mainAnswerHeaders
   // A worker's answer is a view of its answer arena until written (workers/answer-arena.ts).
-  return answer.release === null ? { status: 200, headers, body: answer.json } : { status: 200, headers, body: answer.json, release: answer.release }
+  return answer.release === null
+    ? { status: 200, headers, body: answer.json }
+    : { status: 200, headers, body: answer.json, release: answer.release }
 }
 
 export function priceReadRoutes(): TenantRoute[] {

@@ -17,13 +17,17 @@ import { BatchResult, Code, DateTime, mapKeys, WhenQuery } from '../schemas.js'
 import { isValid, precompile } from '../validate.js'
 import { accepted, acceptedOrThrow, itemProblem, shapeRefusal } from './common.js'
 
-const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], { description: 'decimal number or numeric string' })
+const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], {
+  description: 'decimal number or numeric string',
+})
 export const PriceDefinition = Type.Union([
   Amount,
   Type.Object(
     {
       sales: Amount,
-      fields: Type.Optional(Type.Union([Type.Record(mapKeys(64), Amount, { maxProperties: 32, additionalProperties: false }), Type.Null()])),
+      fields: Type.Optional(
+        Type.Union([Type.Record(mapKeys(64), Amount, { maxProperties: 32, additionalProperties: false }), Type.Null()]),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -44,7 +48,10 @@ const PriceFields = {
   updated_at: Type.Optional(Type.Unknown()),
   updated_by: Type.Optional(Type.Unknown()),
 }
-export const PriceWriteItem = Type.Object({ sku: Code, pricelist: Code, ...PriceFields }, { additionalProperties: false })
+export const PriceWriteItem = Type.Object(
+  { sku: Code, pricelist: Code, ...PriceFields },
+  { additionalProperties: false },
+)
 /**
  * PriceWriteItem with `start_date` as any text: a batch item is checked against this, and its start
  * date against DateTime once per distinct text (a batch mostly repeats one or two), instead of
@@ -60,7 +67,10 @@ export const PriceWriteSingle = Type.Object(
   { sku: Type.Optional(Code), pricelist: Type.Optional(Code), ...PriceFields },
   { additionalProperties: false },
 )
-const DeleteItem = Type.Object({ sku: Code, pricelist: Code, when: Type.Optional(DateTime) }, { additionalProperties: false })
+const DeleteItem = Type.Object(
+  { sku: Code, pricelist: Code, when: Type.Optional(DateTime) },
+  { additionalProperties: false },
+)
 const BatchBody = Type.Array(Type.Unknown(), { minItems: 1, maxItems: batchItemsMax })
 
 type PriceWriteBody = typeof PriceWriteSingle.static
@@ -68,14 +78,22 @@ type PriceWriteBody = typeof PriceWriteSingle.static
 /** The schema of `renderContent`'s answer (the fields of the price reads). */
 export const RenderedContent = {
   price: Type.Object({ sales: Type.Number(), fields: Type.Record(Type.String(), Type.Number()) }),
-  quantity_breaks: Type.Array(Type.Union([
-    Type.Object({ quantity_break: Type.Number(), fixed_price: Type.Number() }),
-    Type.Object({ quantity_break: Type.Number(), percent_of_base: Type.Number({ description: 'percent of the base price' }) }),
-  ])),
+  quantity_breaks: Type.Array(
+    Type.Union([
+      Type.Object({ quantity_break: Type.Number(), fixed_price: Type.Number() }),
+      Type.Object({
+        quantity_break: Type.Number(),
+        percent_of_base: Type.Number({ description: 'percent of the base price' }),
+      }),
+    ]),
+  ),
 }
 
 /** The content as the API shows it: `{sales, fields}` and `[{quantity_break, fixed_price | percent_of_base}]`. */
-export function renderContent(content: PriceContent): { price: Record<string, unknown>; quantity_breaks: Record<string, unknown>[] } {
+export function renderContent(content: PriceContent): {
+  price: Record<string, unknown>
+  quantity_breaks: Record<string, unknown>[]
+} {
   const fields: Record<string, number> = {}
   if (content.fields !== null) for (const name in content.fields) fields[name] = toNumber(content.fields[name]!)
   return {
@@ -216,5 +234,6 @@ function stringField(item: unknown, name: string): string | null {
 function checkPathCode(fromPath: string, path: string, fromBody: string | undefined): void {
   const problem = itemProblem(Code, fromPath)
   if (problem !== null) throw validationError([{ path, message: problem }])
-  if (fromBody !== undefined && fromBody !== fromPath) throw validationError([{ path, message: 'must equal the code in the path' }])
+  if (fromBody !== undefined && fromBody !== fromPath)
+    throw validationError([{ path, message: 'must equal the code in the path' }])
 }

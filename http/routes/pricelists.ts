@@ -15,15 +15,36 @@ import type { View } from '../../engine/temporal.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { validationError } from '../../platform/errors.js'
 import {
-  AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, Metadata, NullableDateTime, NullableText, Page,
-  PageQuery, readOnlyFields, Text, VatMode, WhenQuery,
+  AsOfQuery,
+  BatchResult,
+  Code,
+  DateTime,
+  IncludeDeletedQuery,
+  Metadata,
+  NullableDateTime,
+  NullableText,
+  Page,
+  PageQuery,
+  readOnlyFields,
+  Text,
+  VatMode,
+  WhenQuery,
 } from '../schemas.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import { metadataMatches } from '../../engine/article-search.js'
 import { deletePricelists, writePricelists, type PricelistInput } from '../../tenant/writes/pricelists.js'
 import {
-  accepted, acceptedOrThrow, batchAnswer, formatOptional, itemProblem, optionalInstant, page,
-  readInstant, requireView, shapeRefusal, withVersionMeta,
+  accepted,
+  acceptedOrThrow,
+  batchAnswer,
+  formatOptional,
+  itemProblem,
+  optionalInstant,
+  page,
+  readInstant,
+  requireView,
+  shapeRefusal,
+  withVersionMeta,
 } from './common.js'
 
 const NullableString = Type.Union([Type.String(), Type.Null()])
@@ -41,7 +62,11 @@ const PriceRuleWrite = Type.Object(
 const PricelistFields = {
   // Any text here: a code outside ISO 4217 answers currency_unknown, not a pattern failure.
   currency_code: Type.String({ minLength: 1, maxLength: codeLengthMax, description: 'ISO 4217 code' }),
-  vat_mode: Type.Optional(Type.Union([VatMode, Type.Null()], { description: 'required on a top-level pricelist; a child without it inherits' })),
+  vat_mode: Type.Optional(
+    Type.Union([VatMode, Type.Null()], {
+      description: 'required on a top-level pricelist; a child without it inherits',
+    }),
+  ),
   name: Type.Optional(NullableText),
   description: Type.Optional(NullableText),
   parent_code: Type.Optional(Type.Union([Code, Type.Null()])),
@@ -52,7 +77,10 @@ const PricelistFields = {
   sku_count: Type.Optional(Type.Unknown()),
   ...readOnlyFields,
 }
-export const PricelistWrite = Type.Object({ code: Type.Optional(Code), ...PricelistFields }, { additionalProperties: false })
+export const PricelistWrite = Type.Object(
+  { code: Type.Optional(Code), ...PricelistFields },
+  { additionalProperties: false },
+)
 export const PricelistBatchItem = Type.Object({ code: Code, ...PricelistFields }, { additionalProperties: false })
 const PriceRuleResponse = Type.Object({
   code: NullableString,
@@ -102,7 +130,10 @@ export const PricelistSearch = Type.Object(
 )
 const ReadQuery = Type.Object({ ...AsOfQuery, ...IncludeDeletedQuery }, { additionalProperties: false })
 const ListQuery = Type.Object({ ...AsOfQuery, ...IncludeDeletedQuery, ...PageQuery }, { additionalProperties: false })
-const DeleteItem = Type.Union([Code, Type.Object({ code: Code, when: Type.Optional(DateTime) }, { additionalProperties: false })])
+const DeleteItem = Type.Union([
+  Code,
+  Type.Object({ code: Code, when: Type.Optional(DateTime) }, { additionalProperties: false }),
+])
 const BatchBody = Type.Array(Type.Unknown(), { minItems: 1, maxItems: batchItemsMax })
 
 type PricelistWriteBody = typeof PricelistWrite.static
@@ -116,7 +147,12 @@ export function skuCount(tenant: TenantRuntime, code: string, _at: number): numb
   return tenant.prices.liveSkuCount(code)
 }
 
-export function renderPricelist(tenant: TenantRuntime, code: string, view: View<Pricelist>, at: number): Record<string, unknown> {
+export function renderPricelist(
+  tenant: TenantRuntime,
+  code: string,
+  view: View<Pricelist>,
+  at: number,
+): Record<string, unknown> {
   const pricelist = view.value
   return withVersionMeta(
     {
@@ -142,7 +178,12 @@ function codeOrThrow(code: string): void {
 }
 
 /** A codes-and-views list: with an instant, the pricelists active then; without, every live one. */
-function listed(tenant: TenantRuntime, activeAt: number | null, nowMs: number, includeDeleted = false): [string, View<Pricelist>][] {
+function listed(
+  tenant: TenantRuntime,
+  activeAt: number | null,
+  nowMs: number,
+  includeDeleted = false,
+): [string, View<Pricelist>][] {
   const found: [string, View<Pricelist>][] = []
   for (const entry of tenant.catalog.viewsAt('pricelist', activeAt ?? nowMs, includeDeleted)) {
     if (activeAt === null || pricelistActiveAt(entry[1].value, activeAt)) found.push(entry)
@@ -235,7 +276,10 @@ function readRoutes(): TenantRoute[] {
       handler: (context) => {
         const code = context.params['code']!
         const at = readInstant(context)
-        const view = requireView(context.tenant.catalog.view('pricelist', code, at, context.query.include_deleted), `Pricelist ${code}`)
+        const view = requireView(
+          context.tenant.catalog.view('pricelist', code, at, context.query.include_deleted),
+          `Pricelist ${code}`,
+        )
         return { status: 200, body: renderPricelist(context.tenant, code, view, at) }
       },
     }),
@@ -267,7 +311,9 @@ function readRoutes(): TenantRoute[] {
       handler: (context) => {
         const activeAt = queryInstant(context.query)
         const matcher = pricelistFilterMatcher(context.body)
-        const found = listed(context.tenant, activeAt, context.nowMs, context.query.include_deleted).filter(([code, view]) => matcher(code, view.value))
+        const found = listed(context.tenant, activeAt, context.nowMs, context.query.include_deleted).filter(
+          ([code, view]) => matcher(code, view.value),
+        )
         return { status: 200, body: renderPage(context.tenant, found, activeAt ?? context.nowMs, context.query) }
       },
     }),
@@ -285,7 +331,12 @@ function readRoutes(): TenantRoute[] {
   ]
 }
 
-function renderPage(tenant: TenantRuntime, found: [string, View<Pricelist>][], at: number, query: { page?: number; size?: number }) {
+function renderPage(
+  tenant: TenantRuntime,
+  found: [string, View<Pricelist>][],
+  at: number,
+  query: { page?: number; size?: number },
+) {
   const numbered = page(found, query)
   return { ...numbered, items: numbered.items.map(([code, view]) => renderPricelist(tenant, code, view, at)) }
 }
@@ -298,10 +349,12 @@ function searchPricelists(context: TenantContext<typeof PricelistSearch.static>)
   const metadata: [string, string[]][] = body.metadata === undefined ? [] : Object.entries(body.metadata)
   const found = listed(context.tenant, activeAt, context.nowMs, body.include_deleted).filter(([code, view]) => {
     const pricelist = view.value
-    if (text !== null && !code.toLowerCase().includes(text) && !(pricelist.name ?? '').toLowerCase().includes(text)) return false
+    if (text !== null && !code.toLowerCase().includes(text) && !(pricelist.name ?? '').toLowerCase().includes(text))
+      return false
     if (body.currency_code !== undefined && pricelist.currency_code !== body.currency_code) return false
     if (body.parent_code !== undefined && pricelist.parent_code !== body.parent_code) return false
-    if (body.vat_mode !== undefined && inheritedVatMode(context.tenant.catalog, pricelist, at) !== body.vat_mode) return false
+    if (body.vat_mode !== undefined && inheritedVatMode(context.tenant.catalog, pricelist, at) !== body.vat_mode)
+      return false
     return metadataMatches(pricelist.metadata, metadata)
   })
   return { status: 200, body: renderPage(context.tenant, found, at, body) }
@@ -355,5 +408,5 @@ async function deleteBatch(context: TenantContext<unknown[]>) {
 
 /** The code a batch delete item names: the item itself, or its `code` field as it is. */
 function deletedCodeOf(item: unknown): unknown {
-  return typeof item === 'string' ? item : ((item as { code?: unknown })?.code as string | undefined) ?? null
+  return typeof item === 'string' ? item : (((item as { code?: unknown })?.code as string | undefined) ?? null)
 }

@@ -8,7 +8,13 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import {
-  compositeKey, splitKey, type ArticleTaxclass, type Currency, type TaxArea, type VatClass, type VatRate,
+  compositeKey,
+  splitKey,
+  type ArticleTaxclass,
+  type Currency,
+  type TaxArea,
+  type VatClass,
+  type VatRate,
 } from '../../engine/catalog.js'
 import { batchItemsMax } from '../../engine/limits.js'
 import type { View } from '../../engine/temporal.js'
@@ -16,16 +22,36 @@ import { formatInstant } from '../../engine/time.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { validationError } from '../../platform/errors.js'
 import {
-  AsOfQuery, BatchResult, Code, DateTime, IncludeDeletedQuery, NullableDateTime, NullableText, readOnlyFields,
+  AsOfQuery,
+  BatchResult,
+  Code,
+  DateTime,
+  IncludeDeletedQuery,
+  NullableDateTime,
+  NullableText,
+  readOnlyFields,
   WhenQuery,
 } from '../schemas.js'
 import { deleteKeys } from '../../tenant/writes/catalog.js'
 import {
-  unknownCurrency, writeCurrencies, writeMappings, writeTaxAreas, writeVatClasses, writeVatRates,
+  unknownCurrency,
+  writeCurrencies,
+  writeMappings,
+  writeTaxAreas,
+  writeVatClasses,
+  writeVatRates,
 } from '../../tenant/writes/reference.js'
 import {
-  accepted, acceptedOrThrow, batchAnswer, formatOptional, itemProblem, readInstant, refusalError, requireView,
-  shapeRefusal, withVersionMeta,
+  accepted,
+  acceptedOrThrow,
+  batchAnswer,
+  formatOptional,
+  itemProblem,
+  readInstant,
+  refusalError,
+  requireView,
+  shapeRefusal,
+  withVersionMeta,
 } from './common.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -187,13 +213,16 @@ function renderCurrency(code: string, view: View<Currency>): Record<string, unkn
 
 function renderTaxArea(code: string, view: View<TaxArea>): Record<string, unknown> {
   const area = view.value
-  return withVersionMeta({
-    code,
-    name: area.name,
-    is_active: area.is_active,
-    valid_from: formatOptional(area.valid_from),
-    valid_to: formatOptional(area.valid_to),
-  }, view)
+  return withVersionMeta(
+    {
+      code,
+      name: area.name,
+      is_active: area.is_active,
+      valid_from: formatOptional(area.valid_from),
+      valid_to: formatOptional(area.valid_to),
+    },
+    view,
+  )
 }
 
 function renderVatClass(code: string, view: View<VatClass>): Record<string, unknown> {
@@ -202,22 +231,28 @@ function renderVatClass(code: string, view: View<VatClass>): Record<string, unkn
 
 function renderVatRate(key: string, view: View<VatRate>): Record<string, unknown> {
   const [taxArea, vatClass] = splitKey(key)
-  return withVersionMeta({
-    tax_area_code: taxArea,
-    vat_class_code: vatClass,
-    rate: Number(view.value.rate),
-    start_date: formatInstant(view.version.from),
-  }, view)
+  return withVersionMeta(
+    {
+      tax_area_code: taxArea,
+      vat_class_code: vatClass,
+      rate: Number(view.value.rate),
+      start_date: formatInstant(view.version.from),
+    },
+    view,
+  )
 }
 
 function renderMapping(key: string, view: View<ArticleTaxclass>): Record<string, unknown> {
   const [sku, taxArea] = splitKey(key)
-  return withVersionMeta({
-    sku_code: sku,
-    tax_area_code: taxArea,
-    vat_class_code: view.value.vat_class_code,
-    start_date: formatInstant(view.version.from),
-  }, view)
+  return withVersionMeta(
+    {
+      sku_code: sku,
+      tax_area_code: taxArea,
+      vat_class_code: view.value.vat_class_code,
+      start_date: formatInstant(view.version.from),
+    },
+    view,
+  )
 }
 
 // ---------------------------------------------------------------------------------------------

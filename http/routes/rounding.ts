@@ -11,7 +11,12 @@ import type { RoundingProfile, RoundingTierRule } from '../../engine/catalog.js'
 import { amountAbsMax, batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { parseAmount, toNumber } from '../../engine/money.js'
 import {
-  applyRounding, compileProfile, defaultProfileName, isAmountInRange, resolveProfile, roundingTiersMax,
+  applyRounding,
+  compileProfile,
+  defaultProfileName,
+  isAmountInRange,
+  resolveProfile,
+  roundingTiersMax,
   type CompiledProfile,
 } from '../../engine/rounding.js'
 import type { View } from '../../engine/temporal.js'
@@ -21,10 +26,20 @@ import { ApiError, validationError, type ErrorDetail } from '../../platform/erro
 import { AsOfQuery, Code, DateTime, IncludeDeletedQuery, readOnlyFields, WhenQuery } from '../schemas.js'
 import { Refusal } from '../../tenant/writes/core.js'
 import {
-  checkedProfile, deleteRoundingProfiles, tierRules, updateRoundingProfiles, writeRoundingProfiles,
+  checkedProfile,
+  deleteRoundingProfiles,
+  tierRules,
+  updateRoundingProfiles,
+  writeRoundingProfiles,
 } from '../../tenant/writes/rounding.js'
 import {
-  accepted, acceptedOrThrow, itemProblem, readInstant, refusalError, requireView, withVersionMeta,
+  accepted,
+  acceptedOrThrow,
+  itemProblem,
+  readInstant,
+  refusalError,
+  requireView,
+  withVersionMeta,
 } from './common.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -74,11 +89,13 @@ export const ApplyBody = Type.Object(
       description: 'a stored profile code, `default` (resolved for currency_code), or a profile object',
     }),
     values: Type.Array(AmountInput, { maxItems: batchItemsMax }),
-    currency_code: Type.Optional(Type.String({
-      minLength: 1,
-      maxLength: codeLengthMax,
-      description: 'with profile `default`: whose currency default applies (absent: the global default only)',
-    })),
+    currency_code: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: codeLengthMax,
+        description: 'with profile `default`: whose currency default applies (absent: the global default only)',
+      }),
+    ),
     as_of: Type.Optional(DateTime),
   },
   { additionalProperties: false },
@@ -135,13 +152,16 @@ function renderTierRule(rule: RoundingTierRule): Record<string, unknown> {
 
 export function renderProfile(code: string, view: View<RoundingProfile>): Record<string, unknown> {
   const profile = view.value
-  return withVersionMeta({
-    code,
-    currency_code: profile.currency_code,
-    default_for_currency: profile.default_for_currency,
-    default_global: profile.default_global,
-    tier_rules: profile.tier_rules.map(renderTierRule),
-  }, view)
+  return withVersionMeta(
+    {
+      code,
+      currency_code: profile.currency_code,
+      default_for_currency: profile.default_for_currency,
+      default_global: profile.default_global,
+      tier_rules: profile.tier_rules.map(renderTierRule),
+    },
+    view,
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,7 +211,8 @@ function applyValues(context: TenantContext<ApplyBodyType>) {
   if (compiled === null) return { status: 200, body: { values: amounts.map(toNumber) } }
   const results = amounts.map((amount) => applyRounding(compiled, amount))
   results.forEach((result, index) => {
-    if (!isAmountInRange(result)) details.push({ path: `/values/${index}`, message: `rounds to beyond ±${amountAbsMax}` })
+    if (!isAmountInRange(result))
+      details.push({ path: `/values/${index}`, message: `rounds to beyond ±${amountAbsMax}` })
   })
   if (details.length > 0) throw validationError(details)
   return { status: 200, body: { values: results.map(toNumber) } }

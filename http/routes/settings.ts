@@ -69,7 +69,12 @@ export function settingsRoutes(): TenantRoute[] {
       dimension: 'query',
       handler: () => ({
         status: 200,
-        body: settingDefinitions.map(({ key, default: value, description, type }) => ({ key, default: value, description, type })),
+        body: settingDefinitions.map(({ key, default: value, description, type }) => ({
+          key,
+          default: value,
+          description,
+          type,
+        })),
       }),
     }),
     route<undefined, typeof ReadQuery.static>({
@@ -83,7 +88,11 @@ export function settingsRoutes(): TenantRoute[] {
       dimension: 'query',
       handler: (context) => {
         const found: Record<string, unknown>[] = []
-        for (const [key, view] of context.tenant.catalog.viewsAt('settings', readInstant(context), context.query.include_deleted)) {
+        for (const [key, view] of context.tenant.catalog.viewsAt(
+          'settings',
+          readInstant(context),
+          context.query.include_deleted,
+        )) {
           found.push(renderSetting(key, view))
         }
         return { status: 200, body: found }

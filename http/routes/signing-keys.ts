@@ -16,10 +16,12 @@ const SigningKeyAnswer = Type.Object({
   alg: Type.String(),
   created_at: Instant,
   status: Type.Union([Type.Literal('signing'), Type.Literal('verifying')], {
-    description: 'signing: new tokens are signed with it (on this node); verifying: only tokens it signed before are checked with it',
+    description:
+      'signing: new tokens are signed with it (on this node); verifying: only tokens it signed before are checked with it',
   }),
   drops_at: Type.Union([Instant, Type.Null()], {
-    description: 'when it leaves the JWKS and its private key is deleted: its last token has expired then; null for the newest key',
+    description:
+      'when it leaves the JWKS and its private key is deleted: its last token has expired then; null for the newest key',
   }),
   encrypted: Type.Boolean({ description: 'its private key is stored encrypted with PRICING_SECRET_KEY' }),
 })
@@ -27,7 +29,10 @@ const SigningKeysAnswer = Type.Array(SigningKeyAnswer, { description: 'newest fi
 export const RotateSigningKeyBody = Type.Object(
   {
     drop_previous: Type.Optional(
-      Type.Boolean({ description: 'drop every older key at once (a key thought stolen): the tokens they signed are refused from now on; default false' }),
+      Type.Boolean({
+        description:
+          'drop every older key at once (a key thought stolen): the tokens they signed are refused from now on; default false',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -40,7 +45,8 @@ export function signingKeyRoutes(): RootRoute[] {
       path: '/admin/signing-keys',
       operationId: 'listSigningKeys',
       response: SigningKeysAnswer,
-      summary: 'The token-signing keys held, newest first: the one that signs, and older ones kept until their last token has expired',
+      summary:
+        'The token-signing keys held, newest first: the one that signs, and older ones kept until their last token has expired',
       handler: (context) => ({ status: 200, body: publicSigningKeys(context.deps.tokens.keys.states()) }),
     }),
     adminOnly({
@@ -53,7 +59,10 @@ export function signingKeyRoutes(): RootRoute[] {
       summary:
         'A new token-signing key signs from now on; older keys stay in the JWKS until their last token has expired (930 s), or are dropped at once with drop_previous (409 when 10 keys are held)',
       handler: async (context) => {
-        const body = validate<typeof RotateSigningKeyBody.static>(RotateSigningKeyBody, parseJsonBody(context.incoming) ?? {})
+        const body = validate<typeof RotateSigningKeyBody.static>(
+          RotateSigningKeyBody,
+          parseJsonBody(context.incoming) ?? {},
+        )
         const states = await context.deps.tokens.rotate(context.nowMs, body.drop_previous === true)
         return { status: 200, body: publicSigningKeys(states) }
       },

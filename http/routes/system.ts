@@ -18,7 +18,9 @@ let openApiText: string | null = null
 const HealthAnswer = Type.Object({
   status: Type.Literal('ok'),
   version: Type.String({ description: "the build running: package.json's version (pricing-service --version)" }),
-  commit: Type.Union([Type.String(), Type.Null()], { description: 'the git commit it was built from, 12 hex digits; null when not known' }),
+  commit: Type.Union([Type.String(), Type.Null()], {
+    description: 'the git commit it was built from, 12 hex digits; null when not known',
+  }),
 })
 const ClusterDetails = Type.Object(
   {
@@ -29,7 +31,14 @@ const ClusterDetails = Type.Object(
     home_regions: Type.Array(Type.String()),
     directory_unpublished: Type.Integer(),
     queued_commits: Type.Integer(),
-    replicas: Type.Array(Type.Object({ tenant: Type.String(), lag_sequences: Type.Integer(), lag_ms: Type.Number(), stopped: Type.Boolean() })),
+    replicas: Type.Array(
+      Type.Object({
+        tenant: Type.String(),
+        lag_sequences: Type.Integer(),
+        lag_ms: Type.Number(),
+        stopped: Type.Boolean(),
+      }),
+    ),
   },
   { description: 'cluster mode only (docs/cluster.md): a degraded node still serves and still answers 200' },
 )
@@ -39,12 +48,18 @@ const StorageDetails = Type.Object(
     free_bytes: Type.Integer({ description: "the data directory's file system at the last sample (once a second)" }),
     reserve_bytes: Type.Integer({ description: 'PRICING_STORAGE_RESERVE_MB in bytes: writes are refused below it' }),
   },
-  { description: 'the data directory\'s free space (tenant/storage-guard.ts); nearly full, the node still answers 200: reads go on' },
+  {
+    description:
+      "the data directory's free space (tenant/storage-guard.ts); nearly full, the node still answers 200: reads go on",
+  },
 )
 const WorkerDetails = Type.Object(
   {
     threads: Type.Integer({ description: 'price-query worker threads' }),
-    warmed: Type.Integer({ description: 'workers that hold every loaded tenant\'s replica and have run a query on it (the fewest over the tenants)' }),
+    warmed: Type.Integer({
+      description:
+        "workers that hold every loaded tenant's replica and have run a query on it (the fewest over the tenants)",
+    }),
   },
   { description: 'the query workers, warmed before the first 200 (tenant/runtime.ts `warm`); absent without workers' },
 )
@@ -73,7 +88,7 @@ export const TokenForm = Type.Object({
   grant_type: Type.Literal('client_credentials'),
   client_id: Type.Optional(Type.String({ description: 'with client_secret, unless sent as HTTP Basic' })),
   client_secret: Type.Optional(Type.String()),
-  scope: Type.Optional(Type.String({ description: 'accepted and ignored: a token grants the key\'s tenant' })),
+  scope: Type.Optional(Type.String({ description: "accepted and ignored: a token grants the key's tenant" })),
 })
 export const TokenAnswer = Type.Object({
   access_token: Type.String(),
@@ -96,7 +111,12 @@ function clusterDetails(status: ClusterStatus): Record<string, unknown> {
     home_regions: status.homeRegions,
     directory_unpublished: status.directoryUnpublished,
     queued_commits: status.queuedCommits,
-    replicas: status.replicas.map((replica) => ({ tenant: replica.tenant, lag_sequences: replica.sequences, lag_ms: replica.ms, stopped: replica.broken })),
+    replicas: status.replicas.map((replica) => ({
+      tenant: replica.tenant,
+      lag_sequences: replica.sequences,
+      lag_ms: replica.ms,
+      stopped: replica.broken,
+    })),
   }
 }
 
@@ -109,7 +129,10 @@ export function rootRoutes(): RootRoute[] {
       summary: 'Process is alive',
       tag: 'system',
       response: HealthAnswer,
-      handler: () => ({ status: 200, body: { status: 'ok', version: buildInfo().version, commit: buildInfo().commit } }),
+      handler: () => ({
+        status: 200,
+        body: { status: 'ok', version: buildInfo().version, commit: buildInfo().commit },
+      }),
     },
     {
       method: 'GET',
@@ -125,7 +148,12 @@ export function rootRoutes(): RootRoute[] {
         const status = deps.clusterStatus?.()
         const storage = deps.storage?.state
         const body: Record<string, unknown> = { status: 'ready' }
-        if (storage !== undefined) body['storage'] = { nearly_full: storage.nearlyFull, free_bytes: storage.freeBytes, reserve_bytes: storage.reserveBytes }
+        if (storage !== undefined)
+          body['storage'] = {
+            nearly_full: storage.nearlyFull,
+            free_bytes: storage.freeBytes,
+            reserve_bytes: storage.reserveBytes,
+          }
         if (status !== undefined) body['cluster'] = clusterDetails(status)
         const workers = deps.tenants.warmedWorkers()
         if (workers !== null) body['query_workers'] = workers
@@ -272,24 +300,31 @@ async function issueToken(context: RootContext): Promise<Reply> {
   const credentials = readClientCredentials(form, incoming.authorization)
   if (credentials === null) return oauthError(400, 'invalid_request', 'client_id and client_secret are required')
   // Longer than any client id: no lookup (LMDB refuses keys of a few KB) and no rate bucket keyed by it.
-  if (credentials.clientId.length > clientIdLengthMax) return oauthError(400, 'invalid_request', `client_id is longer than ${clientIdLengthMax} characters`)
+  if (credentials.clientId.length > clientIdLengthMax)
+    return oauthError(400, 'invalid_request', `client_id is longer than ${clientIdLengthMax} characters`)
   // Failed attempts are limited per (client id, address) and per address; a request is charged as a
   // failure before its slow hash and given it back once the secret checks out, so parallel requests
   // cannot all pass the check while the first ones are still hashing.
   const limits = tokenLimitsOf(deps.config)
   const address = incoming.remoteAddress ?? ''
   const pair = `${credentials.clientId} ${address}`
-  for (const [table, key] of [[limits.addresses, address], [limits.pairs, pair]] as const) {
-    if (!table.allows(key, nowMs)) return tooMany('Too many failed token requests; retry later', table.retryAfterS(key, nowMs))
+  for (const [table, key] of [
+    [limits.addresses, address],
+    [limits.pairs, pair],
+  ] as const) {
+    if (!table.allows(key, nowMs))
+      return tooMany('Too many failed token requests; retry later', table.retryAfterS(key, nowMs))
   }
   // Each check of a secret costs a slow hash; a client may not make the server spend unbounded CPU.
   const taken = limits.requests.bucket(credentials.clientId, nowMs).take(1, nowMs)
-  if (!taken.allowed) return tooMany(`Too many token requests for this client; retry in ${taken.retryAfterS} s`, taken.retryAfterS)
+  if (!taken.allowed)
+    return tooMany(`Too many token requests for this client; retry in ${taken.retryAfterS} s`, taken.retryAfterS)
   const charged = [limits.addresses.bucket(address, nowMs), limits.pairs.bucket(pair, nowMs)]
   for (const bucket of charged) bucket.take(1, nowMs)
   const key = deps.system.keys.get(credentials.clientId)
   unknownClientHash ??= hashSecret(randomBytes(32).toString('hex'))
-  const valid = (await verifySecret(credentials.clientSecret, key?.secret_hash ?? (await unknownClientHash))) && key !== undefined
+  const valid =
+    (await verifySecret(credentials.clientSecret, key?.secret_hash ?? (await unknownClientHash))) && key !== undefined
   if (!valid || !isUsableKey(key)) return invalidClient(incoming, 'Client authentication failed')
   for (const bucket of charged) bucket.give(1, nowMs)
   if (context.tenantSlug !== null && key.tenant !== context.tenantSlug) {

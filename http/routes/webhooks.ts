@@ -66,7 +66,11 @@ const WebhookAnswer = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
   last_delivery: Type.Union([
-    Type.Object({ at: Type.String(), status: Type.Union([Type.Integer(), Type.Null()]), error: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Object({
+      at: Type.String(),
+      status: Type.Union([Type.Integer(), Type.Null()]),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
     Type.Null(),
   ]),
 })
@@ -91,7 +95,8 @@ function service(tenant: TenantRuntime): TenantWebhooks {
 }
 
 function requirePlan(tenant: TenantRuntime): void {
-  if (!tenant.limits.webhooks) throw new ApiError('plan_forbidden', 'Webhooks need a plan that includes webhooks', { feature: 'webhooks' })
+  if (!tenant.limits.webhooks)
+    throw new ApiError('plan_forbidden', 'Webhooks need a plan that includes webhooks', { feature: 'webhooks' })
 }
 
 /** The path's id: a positive integer (400), registered (404). */
@@ -108,7 +113,10 @@ async function checkUrl(tenant: TenantRuntime, url: string): Promise<void> {
   const problem = webhookUrlProblem(url)
   if (problem !== null) throw validationError([{ path: 'body/url', message: problem }])
   const refused = await webhookAddressProblem(url, service(tenant).env.settings.allowPrivate)
-  if (refused !== null) throw new ApiError('webhook_url_forbidden', `Webhook URL refused: ${refused}`, { details: [{ path: 'body/url', message: refused }] })
+  if (refused !== null)
+    throw new ApiError('webhook_url_forbidden', `Webhook URL refused: ${refused}`, {
+      details: [{ path: 'body/url', message: refused }],
+    })
 }
 
 function inputOf(body: Record<string, unknown>): WebhookInput {
@@ -138,7 +146,10 @@ export function webhookRoutes(): TenantRoute[] {
         const webhooks = service(context.tenant)
         await checkUrl(context.tenant, context.body.url)
         if (webhooks.count >= webhooksPerTenantMax) {
-          throw new ApiError('quota_exceeded', `A tenant may register ${webhooksPerTenantMax} webhooks; ${webhooks.count} exist (deactivated ones count: update one instead)`)
+          throw new ApiError(
+            'quota_exceeded',
+            `A tenant may register ${webhooksPerTenantMax} webhooks; ${webhooks.count} exist (deactivated ones count: update one instead)`,
+          )
         }
         const created = await webhooks.create(inputOf(context.body), context.nowMs)
         return { status: 201, body: answer(created) }
@@ -169,7 +180,8 @@ export function webhookRoutes(): TenantRoute[] {
       method: 'PUT',
       path: '/webhooks/:id',
       operationId: 'updateWebhook',
-      summary: 'Update a webhook: the given fields replace the stored ones (secret null removes it; active true reactivates)',
+      summary:
+        'Update a webhook: the given fields replace the stored ones (secret null removes it; active true reactivates)',
       tag: 'webhooks',
       body: UpdateBody,
       response: WebhookAnswer,
@@ -178,7 +190,9 @@ export function webhookRoutes(): TenantRoute[] {
         const webhook = webhookOf(context)
         const input = inputOf(context.body)
         if (Object.keys(input).length === 0) {
-          throw validationError([{ path: 'body', message: 'must give at least one of url, secret, entity_type_filter, active' }])
+          throw validationError([
+            { path: 'body', message: 'must give at least one of url, secret, entity_type_filter, active' },
+          ])
         }
         if (input.active === true || input.url !== undefined) requirePlan(context.tenant)
         if (input.url !== undefined) await checkUrl(context.tenant, input.url)

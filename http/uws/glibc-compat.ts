@@ -59,7 +59,8 @@ export function bindClassicIsoc23(elf: Buffer): string[] {
   const verneed = only(sections, SHT_GNU_VERNEED, 'version requirements')
   const dynstr = sections[dynsym.link]
   if (dynstr === undefined) throw new Error('no dynamic string table')
-  const text = (offset: number): string => elf.toString('latin1', dynstr.offset + offset, elf.indexOf(0, dynstr.offset + offset))
+  const text = (offset: number): string =>
+    elf.toString('latin1', dynstr.offset + offset, elf.indexOf(0, dynstr.offset + offset))
   const needs = readVersionNeeds(elf, verneed, text)
   const libc = needs.filter((need) => need.file === 'libc.so.6')
   const compat = libc.find((need) => need.name === compatGlibcVersion)

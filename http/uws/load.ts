@@ -39,7 +39,9 @@ export function uwsPackageDir(): string {
 }
 
 function supportedList(): string {
-  return Object.entries(supportedAbis).map(([abi, node]) => `${node} (ABI ${abi})`).join(', ')
+  return Object.entries(supportedAbis)
+    .map(([abi, node]) => `${node} (ABI ${abi})`)
+    .join(', ')
 }
 
 function refusal(abi: string, reason: string): Error {
@@ -66,9 +68,15 @@ interface BinarySource {
 /** The installed package's folder, once its manifest is the pinned package and version. */
 function checkedPackageDir(abi: string): string {
   const directory = uwsPackageDir()
-  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as { name?: string; version?: string }
+  const manifest = JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')) as {
+    name?: string
+    version?: string
+  }
   if (manifest.name !== uwsPackage || manifest.version !== uwsVersion) {
-    throw refusal(abi, `node_modules has ${manifest.name}@${manifest.version}, expected ${uwsPackage}@${uwsVersion} (run npm ci)`)
+    throw refusal(
+      abi,
+      `node_modules has ${manifest.name}@${manifest.version}, expected ${uwsPackage}@${uwsVersion} (run npm ci)`,
+    )
   }
   return directory
 }
@@ -88,7 +96,10 @@ function embeddedSource(abi: string, file: string, embedded: PackagedRuntime): B
   try {
     return { bytes: embedded.bytes(file), label: `the embedded ${file}`, path: () => embedded.file(file) }
   } catch (error) {
-    throw refusal(abi, `the executable does not embed ${file} (${(error as Error).message}): it was built for another Node.js`)
+    throw refusal(
+      abi,
+      `the executable does not embed ${file} (${(error as Error).message}): it was built for another Node.js`,
+    )
   }
 }
 
@@ -113,13 +124,23 @@ export function loadNativeUws(abi: string = process.versions.modules): typeof Uw
       throw refusal(abi, message)
     }
     // The single executable keeps its compatible copy beside the embedded one, in its private folder.
-    const copy = compatCopy(source.bytes, file, actual, abi, message, embedded !== null ? [path.dirname(binary)] : undefined)
+    const copy = compatCopy(
+      source.bytes,
+      file,
+      actual,
+      abi,
+      message,
+      embedded !== null ? [path.dirname(binary)] : undefined,
+    )
     try {
       const native = require(copy) as typeof Uws
       loaded = { file, sha256: actual, loadedFrom: copy, glibcCompat: true }
       return native
     } catch (compatError) {
-      throw refusal(abi, `${message}; its glibc-compatible copy ${copy} did not load either: ${(compatError as Error).message}`)
+      throw refusal(
+        abi,
+        `${message}; its glibc-compatible copy ${copy} did not load either: ${(compatError as Error).message}`,
+      )
     }
   }
 }
@@ -130,7 +151,14 @@ export function loadNativeUws(abi: string = process.versions.modules): typeof Uw
  * file name carries the published binary's hash; an existing copy is used only when its bytes are
  * exactly what the rebinding produces.
  */
-function compatCopy(bytes: Buffer, file: string, publishedSha: string, abi: string, loadError: string, folders?: readonly string[]): string {
+function compatCopy(
+  bytes: Buffer,
+  file: string,
+  publishedSha: string,
+  abi: string,
+  loadError: string,
+  folders?: readonly string[],
+): string {
   const patched = Buffer.from(bytes)
   try {
     bindClassicIsoc23(patched)

@@ -10,10 +10,19 @@ import { previousSecretKeySetting, secretKeySetting, type SecretSealer } from '.
 export function announceSecretsAtRest(logger: Pick<Logger, 'info' | 'warn'>, sealer: SecretSealer): void {
   const previous = sealer.previous?.fingerprint ?? null
   if (sealer.current !== null) {
-    logger.info({ fingerprint: sealer.current.fingerprint, previous }, `secrets at rest: token-signing keys and webhook secrets are encrypted with ${secretKeySetting}`)
+    logger.info(
+      { fingerprint: sealer.current.fingerprint, previous },
+      `secrets at rest: token-signing keys and webhook secrets are encrypted with ${secretKeySetting}`,
+    )
   } else if (previous !== null) {
-    logger.warn({ previous }, `secrets at rest: ${previousSecretKeySetting} is set without ${secretKeySetting}: what it encrypted is decrypted and stored unencrypted`)
+    logger.warn(
+      { previous },
+      `secrets at rest: ${previousSecretKeySetting} is set without ${secretKeySetting}: what it encrypted is decrypted and stored unencrypted`,
+    )
   } else {
-    logger.warn({ setting: secretKeySetting }, `secrets at rest are not encrypted: token-signing keys and webhook secrets are stored as they are; set ${secretKeySetting} (docs/security.md)`)
+    logger.warn(
+      { setting: secretKeySetting },
+      `secrets at rest are not encrypted: token-signing keys and webhook secrets are stored as they are; set ${secretKeySetting} (docs/security.md)`,
+    )
   }
 }

@@ -68,7 +68,8 @@ export class SecretSealer {
     const currentKey = parseSecretKey(secretKeySetting, current)
     const previousKey = parseSecretKey(previousSecretKeySetting, previous)
     // The same key twice is one key.
-    const distinctPrevious = previousKey !== null && currentKey !== null && previousKey.bytes.equals(currentKey.bytes) ? null : previousKey
+    const distinctPrevious =
+      previousKey !== null && currentKey !== null && previousKey.bytes.equals(currentKey.bytes) ? null : previousKey
     return new SecretSealer(currentKey, distinctPrevious)
   }
 
@@ -109,14 +110,22 @@ export class SecretSealer {
     const key = [this.current, this.previous].find((candidate) => candidate?.fingerprint === fingerprint)
     if (key === undefined || key === null) throw new SecretKeyError(`${purpose}: ${this.#noKeyFor(fingerprint)}`)
     const body = Buffer.from(match[2]!, 'base64url')
-    if (body.length < nonceBytes + tagBytes) throw new SecretKeyError(`${purpose}: the sealed value is truncated (damaged?)`)
+    if (body.length < nonceBytes + tagBytes)
+      throw new SecretKeyError(`${purpose}: the sealed value is truncated (damaged?)`)
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key.bytes, body.subarray(0, nonceBytes), { authTagLength: tagBytes })
+      const decipher = createDecipheriv('aes-256-gcm', key.bytes, body.subarray(0, nonceBytes), {
+        authTagLength: tagBytes,
+      })
       decipher.setAAD(Buffer.from(purpose, 'utf8'))
       decipher.setAuthTag(body.subarray(body.length - tagBytes))
-      return Buffer.concat([decipher.update(body.subarray(nonceBytes, body.length - tagBytes)), decipher.final()]).toString('utf8')
+      return Buffer.concat([
+        decipher.update(body.subarray(nonceBytes, body.length - tagBytes)),
+        decipher.final(),
+      ]).toString('utf8')
     } catch {
-      throw new SecretKeyError(`${purpose}: the sealed value does not open with ${key.setting} (fingerprint ${fingerprint}): it was altered or damaged`)
+      throw new SecretKeyError(
+        `${purpose}: the sealed value does not open with ${key.setting} (fingerprint ${fingerprint}): it was altered or damaged`,
+      )
     }
   }
 
@@ -133,7 +142,8 @@ export class SecretSealer {
   /** Why nothing opens a value sealed under `fingerprint`, naming the settings. */
   #noKeyFor(fingerprint: string): string {
     const stored = `encrypted with the key of fingerprint ${fingerprint}`
-    if (this.current === null && this.previous === null) return `${stored}, and ${secretKeySetting} is not set: set it to that key`
+    if (this.current === null && this.previous === null)
+      return `${stored}, and ${secretKeySetting} is not set: set it to that key`
     const given = [this.current, this.previous].filter((key): key is SecretKey => key !== null)
     const named = given.map((key) => `${key.setting} (fingerprint ${key.fingerprint})`).join(' nor with ')
     return `${stored}, not with ${named}: set ${secretKeySetting} to that key (or to a new key, with that one as ${previousSecretKeySetting})`

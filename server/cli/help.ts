@@ -3,7 +3,15 @@
  * rendered from the settings table in platform/config.ts so that neither can drift from it.
  * @module
  */
-import { allowedValues, DEFAULTS, envName, flagName, SETTINGS, settingKeys as keys, type SettingKey as Key } from '../../platform/config.js'
+import {
+  allowedValues,
+  DEFAULTS,
+  envName,
+  flagName,
+  SETTINGS,
+  settingKeys as keys,
+  type SettingKey as Key,
+} from '../../platform/config.js'
 
 export const usage = `Usage: pricing-service [command] [options]
 

@@ -16,7 +16,14 @@ import { publicBackup } from '../../http/routes/management.js'
 import { parseFlags } from '../../platform/flags.js'
 import { plans } from '../../tenant/plans.js'
 import { listTenantRequests, publicTenantRequest } from '../../accounts/tenant-requests.js'
-import { createKey, createTenantRecord, publicKey, publicTenant, revokeKey, updateTenantRecord } from '../../accounts/provision.js'
+import {
+  createKey,
+  createTenantRecord,
+  publicKey,
+  publicTenant,
+  revokeKey,
+  updateTenantRecord,
+} from '../../accounts/provision.js'
 import { signingKeyRetentionMs } from '../../accounts/auth.js'
 import { publicSigningKeys, signingKeyStates } from '../../accounts/signing-keys.js'
 
@@ -31,7 +38,9 @@ export class UsageError extends Error {
 const commonFlags = ['data-dir', 'url', 'admin-token', 'admin-token-file']
 
 /** Each command: its positional arguments and its own flags (besides the common ones). */
-const commands: Readonly<Record<string, { readonly positionals: readonly string[]; readonly flags: readonly string[] }>> = {
+const commands: Readonly<
+  Record<string, { readonly positionals: readonly string[]; readonly flags: readonly string[] }>
+> = {
   'tenant create': { positionals: ['slug'], flags: ['tier', 'region', 'owner-email'] },
   'tenant list': { positionals: [], flags: [] },
   'tenant show': { positionals: ['slug'], flags: [] },
@@ -91,7 +100,8 @@ function parseLimits(text: string | undefined, problems: string[]): LimitOverrid
  * PRICING_ADMIN_TOKEN (not both), as the server reads it. `--admin-token` itself is a problem.
  */
 function adminTokenOf(flag: (name: string) => string | undefined, env: NodeJS.ProcessEnv, problems: string[]): string {
-  if (flag('admin-token') !== undefined) problems.push(commandLineSecretProblem('--admin-token', 'PRICING_ADMIN_TOKEN', '--admin-token-file'))
+  if (flag('admin-token') !== undefined)
+    problems.push(commandLineSecretProblem('--admin-token', 'PRICING_ADMIN_TOKEN', '--admin-token-file'))
   const fileFlag = flag('admin-token-file')
   if (fileFlag !== undefined) return readSecretFile(fileFlag, '--admin-token-file', problems) ?? ''
   const fromEnv = env['PRICING_ADMIN_TOKEN'] ?? ''
@@ -110,37 +120,52 @@ export function parseInvocation(group: string, args: readonly string[], env: Nod
     const verbs = Object.keys(commands).filter((name) => name.startsWith(`${group} `))
     throw new UsageError([`${command.trim()}: unknown command; expected ${verbs.join(', ')}`])
   }
-  const parsed = parseFlags(args.slice(1), [...commonFlags, ...spec.flags].map((name) => ({ name, boolean: false })))
+  const parsed = parseFlags(
+    args.slice(1),
+    [...commonFlags, ...spec.flags].map((name) => ({ name, boolean: false })),
+  )
   const problems = [...unknownVariables(env), ...parsed.problems.map((problem) => `${command}: ${problem}`)]
   const positionals = parsed.positionals
   for (const [index, name] of spec.positionals.entries()) {
     if (positionals[index] === undefined) problems.push(`${command}: expects <${name}>`)
   }
-  for (const extra of positionals.slice(spec.positionals.length)) problems.push(`${command}: ${extra}: unexpected argument`)
+  for (const extra of positionals.slice(spec.positionals.length))
+    problems.push(`${command}: ${extra}: unexpected argument`)
   const flag = (name: string): string | undefined => parsed.values.get(name)
   const tier = flag('tier')
-  if (tier !== undefined && !(tier in plans)) problems.push(`--tier=${tier}: expected one of ${Object.keys(plans).join(', ')}`)
+  if (tier !== undefined && !(tier in plans))
+    problems.push(`--tier=${tier}: expected one of ${Object.keys(plans).join(', ')}`)
   const status = flag('status')
   if (status !== undefined && !(statuses as readonly string[]).includes(status)) {
     problems.push(`--status=${status}: expected one of ${statuses.join(', ')}`)
   }
   const url = flag('url')
-  if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) problems.push(`--url=${url}: expected an http:// or https:// URL`)
+  if (url !== undefined && !/^https?:\/\/[^/]/.test(url))
+    problems.push(`--url=${url}: expected an http:// or https:// URL`)
   const limits = parseLimits(flag('limits'), problems)
   const retain = flag('retain')
-  if (retain !== undefined && retain !== 'true' && retain !== 'false') problems.push(`--retain=${retain}: expected true or false`)
+  if (retain !== undefined && retain !== 'true' && retain !== 'false')
+    problems.push(`--retain=${retain}: expected true or false`)
   const dropPrevious = flag('drop-previous')
-  if (dropPrevious !== undefined && dropPrevious !== 'true' && dropPrevious !== 'false') problems.push(`--drop-previous=${dropPrevious}: expected true or false`)
+  if (dropPrevious !== undefined && dropPrevious !== 'true' && dropPrevious !== 'false')
+    problems.push(`--drop-previous=${dropPrevious}: expected true or false`)
   const diskMax = env['PRICING_BACKUP_DISK_MAX_BYTES']
-  if (diskMax !== undefined && !/^\d+$/.test(diskMax)) problems.push(`PRICING_BACKUP_DISK_MAX_BYTES=${diskMax}: expected an integer of at least 0`)
+  if (diskMax !== undefined && !/^\d+$/.test(diskMax))
+    problems.push(`PRICING_BACKUP_DISK_MAX_BYTES=${diskMax}: expected an integer of at least 0`)
   if (command === 'backup restore' && url === undefined) {
-    problems.push('backup restore: runs inside the server, which swaps the tenant\'s data under load: pass --url of the running server (README: Operations, Restore)')
+    problems.push(
+      "backup restore: runs inside the server, which swaps the tenant's data under load: pass --url of the running server (README: Operations, Restore)",
+    )
   }
   if ((command === 'request approve' || command === 'request reject') && url === undefined) {
-    problems.push(`${command}: the running server provisions the tenant and mails the requester: pass --url of the running server`)
+    problems.push(
+      `${command}: the running server provisions the tenant and mails the requester: pass --url of the running server`,
+    )
   }
   if (command === 'signing-key rotate' && url === undefined) {
-    problems.push('signing-key rotate: the running server signs with the new key from then on (and shares it in a cluster): pass --url of the running server')
+    problems.push(
+      'signing-key rotate: the running server signs with the new key from then on (and shares it in a cluster): pass --url of the running server',
+    )
   }
   const adminToken = adminTokenOf(flag, env, problems)
   if (problems.length > 0) throw new UsageError(problems)
@@ -175,7 +200,10 @@ async function viaApi(url: string, token: string, method: string, route: string,
   const answer = json as { message?: string; code?: string } | null
   // Every route this command calls exists: a server that knows none of them has its admin API off.
   if (response.status === 404 && answer?.code === 'route_not_found') throw new Error(adminApiOff(url))
-  if (response.status === 401 && token === '') throw new Error(`401: ${url} wants its admin token: set PRICING_ADMIN_TOKEN in this command's environment (or give --admin-token-file FILE)`)
+  if (response.status === 401 && token === '')
+    throw new Error(
+      `401: ${url} wants its admin token: set PRICING_ADMIN_TOKEN in this command's environment (or give --admin-token-file FILE)`,
+    )
   if (!response.ok) throw new Error(`${response.status}: ${answer?.message ?? text}`)
   return json
 }
@@ -195,7 +223,12 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
   switch (the.command) {
     case 'tenant create': {
       const owner = the.ownerEmail === undefined ? {} : { owner_email: the.ownerEmail }
-      return call('POST', '/admin/tenants', { slug: the.slug, tier: the.tier ?? 'starter', region: the.region ?? 'local', ...owner })
+      return call('POST', '/admin/tenants', {
+        slug: the.slug,
+        tier: the.tier ?? 'starter',
+        region: the.region ?? 'local',
+        ...owner,
+      })
     }
     case 'tenant list':
       return call('GET', '/admin/tenants')
@@ -218,7 +251,11 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
     case 'request approve':
       return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/approve`)
     case 'request reject':
-      return call('POST', `/admin/tenant-requests/${encodeURIComponent(the.slug)}/reject`, the.reason === undefined ? {} : { reason: the.reason })
+      return call(
+        'POST',
+        `/admin/tenant-requests/${encodeURIComponent(the.slug)}/reject`,
+        the.reason === undefined ? {} : { reason: the.reason },
+      )
     case 'signing-key list':
       return call('GET', '/admin/signing-keys')
     case 'signing-key rotate':
@@ -229,7 +266,11 @@ function throughApi(url: string, the: Invocation): Promise<unknown> {
 }
 
 /** Starts a restore and waits for it to end: answers the final status (exit 1 if it failed). */
-async function restoreThroughApi(call: (method: string, route: string, body?: unknown) => Promise<unknown>, tenant: string, backupId: string): Promise<unknown> {
+async function restoreThroughApi(
+  call: (method: string, route: string, body?: unknown) => Promise<unknown>,
+  tenant: string,
+  backupId: string,
+): Promise<unknown> {
   await call('POST', `${tenant}/restore`, { backup_id: backupId })
   for (;;) {
     const status = (await call('GET', `${tenant}/restore/status`)) as { status: string; error: string | null }
@@ -285,7 +326,12 @@ async function onLockedDataDirectory(the: Invocation): Promise<unknown> {
   try {
     switch (the.command) {
       case 'tenant create': {
-        const input = { slug: the.slug, tier: the.tier ?? 'starter', region: the.region ?? 'local', owner_email: the.ownerEmail ?? null }
+        const input = {
+          slug: the.slug,
+          tier: the.tier ?? 'starter',
+          region: the.region ?? 'local',
+          owner_email: the.ownerEmail ?? null,
+        }
         const record = await createTenantRecord(system, input, nowMs)
         await new TenantStore(path.join(the.dataDir, 'tenants', record.slug)).close()
         return publicTenant(record)
@@ -298,7 +344,9 @@ async function onLockedDataDirectory(the: Invocation): Promise<unknown> {
         return publicTenant(record)
       }
       case 'tenant update':
-        return publicTenant(await updateTenantRecord(system, the.slug, { tier: the.tier, limits: the.limits, status: the.status }, nowMs))
+        return publicTenant(
+          await updateTenantRecord(system, the.slug, { tier: the.tier, limits: the.limits, status: the.status }, nowMs),
+        )
       case 'key create': {
         const { record, clientSecret } = await createKey(system, the.slug, the.name ?? 'cli', nowMs)
         return { ...publicKey(record), client_secret: clientSecret }

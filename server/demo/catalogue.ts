@@ -37,13 +37,24 @@ export const demoVatClasses: readonly { code: string; name: string; description:
 ]
 
 /** Tax areas with their VAT rate (percent) per VAT class. */
-export const demoTaxAreas: readonly { code: string; name: string; rates: Readonly<Record<'standard' | 'reduced', string>> }[] = [
+export const demoTaxAreas: readonly {
+  code: string
+  name: string
+  rates: Readonly<Record<'standard' | 'reduced', string>>
+}[] = [
   { code: 'SE', name: 'Sweden', rates: { standard: '25', reduced: '12' } },
   { code: 'DE', name: 'Germany', rates: { standard: '19', reduced: '7' } },
 ]
 
 /** Base pricelists (no parent), as `PUT /pricelist/{code}` bodies. */
-export const demoPricelists: readonly { code: string; currency_code: string; vat_mode: 'GROSS' | 'NET'; name: string; description: string; metadata: Metadata }[] = [
+export const demoPricelists: readonly {
+  code: string
+  currency_code: string
+  vat_mode: 'GROSS' | 'NET'
+  name: string
+  description: string
+  metadata: Metadata
+}[] = [
   {
     code: 'retail-se',
     currency_code: 'SEK',
@@ -79,7 +90,14 @@ export const demoCampaign: {
   name: 'Brew weeks',
   description: '15% off brewing equipment for four weeks; everything else at webshop prices',
   metadata: { channel: ['web'], market: ['SE'] },
-  price_rules: [{ code: 'equipment-15', description: '15% off equipment', filter: 'article.type == "equipment"', expression: 'sales * 0.85' }],
+  price_rules: [
+    {
+      code: 'equipment-15',
+      description: '15% off equipment',
+      filter: 'article.type == "equipment"',
+      expression: 'sales * 0.85',
+    },
+  ],
   campaignDays: 28,
 }
 
@@ -93,36 +111,138 @@ const coffee = (origin: string, roast: 'espresso' | 'filter'): Metadata => ({ or
 const gear = (brewing: string): Metadata => ({ brewing: [brewing] })
 
 export const demoArticles: readonly DemoArticle[] = [
-  { sku: 'ESP-HOUSE-500', name: 'House Espresso, whole beans 500 g', type: 'coffee', vatClass: 'reduced', metadata: coffee('Brazil', 'espresso'),
-    prices: { 'retail-se': 169, 'wholesale-eu': { price: 9.8, quantity_breaks: beanBreaks } } },
-  { sku: 'ESP-HOUSE-1000', name: 'House Espresso, whole beans 1 kg', type: 'coffee', vatClass: 'reduced', metadata: coffee('Brazil', 'espresso'),
-    prices: { 'retail-se': { price: 319, quantity_breaks: [{ quantity_break: 3, fixed_price: 289 }] }, 'wholesale-eu': { price: 18.5, quantity_breaks: beanBreaks } } },
-  { sku: 'FIL-ETH-250', name: 'Ethiopia Yirgacheffe, filter roast 250 g', type: 'coffee', vatClass: 'reduced', metadata: coffee('Ethiopia', 'filter'),
-    prices: { 'retail-se': 129, 'wholesale-eu': { price: 7.9, quantity_breaks: beanBreaks } } },
-  { sku: 'FIL-COL-250', name: 'Colombia Huila, filter roast 250 g', type: 'coffee', vatClass: 'reduced', metadata: coffee('Colombia', 'filter'),
-    prices: { 'retail-se': 119, 'wholesale-eu': { price: 7.2, quantity_breaks: beanBreaks } } },
-  { sku: 'FIL-KEN-250', name: 'Kenya Nyeri, filter roast 250 g', type: 'coffee', vatClass: 'reduced', metadata: coffee('Kenya', 'filter'),
-    prices: { 'retail-se': 139, 'wholesale-eu': { price: 8.6, quantity_breaks: beanBreaks } } },
-  { sku: 'DECAF-250', name: 'Decaf Colombia, sugarcane process 250 g', type: 'coffee', vatClass: 'reduced', metadata: coffee('Colombia', 'filter'),
-    prices: { 'retail-se': 119, 'wholesale-eu': 7.2 } },
-  { sku: 'TEA-EARL-100', name: 'Earl Grey, loose leaf 100 g', type: 'tea', vatClass: 'reduced', metadata: { origin: ['India'] },
-    prices: { 'retail-se': 79, 'wholesale-eu': 4.2 } },
-  { sku: 'TEA-SENCHA-100', name: 'Sencha, loose leaf 100 g', type: 'tea', vatClass: 'reduced', metadata: { origin: ['Japan'] },
-    prices: { 'retail-se': 89, 'wholesale-eu': 4.9 } },
-  { sku: 'CHOC-70-80', name: 'Dark chocolate 70%, 80 g', type: 'food', vatClass: 'reduced', metadata: { origin: ['Peru'] },
-    prices: { 'retail-se': 39, 'wholesale-eu': 2.1 } },
-  { sku: 'DRIPPER-02', name: 'Pour-over dripper, ceramic, size 02', type: 'equipment', vatClass: 'standard', metadata: gear('pour-over'),
-    prices: { 'retail-se': 249, 'wholesale-eu': 11.5 } },
-  { sku: 'FILTER-02-100', name: 'Paper filters, size 02, 100 pcs', type: 'equipment', vatClass: 'standard', metadata: gear('pour-over'),
-    prices: { 'retail-se': { price: 59, quantity_breaks: [{ quantity_break: 3, fixed_price: 49 }] }, 'wholesale-eu': { price: 2.4, quantity_breaks: [{ quantity_break: 20, fixed_price: 2.1 }] } } },
-  { sku: 'GRINDER-HAND', name: 'Hand grinder, conical steel burrs', type: 'equipment', vatClass: 'standard', metadata: gear('any'),
-    prices: { 'retail-se': 899, 'wholesale-eu': 42 } },
-  { sku: 'SCALE-01', name: 'Coffee scale with timer, 0.1 g', type: 'equipment', vatClass: 'standard', metadata: gear('any'),
-    prices: { 'retail-se': 449, 'wholesale-eu': 21 } },
-  { sku: 'KETTLE-GOOSE', name: 'Gooseneck kettle 0.9 l', type: 'equipment', vatClass: 'standard', metadata: gear('pour-over'),
-    prices: { 'retail-se': 599, 'wholesale-eu': 28 } },
-  { sku: 'PRESS-1L', name: 'French press 1 l', type: 'equipment', vatClass: 'standard', metadata: gear('immersion'),
-    prices: { 'retail-se': 349, 'wholesale-eu': 16 } },
-  { sku: 'MUG-350', name: 'Stoneware mug 350 ml', type: 'merchandise', vatClass: 'standard', metadata: {},
-    prices: { 'retail-se': 149, 'wholesale-eu': 6.5 } },
+  {
+    sku: 'ESP-HOUSE-500',
+    name: 'House Espresso, whole beans 500 g',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Brazil', 'espresso'),
+    prices: { 'retail-se': 169, 'wholesale-eu': { price: 9.8, quantity_breaks: beanBreaks } },
+  },
+  {
+    sku: 'ESP-HOUSE-1000',
+    name: 'House Espresso, whole beans 1 kg',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Brazil', 'espresso'),
+    prices: {
+      'retail-se': { price: 319, quantity_breaks: [{ quantity_break: 3, fixed_price: 289 }] },
+      'wholesale-eu': { price: 18.5, quantity_breaks: beanBreaks },
+    },
+  },
+  {
+    sku: 'FIL-ETH-250',
+    name: 'Ethiopia Yirgacheffe, filter roast 250 g',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Ethiopia', 'filter'),
+    prices: { 'retail-se': 129, 'wholesale-eu': { price: 7.9, quantity_breaks: beanBreaks } },
+  },
+  {
+    sku: 'FIL-COL-250',
+    name: 'Colombia Huila, filter roast 250 g',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Colombia', 'filter'),
+    prices: { 'retail-se': 119, 'wholesale-eu': { price: 7.2, quantity_breaks: beanBreaks } },
+  },
+  {
+    sku: 'FIL-KEN-250',
+    name: 'Kenya Nyeri, filter roast 250 g',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Kenya', 'filter'),
+    prices: { 'retail-se': 139, 'wholesale-eu': { price: 8.6, quantity_breaks: beanBreaks } },
+  },
+  {
+    sku: 'DECAF-250',
+    name: 'Decaf Colombia, sugarcane process 250 g',
+    type: 'coffee',
+    vatClass: 'reduced',
+    metadata: coffee('Colombia', 'filter'),
+    prices: { 'retail-se': 119, 'wholesale-eu': 7.2 },
+  },
+  {
+    sku: 'TEA-EARL-100',
+    name: 'Earl Grey, loose leaf 100 g',
+    type: 'tea',
+    vatClass: 'reduced',
+    metadata: { origin: ['India'] },
+    prices: { 'retail-se': 79, 'wholesale-eu': 4.2 },
+  },
+  {
+    sku: 'TEA-SENCHA-100',
+    name: 'Sencha, loose leaf 100 g',
+    type: 'tea',
+    vatClass: 'reduced',
+    metadata: { origin: ['Japan'] },
+    prices: { 'retail-se': 89, 'wholesale-eu': 4.9 },
+  },
+  {
+    sku: 'CHOC-70-80',
+    name: 'Dark chocolate 70%, 80 g',
+    type: 'food',
+    vatClass: 'reduced',
+    metadata: { origin: ['Peru'] },
+    prices: { 'retail-se': 39, 'wholesale-eu': 2.1 },
+  },
+  {
+    sku: 'DRIPPER-02',
+    name: 'Pour-over dripper, ceramic, size 02',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('pour-over'),
+    prices: { 'retail-se': 249, 'wholesale-eu': 11.5 },
+  },
+  {
+    sku: 'FILTER-02-100',
+    name: 'Paper filters, size 02, 100 pcs',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('pour-over'),
+    prices: {
+      'retail-se': { price: 59, quantity_breaks: [{ quantity_break: 3, fixed_price: 49 }] },
+      'wholesale-eu': { price: 2.4, quantity_breaks: [{ quantity_break: 20, fixed_price: 2.1 }] },
+    },
+  },
+  {
+    sku: 'GRINDER-HAND',
+    name: 'Hand grinder, conical steel burrs',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('any'),
+    prices: { 'retail-se': 899, 'wholesale-eu': 42 },
+  },
+  {
+    sku: 'SCALE-01',
+    name: 'Coffee scale with timer, 0.1 g',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('any'),
+    prices: { 'retail-se': 449, 'wholesale-eu': 21 },
+  },
+  {
+    sku: 'KETTLE-GOOSE',
+    name: 'Gooseneck kettle 0.9 l',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('pour-over'),
+    prices: { 'retail-se': 599, 'wholesale-eu': 28 },
+  },
+  {
+    sku: 'PRESS-1L',
+    name: 'French press 1 l',
+    type: 'equipment',
+    vatClass: 'standard',
+    metadata: gear('immersion'),
+    prices: { 'retail-se': 349, 'wholesale-eu': 16 },
+  },
+  {
+    sku: 'MUG-350',
+    name: 'Stoneware mug 350 ml',
+    type: 'merchandise',
+    vatClass: 'standard',
+    metadata: {},
+    prices: { 'retail-se': 149, 'wholesale-eu': 6.5 },
+  },
 ]

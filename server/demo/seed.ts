@@ -14,10 +14,23 @@ import { articleWriter } from '../../tenant/writes/articles.js'
 import { applyChange } from '../../tenant/writes/catalog.js'
 import { applyItems, type EntityWriter, type WriteContext } from '../../tenant/writes/core.js'
 import {
-  currencyWriter, mappingWriter, taxAreaWriter, vatClassWriter, vatRateWriter,
+  currencyWriter,
+  mappingWriter,
+  taxAreaWriter,
+  vatClassWriter,
+  vatRateWriter,
 } from '../../tenant/writes/reference.js'
 import { priceWriter, type PriceInput } from '../../tenant/writes/prices.js'
-import { demoArticles, demoCampaign, demoCurrencies, demoPricelists, demoSlug, demoTaxAreas, demoVatClasses, type DemoPrice } from './catalogue.js'
+import {
+  demoArticles,
+  demoCampaign,
+  demoCurrencies,
+  demoPricelists,
+  demoSlug,
+  demoTaxAreas,
+  demoVatClasses,
+  type DemoPrice,
+} from './catalogue.js'
 
 /** The writer recorded as `updated_by` and the changelog's `changed_by`. */
 const seedActor = 'system'
@@ -34,7 +47,11 @@ export const demoOwnerEmail = 'owner@demo.example'
 
 export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<DemoTenant> {
   const region = deps.config.region.split(',')[0]!
-  const record = await createTenantRecord(deps.system, { slug: demoSlug, tier: 'standard', region, owner_email: demoOwnerEmail }, nowMs)
+  const record = await createTenantRecord(
+    deps.system,
+    { slug: demoSlug, tier: 'standard', region, owner_email: demoOwnerEmail },
+    nowMs,
+  )
   const runtime = deps.tenants.open(record, nowMs)
   runtime.load()
   await applyStoredFeed(deps.system, runtime, nowMs)
@@ -45,7 +62,10 @@ export async function seedDemoTenant(deps: AppDeps, nowMs: number): Promise<Demo
     planCatalogue(runtime, context, applied)
     const outcomes = applyItems(demoPriceInputs(), priceWriter(runtime, context), applied)
     // An empty tenant: every price is new.
-    assert(outcomes.every((outcome) => outcome.status === 'applied'), 'demo seed: a price planned no change')
+    assert(
+      outcomes.every((outcome) => outcome.status === 'applied'),
+      'demo seed: a price planned no change',
+    )
   })
   return { slug: demoSlug, clientId: key.client_id, clientSecret }
 }
@@ -92,19 +112,33 @@ function planCatalogue(runtime: TenantRuntime, context: WriteContext, applied: A
     applyChange(runtime, change, applied)
   }
   for (const { code, ...pricelist } of demoPricelists) {
-    plan('pricelist', code, { ...pricelist, parent_code: null, start_date: null, end_date: null, price_rules: [] }, nowMs, nowMs, seedActor)
+    plan(
+      'pricelist',
+      code,
+      { ...pricelist, parent_code: null, start_date: null, end_date: null, price_rules: [] },
+      nowMs,
+      nowMs,
+      seedActor,
+    )
   }
   const { code, campaignDays, ...campaign } = demoCampaign
   const rules = campaign.price_rules.map((rule) => ({ ...rule, updated_by: seedActor }))
   // As the API does on a pricelist write: a rule that does not compile is refused.
   compileRules(rules)
-  plan('pricelist', code, {
-    ...campaign,
-    vat_mode: null,
-    start_date: nowMs,
-    end_date: nowMs + campaignDays * dayMs,
-    price_rules: rules,
-  }, nowMs, nowMs, seedActor)
+  plan(
+    'pricelist',
+    code,
+    {
+      ...campaign,
+      vat_mode: null,
+      start_date: nowMs,
+      end_date: nowMs + campaignDays * dayMs,
+      price_rules: rules,
+    },
+    nowMs,
+    nowMs,
+    seedActor,
+  )
 }
 
 /** A price per article on each base pricelist, as the price write use case takes them. */

@@ -10,7 +10,20 @@
  * own). Otherwise the backup is refused with `BackupRefused` (507 at the API), nothing written.
  * @module
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+} from 'node:fs'
 import path from 'node:path'
 import { TenantStore } from '../tenant-store.js'
 
@@ -109,17 +122,30 @@ export class TenantBackups {
     const estimate = statSync(path.join(store.path, 'data.mdb')).size
     const free = freeBytes(this.directory)
     if (free < estimate + freeMarginBytes) {
-      throw new BackupRefused('insufficient_storage', `Backup needs about ${estimate} bytes plus ${freeMarginBytes} free; the disk has ${free}`)
+      throw new BackupRefused(
+        'insufficient_storage',
+        `Backup needs about ${estimate} bytes plus ${freeMarginBytes} free; the disk has ${free}`,
+      )
     }
     const used = this.bytes()
     if (this.diskMaxBytes > 0 && used + estimate > this.diskMaxBytes) {
-      throw new BackupRefused('insufficient_storage', `Backups of ${this.slug} take ${used} bytes; another of about ${estimate} would pass the bound of ${this.diskMaxBytes}`)
+      throw new BackupRefused(
+        'insufficient_storage',
+        `Backups of ${this.slug} take ${used} bytes; another of about ${estimate} would pass the bound of ${this.diskMaxBytes}`,
+      )
     }
     const partial = path.join(this.directory, `${id}${partialSuffix}`)
     try {
       const { sequenceAtStart } = await store.backup(partial)
       const sequence = await verify(partial, sequenceAtStart)
-      const record: BackupRecord = { id, created, type, retain, sequence, bytes: statSync(path.join(partial, 'data.mdb')).size }
+      const record: BackupRecord = {
+        id,
+        created,
+        type,
+        retain,
+        sequence,
+        bytes: statSync(path.join(partial, 'data.mdb')).size,
+      }
       writeDurably(path.join(partial, recordFile), `${JSON.stringify(record, null, 2)}\n`)
       renameSync(partial, this.environmentPath(id))
       syncDirectory(this.directory)

@@ -101,7 +101,9 @@ class MergedCursor<V> {
 /** Every price pair of a store: binary records, and legacy ones where no record replaced them. */
 function priceCursor(store: TenantStore, rawComparable: boolean): MergedCursor<PriceVersion> {
   return new MergedCursor(
-    new Cursor((after, limit) => store.priceChunk(after, limit, false).map((item) => (rawComparable ? item : { ...item, raw: null }))),
+    new Cursor((after, limit) =>
+      store.priceChunk(after, limit, false).map((item) => (rawComparable ? item : { ...item, raw: null })),
+    ),
     new Cursor((after, limit) => store.priceChunk(after, limit, true)),
   )
 }
@@ -157,16 +159,25 @@ export async function restoreDiff(current: TenantStore, backup: TenantStore): Pr
   const entities: EntityDifference[] = []
   const prices: PriceDifference[] = []
   const entityCursor = (store: TenantStore): Cursor<Version<unknown>> =>
-    new Cursor((after, limit) => store.entityChunk(after, limit).map((item) => ({ key: item.key, raw: null, versions: () => item.versions })))
-  const entityLive = (versions: Version<unknown>[]): boolean => versions.length > 0 && versions[versions.length - 1]!.value !== null
-  const priceLive = (versions: PriceVersion[]): boolean => versions.length > 0 && versions[versions.length - 1]!.content !== null
+    new Cursor((after, limit) =>
+      store.entityChunk(after, limit).map((item) => ({ key: item.key, raw: null, versions: () => item.versions })),
+    )
+  const entityLive = (versions: Version<unknown>[]): boolean =>
+    versions.length > 0 && versions[versions.length - 1]!.value !== null
+  const priceLive = (versions: PriceVersion[]): boolean =>
+    versions.length > 0 && versions[versions.length - 1]!.content !== null
   let compared = await compare(entityCursor(current), entityCursor(backup), entityLive, (key, versions, live) => {
     entities.push({ type: key[0] as CatalogType, key: key[1], versions, live })
   })
   const rawComparable = sameWriterIndexes(current, backup)
-  compared += await compare(priceCursor(current, rawComparable), priceCursor(backup, rawComparable), priceLive, (key, versions, live) => {
-    prices.push({ pricelist: key[0], sku: key[1], versions, live })
-  })
+  compared += await compare(
+    priceCursor(current, rawComparable),
+    priceCursor(backup, rawComparable),
+    priceLive,
+    (key, versions, live) => {
+      prices.push({ pricelist: key[0], sku: key[1], versions, live })
+    },
+  )
   return { entities, prices, compared }
 }
 
@@ -177,7 +188,11 @@ export async function restoreDiff(current: TenantStore, backup: TenantStore): Pr
  * the hash of the restored content; `at` and `by` of the restore. A change without versions removes
  * its key.
  */
-export function restoreChanges(diff: RestoreDiff, at: number, by: string): { changes: Change[]; prices: PriceChange[] } {
+export function restoreChanges(
+  diff: RestoreDiff,
+  at: number,
+  by: string,
+): { changes: Change[]; prices: PriceChange[] } {
   const changes: Change[] = diff.entities.map((difference) => {
     const last = difference.versions[difference.versions.length - 1]
     const live = last !== undefined && last.value !== null

@@ -60,7 +60,9 @@ const bands: readonly Band[] = [
 export function backupsToThin(backups: readonly ThinnableBackup[], nowMs: number): Set<string> {
   const doomed = new Set<string>()
   // Oldest first, so that the first backup seen in a period is the one kept.
-  const candidates = backups.filter((backup) => backup.type === 'automatic' && !backup.retain).sort((left, right) => left.created - right.created || (left.id < right.id ? -1 : 1))
+  const candidates = backups
+    .filter((backup) => backup.type === 'automatic' && !backup.retain)
+    .sort((left, right) => left.created - right.created || (left.id < right.id ? -1 : 1))
   const kept = bands.map(() => new Set<number>())
   for (const backup of candidates) {
     const age = nowMs - backup.created

@@ -48,7 +48,8 @@ export interface RestoreStatus {
 export const restoreCounts = { completed: 0, failed: 0 }
 
 export function publicRestoreStatus(record: RestoreRecord | undefined): RestoreStatus {
-  if (record === undefined) return { status: 'idle', backup_id: null, started_at: null, completed_at: null, error: null }
+  if (record === undefined)
+    return { status: 'idle', backup_id: null, started_at: null, completed_at: null, error: null }
   return {
     status: record.status,
     backup_id: record.backup_id,
@@ -76,12 +77,20 @@ export async function startRestore(
   requestedBy: string,
   now: () => number,
 ): Promise<RestoreRun> {
-  if (tenant.restoring !== null) throw new ApiError('conflict', `A restore of backup ${tenant.restoring} is in progress`)
+  if (tenant.restoring !== null)
+    throw new ApiError('conflict', `A restore of backup ${tenant.restoring} is in progress`)
   const backup = tenant.backups.get(backupId)
   if (backup === null) throw notFound(`Backup ${backupId}`)
   // Synchronously with the checks above: from here on writes are refused.
   tenant.beginRestore(backupId)
-  const record: RestoreRecord = { status: 'in_progress', backup_id: backupId, started_at: now(), completed_at: null, error: null, requested_by: requestedBy }
+  const record: RestoreRecord = {
+    status: 'in_progress',
+    backup_id: backupId,
+    started_at: now(),
+    completed_at: null,
+    error: null,
+    requested_by: requestedBy,
+  }
   try {
     await system.put(system.restores, tenant.slug, record)
   } catch (error) {
@@ -92,7 +101,12 @@ export async function startRestore(
   return { record, done: runRestore(system, tenant, record, now) }
 }
 
-async function runRestore(system: SystemStore, tenant: TenantRuntime, record: RestoreRecord, now: () => number): Promise<RestoreRecord> {
+async function runRestore(
+  system: SystemStore,
+  tenant: TenantRuntime,
+  record: RestoreRecord,
+  now: () => number,
+): Promise<RestoreRecord> {
   let final: RestoreRecord
   try {
     await tenant.store.whenSettled()
@@ -119,7 +133,12 @@ async function runRestore(system: SystemStore, tenant: TenantRuntime, record: Re
       'restore completed',
     )
   } catch (error) {
-    final = { ...record, status: 'failed', completed_at: now(), error: `Restore of ${record.backup_id} failed: ${(error as Error).message}; the tenant keeps its state from before` }
+    final = {
+      ...record,
+      status: 'failed',
+      completed_at: now(),
+      error: `Restore of ${record.backup_id} failed: ${(error as Error).message}; the tenant keeps its state from before`,
+    }
     restoreCounts.failed++
     tenant.log.error({ err: error, backup: record.backup_id }, 'restore failed')
   }
@@ -153,7 +172,11 @@ async function diffWithBackup(tenant: TenantRuntime, backupId: string): Promise<
  * Only a backup that cannot be read any more leaves it `failed` (with a partly written restore,
  * which the error says).
  */
-export async function settleInterruptedRestores(system: SystemStore, tenants: TenantRegistry, now: () => number): Promise<void> {
+export async function settleInterruptedRestores(
+  system: SystemStore,
+  tenants: TenantRegistry,
+  now: () => number,
+): Promise<void> {
   for (const { key, value } of [...system.restores.getRange({ snapshot: false })]) {
     if (value.status !== 'in_progress') continue
     const tenant = tenants.get(key)

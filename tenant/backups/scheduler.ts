@@ -49,18 +49,26 @@ export class BackupScheduler {
       if (!tenant.loaded || tenant.record.status !== 'active') continue
       const backups = tenant.backups.list()
       const newestAutomatic = backups.find((backup) => backup.type === 'automatic')
-      const due = backups.length === 0 || newestAutomatic === undefined || this.now() - Date.parse(newestAutomatic.created) >= this.intervalMs
-      if (due && !this.tenants.storage.nearlyFull) await takeBackup(tenant, 'automatic', false, this.now()).catch(() => undefined)
+      const due =
+        backups.length === 0 ||
+        newestAutomatic === undefined ||
+        this.now() - Date.parse(newestAutomatic.created) >= this.intervalMs
+      if (due && !this.tenants.storage.nearlyFull)
+        await takeBackup(tenant, 'automatic', false, this.now()).catch(() => undefined)
     }
     if (this.now() - this.#lastThinMs < thinEveryMs) return
     this.#lastThinMs = this.now()
     for (const tenant of this.tenants.all()) {
       const records = tenant.backups.list()
-      const doomed = backupsToThin(records.map((record) => ({ ...record, created: Date.parse(record.created) })), this.now())
+      const doomed = backupsToThin(
+        records.map((record) => ({ ...record, created: Date.parse(record.created) })),
+        this.now(),
+      )
       // A backup being restored stays: a restore interrupted by a stop is finished from it at the next start.
       if (tenant.restoring !== null) doomed.delete(tenant.restoring)
       for (const id of doomed) tenant.backups.delete(id)
-      if (doomed.size > 0) tenant.log.info({ deleted: doomed.size, kept: records.length - doomed.size }, 'backups thinned')
+      if (doomed.size > 0)
+        tenant.log.info({ deleted: doomed.size, kept: records.length - doomed.size }, 'backups thinned')
     }
   }
 

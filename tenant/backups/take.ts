@@ -14,10 +14,18 @@ export const backupCounts = {
   manual: { written: 0, refused: 0 },
 }
 
-export async function takeBackup(tenant: TenantRuntime, type: BackupRecord['type'], retain: boolean, nowMs: number): Promise<BackupRecord> {
+export async function takeBackup(
+  tenant: TenantRuntime,
+  type: BackupRecord['type'],
+  retain: boolean,
+  nowMs: number,
+): Promise<BackupRecord> {
   try {
     const record = await tenant.backups.create(tenant.store, type, retain, nowMs)
-    tenant.log.info({ backup: record.id, type, retain, sequence: record.sequence, bytes: record.bytes }, 'backup written')
+    tenant.log.info(
+      { backup: record.id, type, retain, sequence: record.sequence, bytes: record.bytes },
+      'backup written',
+    )
     backupCounts[type].written++
     return record
   } catch (error) {

@@ -67,7 +67,12 @@ export async function runRetentionPass(
   }
 }
 
-async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, stop: () => boolean): Promise<RetentionResult> {
+async function pass(
+  tenant: TenantRuntime,
+  now: () => number,
+  stepSkus: number,
+  stop: () => boolean,
+): Promise<RetentionResult> {
   const started = performance.now()
   const prices = tenant.prices
   const priceBytesBefore = prices.byteSize
@@ -84,7 +89,8 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
       const policy = retentionPolicy(tenant, nowMs)
       if (typeof policy === 'string') stopped = policy
       else if (tenant.restoring !== null) stopped = 'a restore began'
-      else if (tenant.storage.nearlyFull) stopped = 'storage is nearly full' // tenant/storage-guard.ts
+      else if (tenant.storage.nearlyFull)
+        stopped = 'storage is nearly full' // tenant/storage-guard.ts
       else if (stop()) stopped = 'the server stops'
       if (stopped !== null) break outer
       const runs: { pricelist: string; sku: string; versions: PriceVersion[] }[] = []
@@ -97,7 +103,12 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
         const count = prices.runLength(offset)
         versionsBefore += count
         stepVersions += count
-        const remove = versionsToRemove(count, (index) => prices.fromAt(offset + index), nowMs, policy as RetentionPolicy)
+        const remove = versionsToRemove(
+          count,
+          (index) => prices.fromAt(offset + index),
+          nowMs,
+          policy as RetentionPolicy,
+        )
         if (remove === 0) continue
         const pricelist = prices.pricelistCodes[pricelistId]!
         const sku = prices.skuCodes[skuId]!
@@ -119,5 +130,14 @@ async function pass(tenant: TenantRuntime, now: () => number, stepSkus: number, 
   }
   retentionCounts.passes++
   retentionCounts.versionsRemoved += versionsRemoved
-  return { pairs, versionsBefore, versionsRemoved, steps, ms: performance.now() - started, stopped, priceBytesBefore, priceBytesAfter: prices.byteSize }
+  return {
+    pairs,
+    versionsBefore,
+    versionsRemoved,
+    steps,
+    ms: performance.now() - started,
+    stopped,
+    priceBytesBefore,
+    priceBytesAfter: prices.byteSize,
+  }
 }

@@ -30,7 +30,14 @@ export class RetentionScheduler {
     for (const tenant of this.tenants.all()) {
       if (this.#job.stopped) return
       // Storage nearly full (tenant/storage-guard.ts): a pass writes pages before it frees any; it waits.
-      if (!tenant.loaded || tenant.record.status !== 'active' || tenant.restoring !== null || tenant.storage.nearlyFull || retentionRunning(tenant)) continue
+      if (
+        !tenant.loaded ||
+        tenant.record.status !== 'active' ||
+        tenant.restoring !== null ||
+        tenant.storage.nearlyFull ||
+        retentionRunning(tenant)
+      )
+        continue
       if (typeof retentionPolicy(tenant, this.now()) === 'string') continue
       try {
         const result = await runRetentionPass(tenant, this.now, { stop: () => this.#job.stopped })

@@ -17,7 +17,11 @@ function purposeOf(id: number): string {
 /** A stored webhook's secret, opened; or why it does not open (the sealed value is kept then). */
 export type OpenedSecret =
   | { readonly secret: string | null; readonly stale: boolean; readonly unopened: null }
-  | { readonly secret: null; readonly stale: false; readonly unopened: { readonly sealed: string; readonly problem: string } }
+  | {
+      readonly secret: null
+      readonly stale: false
+      readonly unopened: { readonly sealed: string; readonly problem: string }
+    }
 
 /**
  * The secret of a stored webhook: sealed or as it is. `stale` says that the record is stored
@@ -47,7 +51,10 @@ export function sealWebhookSecret(secret: string, id: number, sealer: SecretSeal
  * that does not open here, kept as it was so that the right key can still open it) and `secret`
  * null; or, when there is none, the record as it is.
  */
-export function storedWebhookForm(record: StoredWebhook & { readonly secret: string | null }, sealedSecret: string | null): StoredWebhook {
+export function storedWebhookForm(
+  record: StoredWebhook & { readonly secret: string | null },
+  sealedSecret: string | null,
+): StoredWebhook {
   const { sealedSecret: _previous, ...fields } = record
   return sealedSecret === null ? fields : { ...fields, secret: null, sealedSecret }
 }

@@ -111,7 +111,11 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error !== null) return callback(error, [])
     const refused = addresses.find((entry) => isForbiddenAddress(entry.address))
-    if (refused !== undefined) return callback(new ForbiddenAddressError(`${hostname} resolves to ${refused.address}, which is not a public address`), [])
+    if (refused !== undefined)
+      return callback(
+        new ForbiddenAddressError(`${hostname} resolves to ${refused.address}, which is not a public address`),
+        [],
+      )
     if (options.all === true) return callback(null, addresses)
     const first = addresses[0]
     if (first === undefined) return callback(new ForbiddenAddressError(`${hostname} has no address`), [])

@@ -6,7 +6,16 @@
  */
 import path from 'node:path'
 import t from 'tap'
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+} from 'jose'
 import { open } from 'lmdb'
 import { startServer, type Answer, type TenantClient } from '../helpers/server.js'
 import { keyTokenClaims, serverSigningKey as signingKeyOf } from '../helpers/tokens.js'
@@ -35,7 +44,10 @@ interface TokenRequest {
 async function tokenRequest(request: TokenRequest): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }
   if (request.basic !== undefined) headers['authorization'] = `Basic ${Buffer.from(request.basic).toString('base64')}`
-  return server.request('POST', request.path ?? '/oauth2/token', { raw: new URLSearchParams(request.form ?? {}).toString(), headers })
+  return server.request('POST', request.path ?? '/oauth2/token', {
+    raw: new URLSearchParams(request.form ?? {}).toString(),
+    headers,
+  })
 }
 
 function credentials(client: TenantClient): Record<string, string> {
@@ -78,14 +90,19 @@ t.test('the token endpoint accepts client credentials as form fields', async (t)
 })
 
 t.test('the token endpoint accepts client credentials as HTTP Basic', async (t) => {
-  const answer = await tokenRequest({ form: { grant_type: 'client_credentials' }, basic: `${acme.clientId}:${acme.clientSecret}` })
+  const answer = await tokenRequest({
+    form: { grant_type: 'client_credentials' },
+    basic: `${acme.clientId}:${acme.clientSecret}`,
+  })
   checkTokenAnswer(t, answer)
   t.equal(decodeJwt(answer.body.access_token).sub, acme.clientId)
   t.equal((await articles(answer.body.access_token)).status, 200)
 })
 
 t.test('the token endpoint accepts the older single client_id "id:secret" form', async (t) => {
-  const answer = await tokenRequest({ form: { grant_type: 'client_credentials', client_id: `${acme.clientId}:${acme.clientSecret}` } })
+  const answer = await tokenRequest({
+    form: { grant_type: 'client_credentials', client_id: `${acme.clientId}:${acme.clientSecret}` },
+  })
   checkTokenAnswer(t, answer)
   t.equal(decodeJwt(answer.body.access_token).sub, acme.clientId)
   t.equal((await articles(answer.body.access_token)).status, 200)
@@ -95,9 +112,16 @@ t.test('the legacy token path under the tenant base URL issues tokens in every f
   const form = await tokenRequest({ path: '/t/acme/oauth2/token', form: credentials(acme) })
   checkTokenAnswer(t, form)
   t.equal(decodeJwt(form.body.access_token).aud, 'acme')
-  const older = await tokenRequest({ path: '/t/acme/oauth2/token', form: { grant_type: 'client_credentials', client_id: `${acme.clientId}:${acme.clientSecret}` } })
+  const older = await tokenRequest({
+    path: '/t/acme/oauth2/token',
+    form: { grant_type: 'client_credentials', client_id: `${acme.clientId}:${acme.clientSecret}` },
+  })
   checkTokenAnswer(t, older)
-  const basic = await tokenRequest({ path: '/t/acme/api/v1/oauth2/token', form: { grant_type: 'client_credentials' }, basic: `${acme.clientId}:${acme.clientSecret}` })
+  const basic = await tokenRequest({
+    path: '/t/acme/api/v1/oauth2/token',
+    form: { grant_type: 'client_credentials' },
+    basic: `${acme.clientId}:${acme.clientSecret}`,
+  })
   checkTokenAnswer(t, basic)
   t.equal((await articles(older.body.access_token)).status, 200)
 })
@@ -138,7 +162,11 @@ t.test('the JWT is EdDSA-signed with a kid from the JWKS and carries the documen
   t.ok(claims.iat! >= before - 1 && claims.iat! <= after, 'iat is now')
   t.equal(claims.exp! - claims.iat!, 900)
   t.match(claims.jti, /^[\w-]{8,}$/)
-  const verified = await jwtVerify(token, createLocalJWKSet(jwks.body), { issuer, audience: 'acme', algorithms: ['EdDSA'] })
+  const verified = await jwtVerify(token, createLocalJWKSet(jwks.body), {
+    issuer,
+    audience: 'acme',
+    algorithms: ['EdDSA'],
+  })
   t.equal(verified.payload.sub, acme.clientId)
   const second = await tokenRequest({ form: credentials(acme) })
   t.not(decodeJwt(second.body.access_token).jti, claims.jti, 'each token has its own jti')
@@ -151,7 +179,11 @@ t.test('a wrong secret answers 401 invalid_client with a description', async (t)
   t.equal(answer.body.error, 'invalid_client')
   t.ok(answer.body.error_description.length > 0)
   t.equal(answer.headers.get('cache-control'), 'no-store')
-  t.equal(answer.headers.get('www-authenticate'), null, 'no Basic challenge for a secret sent in the body (RFC 6749 section 5.2)')
+  t.equal(
+    answer.headers.get('www-authenticate'),
+    null,
+    'no Basic challenge for a secret sent in the body (RFC 6749 section 5.2)',
+  )
 })
 
 t.test('an unknown client_id and a wrong Basic secret answer 401 invalid_client', async (t) => {
@@ -165,7 +197,10 @@ t.test('an unknown client_id and a wrong Basic secret answer 401 invalid_client'
 })
 
 t.test('malformed percent-encoding in HTTP Basic credentials answers 401 invalid_client, not 500', async (t) => {
-  const answer = await tokenRequest({ form: { grant_type: 'client_credentials' }, basic: `${acme.clientId}%zz:${acme.clientSecret}` })
+  const answer = await tokenRequest({
+    form: { grant_type: 'client_credentials' },
+    basic: `${acme.clientId}%zz:${acme.clientSecret}`,
+  })
   t.equal(answer.status, 401)
   t.equal(answer.body.error, 'invalid_client')
 })
@@ -209,7 +244,12 @@ t.test('a refused write without a token stores nothing', async (t) => {
 })
 
 t.test('a malformed token or a non-bearer scheme answers 401', async (t) => {
-  for (const authorization of ['Bearer not-a-jwt', 'Bearer a.b.c', `Basic ${Buffer.from('x:y').toString('base64')}`, 'Bearer ']) {
+  for (const authorization of [
+    'Bearer not-a-jwt',
+    'Bearer a.b.c',
+    `Basic ${Buffer.from('x:y').toString('base64')}`,
+    'Bearer ',
+  ]) {
     const answer = await server.request('GET', '/t/acme/article', { headers: { authorization } })
     t.equal(answer.status, 401, authorization)
     t.equal(answer.body.code, 'unauthorized')
@@ -229,9 +269,13 @@ t.test('an expired token answers 401, while the same claims unexpired pass', asy
   const { kid, alg, privateJwk } = await serverSigningKey()
   const key = await importJWK(privateJwk, alg)
   const nowS = Math.floor(Date.now() / 1000)
-  const valid = await tenantClaims(acme, nowS - 60, nowS + 840).setProtectedHeader({ alg, kid, typ: 'JWT' }).sign(key)
+  const valid = await tenantClaims(acme, nowS - 60, nowS + 840)
+    .setProtectedHeader({ alg, kid, typ: 'JWT' })
+    .sign(key)
   t.equal((await articles(valid)).status, 200, 'a token made this way is otherwise valid')
-  const expired = await tenantClaims(acme, nowS - 1000, nowS - 100).setProtectedHeader({ alg, kid, typ: 'JWT' }).sign(key)
+  const expired = await tenantClaims(acme, nowS - 1000, nowS - 100)
+    .setProtectedHeader({ alg, kid, typ: 'JWT' })
+    .sign(key)
   const answer = await articles(expired)
   t.equal(answer.status, 401)
   t.equal(answer.body.code, 'unauthorized')
@@ -241,9 +285,13 @@ t.test('a token signed by another key under the server kid answers 401', async (
   const { kid } = await serverSigningKey()
   const { privateKey } = await generateKeyPair('EdDSA')
   const nowS = Math.floor(Date.now() / 1000)
-  const forged = await tenantClaims(acme, nowS, nowS + 900).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' }).sign(privateKey)
+  const forged = await tenantClaims(acme, nowS, nowS + 900)
+    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' })
+    .sign(privateKey)
   t.equal((await articles(forged)).status, 401)
-  const unknownKid = await tenantClaims(acme, nowS, nowS + 900).setProtectedHeader({ alg: 'EdDSA', kid: 'other', typ: 'JWT' }).sign(privateKey)
+  const unknownKid = await tenantClaims(acme, nowS, nowS + 900)
+    .setProtectedHeader({ alg: 'EdDSA', kid: 'other', typ: 'JWT' })
+    .sign(privateKey)
   t.equal((await articles(unknownKid)).status, 401)
 })
 
@@ -258,9 +306,15 @@ t.test('a revoked key gets no new token while a token issued before still works'
   const after = await tokenRequest({ form })
   t.equal(after.status, 401)
   t.equal(after.body.error, 'invalid_client')
-  t.equal((await tokenRequest({ form: { grant_type: 'client_credentials' }, basic: `${key.client_id}:${key.client_secret}` })).status, 401)
+  t.equal(
+    (await tokenRequest({ form: { grant_type: 'client_credentials' }, basic: `${key.client_id}:${key.client_secret}` }))
+      .status,
+    401,
+  )
   t.equal((await articles(before.body.access_token)).status, 200, 'the earlier token stays valid')
-  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find((entry: { client_id: string }) => entry.client_id === key.client_id)
+  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find(
+    (entry: { client_id: string }) => entry.client_id === key.client_id,
+  )
   t.match(listed.revoked_at, /^\d{4}-\d{2}-\d{2}T/)
 })
 
@@ -268,10 +322,15 @@ t.test('a revoke racing a token request stays revoked', async (t) => {
   const key = await newKey('acme', 'race')
   const form = { grant_type: 'client_credentials', client_id: key.client_id, client_secret: key.client_secret }
   // scrypt takes tens of milliseconds, so the revoke lands while the token request verifies.
-  const [token, revoke] = await Promise.all([tokenRequest({ form }), server.admin('DELETE', `/admin/tenants/acme/keys/${key.client_id}`)])
+  const [token, revoke] = await Promise.all([
+    tokenRequest({ form }),
+    server.admin('DELETE', `/admin/tenants/acme/keys/${key.client_id}`),
+  ])
   t.equal(revoke.status, 204)
   t.ok(token.status === 200 || token.status === 401, `token request answered ${token.status}`)
-  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find((entry: { client_id: string }) => entry.client_id === key.client_id)
+  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find(
+    (entry: { client_id: string }) => entry.client_id === key.client_id,
+  )
   t.match(listed.revoked_at, /^\d{4}-\d{2}-\d{2}T/, 'revoked_at survives the token request')
   t.equal((await tokenRequest({ form })).status, 401)
 })
@@ -280,18 +339,23 @@ t.test('the key listing shows last_used_at after use, null when unused, and neve
   const used = await newKey('beta', 'used')
   const unused = await newKey('beta', 'unused')
   const started = Date.now()
-  const token = await tokenRequest({ form: { grant_type: 'client_credentials', client_id: used.client_id, client_secret: used.client_secret } })
+  const token = await tokenRequest({
+    form: { grant_type: 'client_credentials', client_id: used.client_id, client_secret: used.client_secret },
+  })
   t.equal(token.status, 200)
   const listing = await server.admin('GET', '/admin/tenants/beta/keys')
   t.equal(listing.status, 200)
-  const byId = new Map<string, Record<string, unknown>>(listing.body.map((entry: Record<string, unknown>) => [entry['client_id'], entry]))
+  const byId = new Map<string, Record<string, unknown>>(
+    listing.body.map((entry: Record<string, unknown>) => [entry['client_id'], entry]),
+  )
   const usedEntry = byId.get(used.client_id)!
   t.equal(usedEntry['name'], 'used')
   t.type(usedEntry['last_used_at'], 'string')
   t.ok(Date.parse(usedEntry['last_used_at'] as string) >= started - 1000, 'last_used_at is the token request time')
   t.equal(byId.get(unused.client_id)!['last_used_at'], null)
   t.equal(byId.get(unused.client_id)!['revoked_at'], null)
-  for (const secret of [used.client_secret, unused.client_secret, beta.clientSecret]) t.notOk(listing.text.includes(secret), 'no secret in the listing')
+  for (const secret of [used.client_secret, unused.client_secret, beta.clientSecret])
+    t.notOk(listing.text.includes(secret), 'no secret in the listing')
   for (const entry of listing.body) {
     t.equal(entry.client_secret, undefined)
     t.equal(entry.secret_hash, undefined)
@@ -299,8 +363,10 @@ t.test('the key listing shows last_used_at after use, null when unused, and neve
   await new Promise((resolve) => setTimeout(resolve, 1100))
   const calledAt = Date.now()
   t.equal((await articles(token.body.access_token, 'beta')).status, 200)
-  const later = (await server.admin('GET', '/admin/tenants/beta/keys')).body.find((entry: { client_id: string }) => entry.client_id === used.client_id)
-  t.ok(Date.parse(later.last_used_at) >= calledAt - 5, 'an API call with the key\'s token counts as use')
+  const later = (await server.admin('GET', '/admin/tenants/beta/keys')).body.find(
+    (entry: { client_id: string }) => entry.client_id === used.client_id,
+  )
+  t.ok(Date.parse(later.last_used_at) >= calledAt - 5, "an API call with the key's token counts as use")
 })
 
 t.test('a suspended tenant answers 403 tenant_suspended and gets no tokens; reactivation restores both', async (t) => {
@@ -336,7 +402,8 @@ t.test('the client secret is stored only as a scrypt hash', async (t) => {
     const record = env.openDB<Record<string, unknown>, string>({ name: 'api_keys' }).get(created.body.client_id)
     t.ok(record !== undefined, 'the key is stored')
     t.match(record!['secret_hash'], /^scrypt\$/)
-    for (const [field, value] of Object.entries(record!)) t.not(value, created.body.client_secret, `field ${field} is not the secret`)
+    for (const [field, value] of Object.entries(record!))
+      t.not(value, created.body.client_secret, `field ${field} is not the secret`)
     t.notOk(JSON.stringify(record).includes(created.body.client_secret), 'the secret appears nowhere in the record')
   } finally {
     await env.close()
@@ -350,7 +417,9 @@ t.test('signing keys persist: a token issued before a restart still verifies aft
   const kidsAfter = (await server.request('GET', '/.well-known/jwks.json')).body.keys.map((key: JWK) => key.kid)
   t.same(kidsAfter, kidsBefore)
   t.equal((await articles(token)).status, 200)
-  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find((entry: { client_id: string }) => entry.client_id === acme.clientId)
+  const listed = (await server.admin('GET', '/admin/tenants/acme/keys')).body.find(
+    (entry: { client_id: string }) => entry.client_id === acme.clientId,
+  )
   t.type(listed.last_used_at, 'string', 'last_used_at is stored, not only held in memory')
 })
 
@@ -358,17 +427,28 @@ t.test('token requests per client are rate limited (each costs a slow hash): 429
   const local = await startServer()
   t.teardown(() => local.dispose())
   const client = await local.tenant('burst')
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret })
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  })
   // Concurrent, so that the refill (5 per second) cannot keep up whatever the hash costs here.
   const answers = await Promise.all(
     Array.from({ length: 40 }, () =>
-      fetch(`${local.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }),
+      fetch(`${local.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      }),
     ),
   )
   const statuses = answers.map((answer) => answer.status)
   const passed = statuses.filter((status) => status === 200).length
   t.ok(passed >= 19 && passed <= 25, `about the burst passes (${passed})`)
-  t.ok(statuses.every((status) => status === 200 || status === 429), 'the others are 429')
+  t.ok(
+    statuses.every((status) => status === 200 || status === 429),
+    'the others are 429',
+  )
   const limited = answers.find((answer) => answer.status === 429) ?? null
   t.ok(limited !== null, 'past the burst the endpoint answers 429')
   t.equal(Number(limited!.headers.get('retry-after')) >= 1, true)

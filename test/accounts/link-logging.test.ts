@@ -9,7 +9,8 @@ import { startServer, type TestServer } from '../helpers/server.js'
 
 async function logAfterSignIn(server: TestServer, email: string): Promise<string> {
   t.equal((await server.request('POST', '/portal/sign-in', { body: { email } })).status, 202)
-  for (let attempt = 0; attempt < 200 && !server.stdout.includes('mail written to the outbox'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 200 && !server.stdout.includes('mail written to the outbox'); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 25))
   await new Promise((resolve) => setTimeout(resolve, 100))
   return server.stdout
 }

@@ -12,7 +12,10 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { startServer } from '../helpers/server.js'
 import { suiteServer } from '../helpers/suite.js'
 
-const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
+const {
+  server,
+  tenants: { acme },
+} = await suiteServer({ tenants: { acme: {} } })
 
 interface Sent {
   readonly url: string
@@ -32,7 +35,11 @@ async function discover(clientAuthentication: client.ClientAuth, sent: Sent[]): 
   })
   config[client.customFetch] = (url, options) => {
     const headers = new Headers(options.headers)
-    sent.push({ url, authorization: headers.get('authorization'), body: new URLSearchParams(String(options.body ?? '')) })
+    sent.push({
+      url,
+      authorization: headers.get('authorization'),
+      body: new URLSearchParams(String(options.body ?? '')),
+    })
     return fetch(url, options as RequestInit)
   }
   return config
@@ -41,7 +48,11 @@ async function discover(clientAuthentication: client.ClientAuth, sent: Sent[]): 
 /** Verifies a token as a resource server would: keys from jwks_uri, issuer from the metadata. */
 async function verifyWithMetadata(token: string, metadata: { issuer: string; jwks_uri?: string | undefined }) {
   const jwks = createRemoteJWKSet(new URL(metadata.jwks_uri!))
-  const { payload } = await jwtVerify(token, jwks, { issuer: metadata.issuer, audience: acme.slug, algorithms: ['EdDSA'] })
+  const { payload } = await jwtVerify(token, jwks, {
+    issuer: metadata.issuer,
+    audience: acme.slug,
+    algorithms: ['EdDSA'],
+  })
   return payload
 }
 
@@ -53,45 +64,55 @@ function simpleClient(secret: string, authorizationMethod: 'header' | 'body'): C
   })
 }
 
-t.test('the RFC 8414 metadata names the issuer (the address listened on), token endpoint, JWKS and what they support', async (t) => {
-  const answer = await server.request('GET', '/.well-known/oauth-authorization-server')
-  t.equal(answer.status, 200)
-  t.match(answer.headers.get('content-type'), /^application\/json/)
-  t.same(answer.body, {
-    issuer: server.url,
-    token_endpoint: `${server.url}/oauth2/token`,
-    jwks_uri: `${server.url}/.well-known/jwks.json`,
-    grant_types_supported: ['client_credentials'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    response_types_supported: [],
-  })
-  const jwks = await fetch(answer.body.jwks_uri)
-  t.equal(jwks.status, 200, 'jwks_uri answers')
-  t.ok(((await jwks.json()) as { keys: unknown[] }).keys.length > 0, 'with keys')
-  const openApi = await server.request('GET', '/openapi.json')
-  const operation = openApi.body.paths['/.well-known/oauth-authorization-server']?.get
-  t.equal(operation?.operationId, 'getOAuthMetadata', 'the document is in the OpenAPI description')
-  t.same(operation?.security, [], 'as a public operation')
-})
+t.test(
+  'the RFC 8414 metadata names the issuer (the address listened on), token endpoint, JWKS and what they support',
+  async (t) => {
+    const answer = await server.request('GET', '/.well-known/oauth-authorization-server')
+    t.equal(answer.status, 200)
+    t.match(answer.headers.get('content-type'), /^application\/json/)
+    t.same(answer.body, {
+      issuer: server.url,
+      token_endpoint: `${server.url}/oauth2/token`,
+      jwks_uri: `${server.url}/.well-known/jwks.json`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      response_types_supported: [],
+    })
+    const jwks = await fetch(answer.body.jwks_uri)
+    t.equal(jwks.status, 200, 'jwks_uri answers')
+    t.ok(((await jwks.json()) as { keys: unknown[] }).keys.length > 0, 'with keys')
+    const openApi = await server.request('GET', '/openapi.json')
+    const operation = openApi.body.paths['/.well-known/oauth-authorization-server']?.get
+    t.equal(operation?.operationId, 'getOAuthMetadata', 'the document is in the OpenAPI description')
+    t.same(operation?.security, [], 'as a public operation')
+  },
+)
 
-t.test('openid-client: discovery() then clientCredentialsGrant with client_secret_basic; jose verifies the token', async (t) => {
-  const sent: Sent[] = []
-  const config = await discover(client.ClientSecretBasic(acme.clientSecret), sent)
-  const metadata = config.serverMetadata()
-  t.equal(metadata.issuer, server.url, 'discovery checked the issuer against the URL it was given')
-  t.equal(metadata.token_endpoint, `${server.url}/oauth2/token`)
-  const tokens = await client.clientCredentialsGrant(config)
-  t.equal(sent.length, 1)
-  t.equal(sent[0]!.url, metadata.token_endpoint)
-  t.match(sent[0]!.authorization, /^Basic /, 'the secret went in the Authorization header')
-  t.equal(sent[0]!.body.get('client_secret'), null, 'and not in the body')
-  t.equal(tokens.token_type, 'bearer')
-  t.equal(tokens.expires_in, 900)
-  const payload = await verifyWithMetadata(tokens.access_token, metadata)
-  t.equal(payload.iss, server.url)
-  t.equal(payload.sub, acme.clientId)
-  t.equal((await server.request('GET', '/t/acme/article', { token: tokens.access_token })).status, 200, 'the token calls the API')
-})
+t.test(
+  'openid-client: discovery() then clientCredentialsGrant with client_secret_basic; jose verifies the token',
+  async (t) => {
+    const sent: Sent[] = []
+    const config = await discover(client.ClientSecretBasic(acme.clientSecret), sent)
+    const metadata = config.serverMetadata()
+    t.equal(metadata.issuer, server.url, 'discovery checked the issuer against the URL it was given')
+    t.equal(metadata.token_endpoint, `${server.url}/oauth2/token`)
+    const tokens = await client.clientCredentialsGrant(config)
+    t.equal(sent.length, 1)
+    t.equal(sent[0]!.url, metadata.token_endpoint)
+    t.match(sent[0]!.authorization, /^Basic /, 'the secret went in the Authorization header')
+    t.equal(sent[0]!.body.get('client_secret'), null, 'and not in the body')
+    t.equal(tokens.token_type, 'bearer')
+    t.equal(tokens.expires_in, 900)
+    const payload = await verifyWithMetadata(tokens.access_token, metadata)
+    t.equal(payload.iss, server.url)
+    t.equal(payload.sub, acme.clientId)
+    t.equal(
+      (await server.request('GET', '/t/acme/article', { token: tokens.access_token })).status,
+      200,
+      'the token calls the API',
+    )
+  },
+)
 
 t.test('openid-client: clientCredentialsGrant with client_secret_post; jose verifies the token', async (t) => {
   const sent: Sent[] = []
@@ -106,27 +127,36 @@ t.test('openid-client: clientCredentialsGrant with client_secret_post; jose veri
   t.equal(payload['tid'], 'acme')
 })
 
-t.test('openid-client: a wrong secret is invalid_client, with a Basic challenge only for client_secret_basic', async (t) => {
-  const basic = await discover(client.ClientSecretBasic('f'.repeat(64)), [])
-  const challenged = await client.clientCredentialsGrant(basic).then(
-    () => null,
-    (error: unknown) => error,
-  )
-  t.ok(challenged instanceof client.WWWAuthenticateChallengeError, 'the Basic client gets a WWW-Authenticate challenge')
-  const challenge = challenged as client.WWWAuthenticateChallengeError
-  t.equal(challenge.status, 401)
-  t.same(challenge.cause.map((entry) => entry.scheme), ['basic'])
-  const post = await discover(client.ClientSecretPost('f'.repeat(64)), [])
-  const refused = await client.clientCredentialsGrant(post).then(
-    () => null,
-    (error: unknown) => error,
-  )
-  t.ok(refused instanceof client.ResponseBodyError, 'the body client gets the RFC 6749 error body, no challenge')
-  const bodyError = refused as client.ResponseBodyError
-  t.equal(bodyError.status, 401)
-  t.equal(bodyError.error, 'invalid_client')
-  t.equal(bodyError.response.headers.get('www-authenticate'), null)
-})
+t.test(
+  'openid-client: a wrong secret is invalid_client, with a Basic challenge only for client_secret_basic',
+  async (t) => {
+    const basic = await discover(client.ClientSecretBasic('f'.repeat(64)), [])
+    const challenged = await client.clientCredentialsGrant(basic).then(
+      () => null,
+      (error: unknown) => error,
+    )
+    t.ok(
+      challenged instanceof client.WWWAuthenticateChallengeError,
+      'the Basic client gets a WWW-Authenticate challenge',
+    )
+    const challenge = challenged as client.WWWAuthenticateChallengeError
+    t.equal(challenge.status, 401)
+    t.same(
+      challenge.cause.map((entry) => entry.scheme),
+      ['basic'],
+    )
+    const post = await discover(client.ClientSecretPost('f'.repeat(64)), [])
+    const refused = await client.clientCredentialsGrant(post).then(
+      () => null,
+      (error: unknown) => error,
+    )
+    t.ok(refused instanceof client.ResponseBodyError, 'the body client gets the RFC 6749 error body, no challenge')
+    const bodyError = refused as client.ResponseBodyError
+    t.equal(bodyError.status, 401)
+    t.equal(bodyError.error, 'invalid_client')
+    t.equal(bodyError.response.headers.get('www-authenticate'), null)
+  },
+)
 
 t.test('simple-oauth2: getToken with the Authorization header and with the body; jose verifies both', async (t) => {
   const metadata = (await server.request('GET', '/.well-known/oauth-authorization-server')).body
@@ -140,24 +170,37 @@ t.test('simple-oauth2: getToken with the Authorization header and with the body;
   }
 })
 
-t.test('simple-oauth2: a wrong secret answers 401 invalid_client; WWW-Authenticate: Basic only via the header', async (t) => {
-  const failure = async (method: 'header' | 'body') => {
-    const error = await simpleClient('wrong', method).getToken({}).then(
-      () => null,
-      (caught: unknown) => caught as { output: { statusCode: number }; data: { headers: Record<string, string | undefined>; payload: Record<string, unknown> } },
+t.test(
+  'simple-oauth2: a wrong secret answers 401 invalid_client; WWW-Authenticate: Basic only via the header',
+  async (t) => {
+    const failure = async (method: 'header' | 'body') => {
+      const error = await simpleClient('wrong', method)
+        .getToken({})
+        .then(
+          () => null,
+          (caught: unknown) =>
+            caught as {
+              output: { statusCode: number }
+              data: { headers: Record<string, string | undefined>; payload: Record<string, unknown> }
+            },
+        )
+      if (error === null) throw new Error(`${method}: a wrong secret was accepted`)
+      return error
+    }
+    const header = await failure('header')
+    t.equal(header.output.statusCode, 401)
+    t.equal(header.data.payload['error'], 'invalid_client')
+    t.equal(header.data.headers['www-authenticate'], 'Basic realm="token"')
+    const body = await failure('body')
+    t.equal(body.output.statusCode, 401)
+    t.equal(body.data.payload['error'], 'invalid_client')
+    t.equal(
+      body.data.headers['www-authenticate'],
+      undefined,
+      'no challenge for a client that sent its secret in the body',
     )
-    if (error === null) throw new Error(`${method}: a wrong secret was accepted`)
-    return error
-  }
-  const header = await failure('header')
-  t.equal(header.output.statusCode, 401)
-  t.equal(header.data.payload['error'], 'invalid_client')
-  t.equal(header.data.headers['www-authenticate'], 'Basic realm="token"')
-  const body = await failure('body')
-  t.equal(body.output.statusCode, 401)
-  t.equal(body.data.payload['error'], 'invalid_client')
-  t.equal(body.data.headers['www-authenticate'], undefined, 'no challenge for a client that sent its secret in the body')
-})
+  },
+)
 
 t.test('PRICING_PUBLIC_URL is the issuer of the metadata and of every token (a trailing slash dropped)', async (t) => {
   const publicServer = await startServer({ env: { PRICING_PUBLIC_URL: 'https://pricing.example.com/' } })

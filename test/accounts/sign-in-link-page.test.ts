@@ -27,7 +27,11 @@ t.test('opening a link (as a mail scanner does) spends nothing: its page has a S
     t.match(text, /<form method="post" action="\/portal\/verify">/, 'a form that posts')
     t.match(text, /<button type="submit">Sign in<\/button>/, 'its Sign in button')
     t.match(text, new RegExp(`name="token" value="${new URL(link).searchParams.get('token')}"`), 'carrying the token')
-    t.equal(page.headers.get('content-security-policy')?.includes("form-action 'self'"), true, 'with the pages\' headers')
+    t.equal(
+      page.headers.get('content-security-policy')?.includes("form-action 'self'"),
+      true,
+      "with the pages' headers",
+    )
   }
   const plain = await fetch(link, { redirect: 'manual' })
   t.equal(plain.status, 200, 'without Accept the link still opens its page, and spends nothing')
@@ -39,12 +43,13 @@ t.test('opening a link (as a mail scanner does) spends nothing: its page has a S
 t.test('the button is refused from another origin (login CSRF), and the link stays good', async (t) => {
   const link = await linkFor('csrf@example.com')
   const token = new URL(link).searchParams.get('token')!
-  const post = (origin: string | null) => fetch(`${server.url}/portal/verify`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(origin === null ? {} : { origin }) },
-    body: new URLSearchParams({ token }).toString(),
-    redirect: 'manual',
-  })
+  const post = (origin: string | null) =>
+    fetch(`${server.url}/portal/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(origin === null ? {} : { origin }) },
+      body: new URLSearchParams({ token }).toString(),
+      redirect: 'manual',
+    })
   t.equal((await post('https://evil.example')).status, 403, 'another origin: 403')
   t.equal((await post(null)).status, 403, 'no Origin: 403')
   t.equal((await spendLink(server, link)).status, 303, 'the link still signs in from its own page')
@@ -53,7 +58,10 @@ t.test('the button is refused from another origin (login CSRF), and the link sta
 t.test('a used, expired or unknown link opens a page that sends a new link', async (t) => {
   const link = await linkFor('used@example.com')
   t.equal((await spendLink(server, link)).status, 303)
-  for (const [what, url] of [['used', link], ['unknown', `${server.url}/portal/verify?token=${'B'.repeat(43)}`]] as const) {
+  for (const [what, url] of [
+    ['used', link],
+    ['unknown', `${server.url}/portal/verify?token=${'B'.repeat(43)}`],
+  ] as const) {
     const page = await fetch(url, { redirect: 'manual', headers: browser })
     t.equal(page.status, 401, `${what}: 401`)
     t.match(page.headers.get('content-type') ?? '', /^text\/html/, `${what}: a page, not JSON`)
@@ -91,7 +99,11 @@ t.test('errors and unknown pages are HTML for a browser, JSON otherwise', async 
   t.equal(signedOut.status, 401)
   t.match(await signedOut.text(), /<h1>Please sign in/)
   const api = await fetch(`${server.url}/t/nobody/article/x`, { headers: browser })
-  t.match(api.headers.get('content-type') ?? '', /^application\/json/, 'the tenant API answers JSON whatever Accept says')
+  t.match(
+    api.headers.get('content-type') ?? '',
+    /^application\/json/,
+    'the tenant API answers JSON whatever Accept says',
+  )
 })
 
 t.test("ten presses of one link's button at the same moment give exactly one session", async (t) => {
@@ -100,5 +112,9 @@ t.test("ten presses of one link's button at the same moment give exactly one ses
   const statuses = answers.map((answer) => answer.status)
   t.equal(statuses.filter((status) => status === 303).length, 1, 'one 303 with a session')
   t.equal(statuses.filter((status) => status === 401).length, 9, 'nine refused')
-  t.equal(answers.filter((answer) => (answer.headers.get('set-cookie') ?? '').startsWith('pricing_session=')).length, 1, 'one cookie set')
+  t.equal(
+    answers.filter((answer) => (answer.headers.get('set-cookie') ?? '').startsWith('pricing_session=')).length,
+    1,
+    'one cookie set',
+  )
 })

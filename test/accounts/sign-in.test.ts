@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import type { Mail, Mailer } from '../../platform/mailer.js'
-import { cookieValue, defaultSessionLifetimeMs as sessionLifetimeMs, normalEmail, secretHash, sessionSetCookie, SignIn, signInLinkLifetimeMs } from '../../accounts/people/sign-in.js'
+import {
+  cookieValue,
+  defaultSessionLifetimeMs as sessionLifetimeMs,
+  normalEmail,
+  secretHash,
+  sessionSetCookie,
+  SignIn,
+  signInLinkLifetimeMs,
+} from '../../accounts/people/sign-in.js'
 import { SystemStore } from '../../storage/system-store.js'
 
 const sent: Mail[] = []

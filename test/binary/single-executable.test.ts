@@ -33,7 +33,12 @@ function bareEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 function cli(args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(executable, args, { cwd: app, env: bareEnv({ PRICING_ADMIN_TOKEN: adminToken }), encoding: 'utf8', timeout: 60_000 })
+  const run = spawnSync(executable, args, {
+    cwd: app,
+    env: bareEnv({ PRICING_ADMIN_TOKEN: adminToken }),
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
   return { code: run.status, stdout: run.stdout, stderr: run.stderr }
 }
 
@@ -47,10 +52,21 @@ interface Running {
 async function start(): Promise<Running> {
   const child = spawn(executable, ['start'], {
     cwd: app,
-    env: bareEnv({ PRICING_PORT: '0', PRICING_HOST: '127.0.0.1', PRICING_ADMIN_TOKEN: adminToken, PRICING_WORKER_THRESHOLD_SKUS: '1', PRICING_BACKUP_INTERVAL_S: '0' }),
+    env: bareEnv({
+      PRICING_PORT: '0',
+      PRICING_HOST: '127.0.0.1',
+      PRICING_ADMIN_TOKEN: adminToken,
+      PRICING_WORKER_THRESHOLD_SKUS: '1',
+      PRICING_BACKUP_INTERVAL_S: '0',
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  const running: Running = { child, url: '', stdout: '', exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) }
+  const running: Running = {
+    child,
+    url: '',
+    stdout: '',
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+  }
   let stderr = ''
   child.stdout!.on('data', (chunk: Buffer) => (running.stdout += chunk.toString()))
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
@@ -65,7 +81,8 @@ async function start(): Promise<Running> {
         return running
       }
     }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the binary did not become ready: ${stderr}\n${running.stdout}`)
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the binary did not become ready: ${stderr}\n${running.stdout}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -74,7 +91,11 @@ async function token(url: string, clientId: string, clientSecret: string): Promi
   const answer = await fetch(`${url}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    }).toString(),
   })
   if (answer.status !== 200) throw new Error(`token: ${answer.status}`)
   return ((await answer.json()) as { access_token: string }).access_token
@@ -85,14 +106,19 @@ let built = { file: '', bytes: 0 }
 t.before(async () => {
   const startedAt = Date.now()
   built = await buildBinary(path.join(folder, 'built', 'pricing-service'), path.join(folder, 'work'))
-  t.comment(`built ${built.file}: ${(built.bytes / 1024 / 1024).toFixed(1)} MiB in ${Date.now() - startedAt} ms with Node.js ${process.version}`)
+  t.comment(
+    `built ${built.file}: ${(built.bytes / 1024 / 1024).toFixed(1)} MiB in ${Date.now() - startedAt} ms with Node.js ${process.version}`,
+  )
   copyFileSync(built.file, executable)
   spawnSync('chmod', ['755', executable])
 })
 
 t.test('alone in an empty folder, with no node on PATH', async (t) => {
   t.same(readdirSync(app), ['pricing-service'], 'the folder holds the executable only')
-  t.notOk(existsSync(path.join(folder, 'node_modules')) || existsSync(path.join(path.dirname(folder), 'node_modules')), 'no node_modules above it')
+  t.notOk(
+    existsSync(path.join(folder, 'node_modules')) || existsSync(path.join(path.dirname(folder), 'node_modules')),
+    'no node_modules above it',
+  )
   const which = spawnSync('/bin/sh', ['-c', 'command -v node'], { env: bareEnv() })
   t.not(which.status, 0, 'no node on the PATH it runs with')
   t.ok(statSync(executable).size > 50 * 1024 * 1024, 'a whole Node.js inside')
@@ -104,21 +130,34 @@ t.test('start: the embedded default, the API, the pages, native addons; SIGTERM 
   t.comment(`ready in ${Date.now() - startedAt} ms`)
   const file = path.join(app, 'data', 'demo-credentials.json')
   // The demo is seeded once the service is ready (server/main.ts).
-  for (let attempt = 0; attempt < 200 && !existsSync(file); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 200 && !existsSync(file); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 25))
   const credentials = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>
   t.equal(credentials['tenant'], 'demo', 'the demo tenant is seeded under ./data')
-  const bearer = { authorization: `Bearer ${await token(server.url, credentials['client_id']!, credentials['client_secret']!)}` }
+  const bearer = {
+    authorization: `Bearer ${await token(server.url, credentials['client_id']!, credentials['client_secret']!)}`,
+  }
   const price = await fetch(`${server.url}/t/demo/price/ESP-HOUSE-500/retail-se/SE`, { headers: bearer })
   t.equal(price.status, 200)
   t.match(await price.json(), { sku: 'ESP-HOUSE-500', gross: 169, vat_rate: 12 }, 'a demo price, exact')
   const query = await fetch(`${server.url}/t/demo/price/query`, {
     method: 'POST',
     headers: { ...bearer, 'content-type': 'application/json' },
-    body: JSON.stringify({ currency_code: 'EUR', tax_area: 'DE', pricelist_filter: { pricelists: ['wholesale-eu'] }, skus: ['ESP-HOUSE-1000', 'GRINDER-HAND', 'MUG-350'], quantity: 10 }),
+    body: JSON.stringify({
+      currency_code: 'EUR',
+      tax_area: 'DE',
+      pricelist_filter: { pricelists: ['wholesale-eu'] },
+      skus: ['ESP-HOUSE-1000', 'GRINDER-HAND', 'MUG-350'],
+      quantity: 10,
+    }),
   })
   t.equal(query.status, 200, 'a price query through the worker threads')
   t.equal(((await query.json()) as { items: unknown[] }).items.length, 3)
-  const write = await fetch(`${server.url}/t/demo/article/BIN-1`, { method: 'PUT', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ sku: 'BIN-1', name: 'From the binary' }) })
+  const write = await fetch(`${server.url}/t/demo/article/BIN-1`, {
+    method: 'PUT',
+    headers: { ...bearer, 'content-type': 'application/json' },
+    body: JSON.stringify({ sku: 'BIN-1', name: 'From the binary' }),
+  })
   t.equal(write.status, 202)
   const read = await fetch(`${server.url}/t/demo/article/BIN-1`, { headers: bearer })
   t.match(await read.json(), { sku: 'BIN-1', name: 'From the binary' })
@@ -128,7 +167,11 @@ t.test('start: the embedded default, the API, the pages, native addons; SIGTERM 
   t.match(await css.text(), /--accent/, 'the embedded stylesheet')
   t.equal((await fetch(`${server.url}/openapi.json`)).status, 200)
   const maps = readFileSync(`/proc/${server.child.pid}/maps`, 'utf8')
-  t.match(maps, /pricing-service-[0-9a-f]{16}-\S+\/uws_linux_x64_\d+\S*\.node/, 'the native uWebSockets.js binary is loaded from the private folder')
+  t.match(
+    maps,
+    /pricing-service-[0-9a-f]{16}-\S+\/uws_linux_x64_\d+\S*\.node/,
+    'the native uWebSockets.js binary is loaded from the private folder',
+  )
   t.match(maps, /pricing-service-[0-9a-f]{16}-\S+\/lmdb\.node/, 'and lmdb')
   const started = Date.now()
   server.child.kill('SIGTERM')
@@ -153,15 +196,29 @@ t.test('the command line: tenants, keys and backups on ./data, and through --url
   // No git and no package.json beside it: the version and commit are the ones fixed at the build.
   const built = buildInfo()
   const version = cli(['--version'])
-  t.equal(version.stdout, `pricing-service ${built.version} (${built.commit === null ? '' : `commit ${built.commit}, `}Node.js ${process.version})\n`, 'the build\'s version and commit')
+  t.equal(
+    version.stdout,
+    `pricing-service ${built.version} (${built.commit === null ? '' : `commit ${built.commit}, `}Node.js ${process.version})\n`,
+    "the build's version and commit",
+  )
 
   const server = await start()
   t.teardown(() => server.child.kill('SIGKILL'))
-  const bearer = { authorization: `Bearer ${await token(server.url, credentials.client_id, credentials.client_secret)}` }
-  t.equal((await fetch(`${server.url}/t/shop/article`, { headers: bearer })).status, 200, 'the key made on ./data works on the next start')
+  const bearer = {
+    authorization: `Bearer ${await token(server.url, credentials.client_id, credentials.client_secret)}`,
+  }
+  t.equal(
+    (await fetch(`${server.url}/t/shop/article`, { headers: bearer })).status,
+    200,
+    'the key made on ./data works on the next start',
+  )
   const listed = cli(['tenant', 'list', '--url', server.url])
   t.equal(listed.code, 0, listed.stderr)
-  t.same((JSON.parse(listed.stdout) as { slug: string }[]).map((tenant) => tenant.slug).sort(), ['demo', 'shop'], 'through the running server')
+  t.same(
+    (JSON.parse(listed.stdout) as { slug: string }[]).map((tenant) => tenant.slug).sort(),
+    ['demo', 'shop'],
+    'through the running server',
+  )
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
 })

@@ -32,7 +32,12 @@ async function journey(executablePath: string): Promise<void> {
   await smtp.start()
   t.teardown(() => smtp.close())
   const server: TestServer = await startServer({
-    env: { PRICING_SMTP_URL: smtp.url, PRICING_MAIL_FROM: 'pricing@example.com', PRICING_OPERATOR_EMAILS: 'operator@example.com', PRICING_BACKUP_INTERVAL_S: '0' },
+    env: {
+      PRICING_SMTP_URL: smtp.url,
+      PRICING_MAIL_FROM: 'pricing@example.com',
+      PRICING_OPERATOR_EMAILS: 'operator@example.com',
+      PRICING_BACKUP_INTERVAL_S: '0',
+    },
   })
   t.teardown(() => server.dispose())
   const browser = await launchChromium(executablePath)
@@ -78,7 +83,11 @@ async function journey(executablePath: string): Promise<void> {
       tabs++
     }
     t.ok(tabs < 10, `Tab reaches the e-mail field (${tabs} presses)`)
-    t.not(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'none', 'the focused field shows its focus')
+    t.not(
+      await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'),
+      'none',
+      'the focused field shows its focus',
+    )
     await page.keyboard.type(email)
     await page.keyboard.press('Enter')
     await page.getByText('We mailed you a sign-in link').waitFor()
@@ -114,7 +123,7 @@ async function journey(executablePath: string): Promise<void> {
     t.pass('an open request takes its slug')
   })
 
-  await t.test('an operator approves it on the operators\' page; the requester gets a mail', async (t) => {
+  await t.test("an operator approves it on the operators' page; the requester gets a mail", async (t) => {
     const desk = await operator.context.newPage()
     await signInWithMail(desk, 'operator@example.com')
     await desk.getByRole('link', { name: 'Operator: tenant requests to decide' }).click()
@@ -133,57 +142,92 @@ async function journey(executablePath: string): Promise<void> {
   let clientSecret = ''
   let client: TenantClient
 
-  await t.test('the console: overview, then an API key shown once, a token with it, prices through the API', async (t) => {
-    await page.goto(`${server.url}/portal`)
-    t.ok(await page.getByRole('row', { name: `${slug} standard local active owner` }).isVisible(), 'the tenant is active and the requester its owner')
-    await page.getByRole('link', { name: slug }).click()
-    t.equal(new URL(page.url()).pathname, `/console/${slug}`)
-    t.ok(await page.getByRole('heading', { name: 'Usage and plan limits' }).isVisible())
-    await audit(page, 'console-overview-empty')
+  await t.test(
+    'the console: overview, then an API key shown once, a token with it, prices through the API',
+    async (t) => {
+      await page.goto(`${server.url}/portal`)
+      t.ok(
+        await page.getByRole('row', { name: `${slug} standard local active owner` }).isVisible(),
+        'the tenant is active and the requester its owner',
+      )
+      await page.getByRole('link', { name: slug }).click()
+      t.equal(new URL(page.url()).pathname, `/console/${slug}`)
+      t.ok(await page.getByRole('heading', { name: 'Usage and plan limits' }).isVisible())
+      await audit(page, 'console-overview-empty')
 
-    await page.getByRole('link', { name: 'API keys' }).click()
-    t.ok(await page.getByText('No API keys yet.').isVisible())
-    await page.getByLabel('Name').fill('storefront <script>alert(1)</script>')
-    await page.getByRole('button', { name: 'Create the key' }).click()
-    await page.getByText('Copy the secret now: it is shown only this once.').waitFor()
-    clientId = await page.getByLabel('Client id', { exact: true }).inputValue()
-    clientSecret = await page.getByLabel('Client secret', { exact: true }).inputValue()
-    t.match(clientId, /^[0-9a-f]{24}$/, 'a 24-hex client id')
-    t.match(clientSecret, /^[0-9a-f]{64}$/, 'a 64-hex secret')
-    t.ok(await page.getByRole('heading', { name: 'Your new key "storefront <script>alert(1)</script>"' }).isVisible(), 'the name is shown as text')
-    const copy = page.getByRole('button', { name: 'Copy Client secret' })
-    t.ok(await copy.isVisible(), 'the script shows the copy buttons')
-    await customer.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
-    await copy.click()
-    await page.getByRole('button', { name: 'Copied Client secret' }).waitFor()
-    t.equal(await page.evaluate('navigator.clipboard.readText()'), clientSecret, 'the copy button put the secret on the clipboard')
-    await audit(page, 'console-key-created')
+      await page.getByRole('link', { name: 'API keys' }).click()
+      t.ok(await page.getByText('No API keys yet.').isVisible())
+      await page.getByLabel('Name').fill('storefront <script>alert(1)</script>')
+      await page.getByRole('button', { name: 'Create the key' }).click()
+      await page.getByText('Copy the secret now: it is shown only this once.').waitFor()
+      clientId = await page.getByLabel('Client id', { exact: true }).inputValue()
+      clientSecret = await page.getByLabel('Client secret', { exact: true }).inputValue()
+      t.match(clientId, /^[0-9a-f]{24}$/, 'a 24-hex client id')
+      t.match(clientSecret, /^[0-9a-f]{64}$/, 'a 64-hex secret')
+      t.ok(
+        await page.getByRole('heading', { name: 'Your new key "storefront <script>alert(1)</script>"' }).isVisible(),
+        'the name is shown as text',
+      )
+      const copy = page.getByRole('button', { name: 'Copy Client secret' })
+      t.ok(await copy.isVisible(), 'the script shows the copy buttons')
+      await customer.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url })
+      await copy.click()
+      await page.getByRole('button', { name: 'Copied Client secret' }).waitFor()
+      t.equal(
+        await page.evaluate('navigator.clipboard.readText()'),
+        clientSecret,
+        'the copy button put the secret on the clipboard',
+      )
+      await audit(page, 'console-key-created')
 
-    // The curl line, run as it stands.
-    const curl = await page.getByLabel('Get a token (curl)').inputValue()
-    t.match(curl, new RegExp(`^curl -s -X POST ${server.url}/oauth2/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret}$`))
-    const { execFileSync } = await import('node:child_process')
-    const args = curl.split(' ').slice(1)
-    const token = JSON.parse(execFileSync('curl', args, { encoding: 'utf8' })) as { access_token: string; token_type: string }
-    t.equal(token.token_type, 'Bearer', 'curl got a token')
-    client = new TenantClient(server, slug, clientId, clientSecret)
-    client.token = token.access_token
-    await retailReference(client, ['SKU-0', 'SKU-1'])
-    await writeRetailPrices(client, ['SKU-0', 'SKU-1'], 100)
-    t.equal(await retailBase(client, ['SKU-0', 'SKU-1'], 'SKU-'), 100, 'prices written with the token read back')
+      // The curl line, run as it stands.
+      const curl = await page.getByLabel('Get a token (curl)').inputValue()
+      t.match(
+        curl,
+        new RegExp(
+          `^curl -s -X POST ${server.url}/oauth2/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret}$`,
+        ),
+      )
+      const { execFileSync } = await import('node:child_process')
+      const args = curl.split(' ').slice(1)
+      const token = JSON.parse(execFileSync('curl', args, { encoding: 'utf8' })) as {
+        access_token: string
+        token_type: string
+      }
+      t.equal(token.token_type, 'Bearer', 'curl got a token')
+      client = new TenantClient(server, slug, clientId, clientSecret)
+      client.token = token.access_token
+      await retailReference(client, ['SKU-0', 'SKU-1'])
+      await writeRetailPrices(client, ['SKU-0', 'SKU-1'], 100)
+      t.equal(await retailBase(client, ['SKU-0', 'SKU-1'], 'SKU-'), 100, 'prices written with the token read back')
 
-    await page.goto(`${server.url}/console/${slug}/keys`)
-    t.match(await page.locator('tr', { hasText: clientId }).innerText(), /active/, 'the key is listed')
-    t.notOk(await page.getByLabel('Client secret', { exact: true }).isVisible().catch(() => false), 'a reload does not show the secret again')
-    await page.getByRole('link', { name: 'Overview' }).click()
-    t.match(await page.locator('tr', { hasText: 'Pricelists' }).innerText(), /^Pricelists\s+1\s+1,000\s+0%$/, "one pricelist of the plan's 1,000")
-    t.match(await page.locator('tr', { hasText: 'Prices' }).innerText(), /^Prices \(article and pricelist pairs\)\s+2\s+10,000,000\s+0%$/, 'two prices')
-    const caption = await page.locator('figcaption').first().innerText()
-    const requests = Number(/Requests: (\d+) requests/.exec(caption)?.[1])
-    t.ok(requests >= 8, `the chart counts the API's requests (${caption})`)
-    t.equal(await page.locator('#chart-requests rect.bar').count() >= 1, true, 'and draws them')
-    await audit(page, 'console-overview')
-  })
+      await page.goto(`${server.url}/console/${slug}/keys`)
+      t.match(await page.locator('tr', { hasText: clientId }).innerText(), /active/, 'the key is listed')
+      t.notOk(
+        await page
+          .getByLabel('Client secret', { exact: true })
+          .isVisible()
+          .catch(() => false),
+        'a reload does not show the secret again',
+      )
+      await page.getByRole('link', { name: 'Overview' }).click()
+      t.match(
+        await page.locator('tr', { hasText: 'Pricelists' }).innerText(),
+        /^Pricelists\s+1\s+1,000\s+0%$/,
+        "one pricelist of the plan's 1,000",
+      )
+      t.match(
+        await page.locator('tr', { hasText: 'Prices' }).innerText(),
+        /^Prices \(article and pricelist pairs\)\s+2\s+10,000,000\s+0%$/,
+        'two prices',
+      )
+      const caption = await page.locator('figcaption').first().innerText()
+      const requests = Number(/Requests: (\d+) requests/.exec(caption)?.[1])
+      t.ok(requests >= 8, `the chart counts the API's requests (${caption})`)
+      t.equal((await page.locator('#chart-requests rect.bar').count()) >= 1, true, 'and draws them')
+      await audit(page, 'console-overview')
+    },
+  )
 
   await t.test('invite a colleague, who signs in with their own link', async (t) => {
     await page.getByRole('link', { name: 'Users' }).click()
@@ -200,7 +244,10 @@ async function journey(executablePath: string): Promise<void> {
     await followLink(theirs, await smtp.link('colleague@acme.example'))
     t.equal(new URL(theirs.url()).pathname, `/console/${slug}`, "the invitation lands on the tenant's console")
     await theirs.getByRole('link', { name: 'Users' }).click()
-    t.ok(await theirs.getByText('Your role (editor) does not invite or change users.').isVisible(), 'an editor sees no invitation form')
+    t.ok(
+      await theirs.getByText('Your role (editor) does not invite or change users.').isVisible(),
+      'an editor sees no invitation form',
+    )
     t.equal(await theirs.getByRole('button', { name: 'Send the invitation' }).count(), 0)
     await audit(theirs, 'console-users-editor')
   })
@@ -238,10 +285,18 @@ async function journey(executablePath: string): Promise<void> {
     const refused = await fetch(`${server.url}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }).toString(),
     })
     t.equal(refused.status, 401, 'the revoked key gets no token')
-    t.equal((await client.get('/price/skus-for-pricelist/RETAIL')).status, 200, 'a token issued before still works until it expires')
+    t.equal(
+      (await client.get('/price/skus-for-pricelist/RETAIL')).status,
+      200,
+      'a token issued before still works until it expires',
+    )
   })
 
   await t.test('sign out', async (t) => {

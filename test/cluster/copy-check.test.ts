@@ -26,7 +26,15 @@ if (redis !== null) {
   await until(() => client.status === 'ready', 5_000, 'Redis connected')
   const logger = pino({ level: 'silent' })
   const replication = new Replication(client, {} as TenantRegistry, logger, Date.now)
-  const entry = (code: string): EntryContent => ({ entityType: 'test', changeType: 'created', entityCode: code, compositeKey: null, changedAt: 1_795_600_000_000, changedBy: 'test', contentHash: '' })
+  const entry = (code: string): EntryContent => ({
+    entityType: 'test',
+    changeType: 'created',
+    entityCode: code,
+    compositeKey: null,
+    changedAt: 1_795_600_000_000,
+    changedBy: 'test',
+    contentHash: '',
+  })
 
   /**
    * A store with one commit per code; `publishTo` a slug: the home's, each commit published to that
@@ -40,7 +48,8 @@ if (redis !== null) {
     for (const code of codes) {
       const extra = [entry(code)]
       const entries = await store.commit([], extra)
-      if (publishTo !== null) await replication.committed(tenant, Promise.resolve({ changes: [], extra, prices: [], entries }))
+      if (publishTo !== null)
+        await replication.committed(tenant, Promise.resolve({ changes: [], extra, prices: [], entries }))
     }
     await store.close()
     return directory
@@ -50,14 +59,22 @@ if (redis !== null) {
   t.test('fits: the log goes on from the copy, or ends where it ends', async (t) => {
     await storeWith(codes(5), 'fits')
     t.equal(await copyAgainstLog(client, 'fits', await storeWith(codes(5))), 'fits', "at the log's end")
-    t.equal(await copyAgainstLog(client, 'fits', await storeWith(codes(3))), 'fits', 'behind, with the next commit in the log')
+    t.equal(
+      await copyAgainstLog(client, 'fits', await storeWith(codes(3))),
+      'fits',
+      'behind, with the next commit in the log',
+    )
   })
 
   t.test('gap: the commit after the copy is no longer in the log', async (t) => {
     await storeWith(codes(6), 'gap')
     t.equal(await client.xtrim('pricing:log:gap', 'MAXLEN', 1), 5, 'Redis keeps the last commit only')
     t.equal(await copyAgainstLog(client, 'gap', await storeWith(codes(2))), 'gap')
-    t.equal(await copyAgainstLog(client, 'gap', await storeWith(codes(5))), 'fits', 'a copy the kept commit goes on from still fits')
+    t.equal(
+      await copyAgainstLog(client, 'gap', await storeWith(codes(5))),
+      'fits',
+      'a copy the kept commit goes on from still fits',
+    )
   })
 
   t.test('ahead: the copy holds sequences beyond the log', async (t) => {

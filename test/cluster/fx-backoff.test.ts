@@ -37,21 +37,42 @@ async function closedPort(): Promise<number> {
 const redis = await redisForTest(t)
 if (redis !== null) {
   const port = await closedPort()
-  const env = { PRICING_FX_FEED_URL: `http://127.0.0.1:${port}/daily`, PRICING_FX_FETCH_DELAY_MS: '0', PRICING_FX_FETCH_INTERVAL_MS: '60000' }
+  const env = {
+    PRICING_FX_FEED_URL: `http://127.0.0.1:${port}/daily`,
+    PRICING_FX_FETCH_DELAY_MS: '0',
+    PRICING_FX_FETCH_INTERVAL_MS: '60000',
+  }
   const nodes = await startCluster(t, redis, [{ name: 'a', region: 'local', env }], leaseMs)
   const node = nodes.get('a')!
-  const failures = () => logRecords(node.stdout).filter((record) => typeof record['msg'] === 'string' && record['msg'].startsWith('FX feed fetch failed'))
+  const failures = () =>
+    logRecords(node.stdout).filter(
+      (record) => typeof record['msg'] === 'string' && record['msg'].startsWith('FX feed fetch failed'),
+    )
 
   await t.test('an unreachable feed: a warning per doubling wait, not one per look', async (t) => {
     await until(() => failures().length > 0, 10_000, 'the first failed fetch')
     await new Promise((resolve) => setTimeout(resolve, watchMs))
     const lines = failures()
     // Trying at every look gives watchMs / lookMs = 25 lines; doubling from 200 ms gives 5.
-    t.ok(lines.length >= 3 && lines.length <= 7, `${lines.length} warnings in ${watchMs} ms (one try per look would be about ${watchMs / lookMs})`)
+    t.ok(
+      lines.length >= 3 && lines.length <= 7,
+      `${lines.length} warnings in ${watchMs} ms (one try per look would be about ${watchMs / lookMs})`,
+    )
     const waits = lines.map((line) => line['retryInMs'])
-    t.same(waits, waits.map((_wait, index) => lookMs * 2 ** index), `each names its wait, doubling from the look period: ${waits.join(', ')} ms`)
-    t.same(lines.map((line) => line['failures']), lines.map((_line, index) => index + 1), 'and counts the failures in a row')
-    t.ok(lines.every((line) => line['code'] === 'ECONNREFUSED'), 'with the cause')
+    t.same(
+      waits,
+      waits.map((_wait, index) => lookMs * 2 ** index),
+      `each names its wait, doubling from the look period: ${waits.join(', ')} ms`,
+    )
+    t.same(
+      lines.map((line) => line['failures']),
+      lines.map((_line, index) => index + 1),
+      'and counts the failures in a row',
+    )
+    t.ok(
+      lines.every((line) => line['code'] === 'ECONNREFUSED'),
+      'with the cause',
+    )
   })
 
   await t.test('the feed back: fetched at the next try', async (t) => {
@@ -61,7 +82,11 @@ if (redis !== null) {
     await new Promise<void>((resolve) => feed.listen(port, '127.0.0.1', resolve))
     t.teardown(() => new Promise<void>((resolve) => feed.close(() => resolve())))
     const lastWait = Number(failures().at(-1)?.['retryInMs'])
-    const took = await until(() => node.stdout.includes('"msg":"FX feed fetched"'), lastWait * 2 + 2_000, 'a fetch once the feed answers')
+    const took = await until(
+      () => node.stdout.includes('"msg":"FX feed fetched"'),
+      lastWait * 2 + 2_000,
+      'a fetch once the feed answers',
+    )
     t.ok(took <= lastWait + 1_000, `fetched ${took} ms after the feed came back (the last wait was ${lastWait} ms)`)
   })
 }

@@ -22,7 +22,6 @@ interface Keeper {
   readonly redis: Redis
 }
 
-
 if (executable === null) {
   t.skip(noRedis, () => {})
 } else {
@@ -36,7 +35,12 @@ if (executable === null) {
       name,
       events,
       redis,
-      keeper: new LeaseKeeper(redis, { name: lease, owner: name, ttlMs }, { acquired: (token) => events.push(`acquired ${token}`), lost: (reason) => events.push(`lost: ${reason}`) }, Date.now),
+      keeper: new LeaseKeeper(
+        redis,
+        { name: lease, owner: name, ttlMs },
+        { acquired: (token) => events.push(`acquired ${token}`), lost: (reason) => events.push(`lost: ${reason}`) },
+        Date.now,
+      ),
     }
     keepers.push(made)
     return made
@@ -74,18 +78,24 @@ if (executable === null) {
     await third.keeper.stop(true)
   })
 
-  t.test('Redis down: the holder stops trusting its lease in time; after Redis returns one holds it again', async (t) => {
-    const group = [keeper('x', 'outage'), keeper('y', 'outage')]
-    for (const made of group) made.keeper.start()
-    await until(() => holders(group).length === 1, 2_000)
-    const holder = holders(group)[0]!
-    await server.stop()
-    const lostIn = await until(() => holder.events.some((event) => event.startsWith('lost')), ttlMs * 2)
-    t.ok(lostIn <= ttlMs, `the holder lets go within the lease time (${lostIn} ms), before the key could pass to another`)
-    t.equal(holders(group).length, 0, 'nobody holds it while Redis is down')
-    t.match(holder.events.at(-1), /^lost: not renewed in time/)
-    await server.start()
-    const back = await until(() => holders(group).length === 1, 5_000)
-    t.pass(`one keeper holds it again ${back} ms after Redis returned`)
-  })
+  t.test(
+    'Redis down: the holder stops trusting its lease in time; after Redis returns one holds it again',
+    async (t) => {
+      const group = [keeper('x', 'outage'), keeper('y', 'outage')]
+      for (const made of group) made.keeper.start()
+      await until(() => holders(group).length === 1, 2_000)
+      const holder = holders(group)[0]!
+      await server.stop()
+      const lostIn = await until(() => holder.events.some((event) => event.startsWith('lost')), ttlMs * 2)
+      t.ok(
+        lostIn <= ttlMs,
+        `the holder lets go within the lease time (${lostIn} ms), before the key could pass to another`,
+      )
+      t.equal(holders(group).length, 0, 'nobody holds it while Redis is down')
+      t.match(holder.events.at(-1), /^lost: not renewed in time/)
+      await server.start()
+      const back = await until(() => holders(group).length === 1, 5_000)
+      t.pass(`one keeper holds it again ${back} ms after Redis returned`)
+    },
+  )
 }

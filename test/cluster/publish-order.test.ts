@@ -29,7 +29,10 @@ if (redis !== null) {
     changes: [],
     extra: [],
     prices: [],
-    entries: Array.from({ length: last - first + 1 }, (_, index) => ({ sequence: first + index, checksum: `c${first + index}` }) as unknown as LogEntry),
+    entries: Array.from(
+      { length: last - first + 1 },
+      (_, index) => ({ sequence: first + index, checksum: `c${first + index}` }) as unknown as LogEntry,
+    ),
   })
   const streamIds = async (slug: string) => (await client.xrange(`pricing:log:${slug}`, '-', '+')).map(([id]) => id)
 
@@ -57,7 +60,10 @@ if (redis !== null) {
     t.equal(replication.queuedCommits, 2, 'both commits are queued, in order')
     await client.del('pricing:log:retry')
     const waitedMs = await until(() => replication.queuedCommits === 0, 5_000, 'the queue published')
-    t.ok(waitedMs <= 2_500, `published by the retry ${waitedMs} ms after the stream could take it (retry every 1,000 ms)`)
+    t.ok(
+      waitedMs <= 2_500,
+      `published by the retry ${waitedMs} ms after the stream could take it (retry every 1,000 ms)`,
+    )
     t.same(await streamIds('retry'), ['1-0', '3-0'], 'both in order')
   })
 

@@ -26,10 +26,22 @@ function scriptCalls(port: number): number {
 
 const redis = await redisForTest(t)
 if (redis !== null) {
-  const nodes = [...(await startCluster(t, redis, ['a', 'b', 'c'].map((name) => ({ name, region: 'eu' })), leaseMs)).values()]
+  const nodes = [
+    ...(
+      await startCluster(
+        t,
+        redis,
+        ['a', 'b', 'c'].map((name) => ({ name, region: 'eu' })),
+        leaseMs,
+      )
+    ).values(),
+  ]
   await until(() => nodes.filter((node) => homeLine('eu').test(node.stdout)).length === 1, leaseMs * 5, 'a home for eu')
   const first = nodes[0]!
-  const created = await first.request('POST', '/admin/tenants', { body: { slug: 'busy', tier: 'standard', region: 'eu', limits: { query_rate: rate, query_burst: burst } }, token: adminToken })
+  const created = await first.request('POST', '/admin/tenants', {
+    body: { slug: 'busy', tier: 'standard', region: 'eu', limits: { query_rate: rate, query_burst: burst } },
+    token: adminToken,
+  })
   // Set-up: failures throw (an assertion at the top level after an await ends tap's root test early).
   if (created.status !== 201) throw new Error(`tenant create: ${created.status} ${created.text}`)
   const key = await first.request('POST', '/admin/tenants/busy/keys', { body: { name: 'k' }, token: adminToken })
@@ -38,10 +50,14 @@ if (redis !== null) {
   for (const client of clients) client.token = clients[0]!.token
   // Every node has the tenant and serves its reads itself (home or ready replica).
   for (const client of clients) {
-    await eventually(async () => {
-      const answer = await client.get('/pricelist')
-      return answer.status === 200 && answer.headers.get('x-pricing-node') === null ? true : undefined
-    }, 10_000, `the tenant served on ${client.server.url}`)
+    await eventually(
+      async () => {
+        const answer = await client.get('/pricelist')
+        return answer.status === 200 && answer.headers.get('x-pricing-node') === null ? true : undefined
+      },
+      10_000,
+      `the tenant served on ${client.server.url}`,
+    )
   }
   // The probes above spent tokens: let the bucket fill up again before measuring.
   await new Promise((resolve) => setTimeout(resolve, (burst / rate) * 1000 + 500))
@@ -62,10 +78,19 @@ if (redis !== null) {
     const elapsedS = (Date.now() - started) / 1000
     const expected = burst + rate * elapsedS
     t.equal(counts.other, 0, 'every answer was 200 or 429')
-    t.ok(counts.refused > counts.allowed, `the client asked for far more than the limit (${counts.allowed + counts.refused} requests)`)
+    t.ok(
+      counts.refused > counts.allowed,
+      `the client asked for far more than the limit (${counts.allowed + counts.refused} requests)`,
+    )
     const ratio = counts.allowed / expected
-    t.ok(ratio >= 0.9 && ratio <= 1.1, `${counts.allowed} allowed in ${elapsedS.toFixed(1)} s against ${expected.toFixed(0)} (burst ${burst} + ${rate}/s): ${(ratio * 100).toFixed(1)}%`)
+    t.ok(
+      ratio >= 0.9 && ratio <= 1.1,
+      `${counts.allowed} allowed in ${elapsedS.toFixed(1)} s against ${expected.toFixed(0)} (burst ${burst} + ${rate}/s): ${(ratio * 100).toFixed(1)}%`,
+    )
     const scripts = scriptCalls(redis.port) - scriptsBefore
-    t.ok(scripts < (counts.allowed + counts.refused) / 2, `${scripts} bucket scripts in Redis for ${counts.allowed + counts.refused} requests: leases, not a round trip per request`)
+    t.ok(
+      scripts < (counts.allowed + counts.refused) / 2,
+      `${scripts} bucket scripts in Redis for ${counts.allowed + counts.refused} requests: leases, not a round trip per request`,
+    )
   })
 }

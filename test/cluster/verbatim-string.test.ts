@@ -12,7 +12,10 @@ t.test('ioredis uses the plain VerbatimString: no object has String.prototype as
   t.equal(typeof connectRedis, 'function', 'the cluster Redis module (and ioredis) loaded')
   const used = ioredisVerbatimString() as typeof VerbatimString
   t.equal(used, VerbatimString, "ioredis's module cache entry is ours")
-  t.notOk(Object.prototype.isPrototypeOf.call(String.prototype, used.prototype), 'its prototype chain has no String.prototype')
+  t.notOk(
+    Object.prototype.isPrototypeOf.call(String.prototype, used.prototype),
+    'its prototype chain has no String.prototype',
+  )
   const reply = new used('txt', 'hello')
   t.equal(`${reply}`, 'hello', 'it still reads as its text')
   t.equal(reply.format, 'txt')

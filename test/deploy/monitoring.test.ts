@@ -23,7 +23,10 @@ const dashboardFile = path.join(folder, 'grafana-dashboard.json')
 const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' })
 const inCi = process.env['CI'] === 'true'
 if (promtool.error !== undefined && !inCi) {
-  t.skip('promtool is not on this machine (Debian package prometheus; .ci/run installs it): the rules are not checked by Prometheus here', () => {})
+  t.skip(
+    'promtool is not on this machine (Debian package prometheus; .ci/run installs it): the rules are not checked by Prometheus here',
+    () => {},
+  )
 } else {
   t.test('promtool checks the alert rules and runs their unit tests', async (t) => {
     t.equal(promtool.error, undefined, 'promtool runs (in CI it must be installed: .ci/run does)')
@@ -36,7 +39,21 @@ if (promtool.error !== undefined && !inCi) {
 }
 
 /** PromQL words that are not metric names: operators and modifiers. */
-const keywords = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan'])
+const keywords = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan',
+])
 /** Series Prometheus makes itself for every scrape target; the service does not export them. */
 const prometheusOwn = new Set(['up'])
 
@@ -73,7 +90,9 @@ interface Dashboard {
 
 function dashboardExpressions(): { where: string; expression: string }[] {
   const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as Dashboard
-  const found = dashboard.panels.flatMap((panel) => panel.targets.map((target) => ({ where: `panel "${panel.title}"`, expression: target.expr })))
+  const found = dashboard.panels.flatMap((panel) =>
+    panel.targets.map((target) => ({ where: `panel "${panel.title}"`, expression: target.expr })),
+  )
   for (const variable of dashboard.templating.list) {
     const query = (variable.query as { query?: string } | undefined)?.query
     const metric = query === undefined ? undefined : /^label_values\(([a-zA-Z_:][\w:]*),/.exec(query)?.[1]
@@ -95,14 +114,25 @@ function exportedNames(text: string): Set<string> {
 }
 
 t.test('metricNames reads the names out of PromQL', async (t) => {
-  t.same(metricNames('sum by (instance) (rate(a_total{status=~"5.."}[5m])) / sum by (instance) (rate(b_total[5m])) > 0.05'), ['a_total', 'b_total'])
-  t.same(metricNames('histogram_quantile(0.99, sum by (le, route) (rate(c_bucket{instance=~"$instance"}[$__rate_interval])))'), ['c_bucket'])
+  t.same(
+    metricNames('sum by (instance) (rate(a_total{status=~"5.."}[5m])) / sum by (instance) (rate(b_total[5m])) > 0.05'),
+    ['a_total', 'b_total'],
+  )
+  t.same(
+    metricNames(
+      'histogram_quantile(0.99, sum by (le, route) (rate(c_bucket{instance=~"$instance"}[$__rate_interval])))',
+    ),
+    ['c_bucket'],
+  )
   t.same(metricNames('d < 2 * e and e > 0 or f offset 5m unless 1e3'), ['d', 'e', 'e', 'f'])
   t.same(metricNames('count by (job) (count by (job, version) (g))'), ['g'])
 })
 
 t.test('every metric the alert rules and the dashboard query is exported by a running service', async (t) => {
-  const expressions = [...ruleExpressions().map((expression) => ({ where: 'alerts.yml', expression })), ...dashboardExpressions()]
+  const expressions = [
+    ...ruleExpressions().map((expression) => ({ where: 'alerts.yml', expression })),
+    ...dashboardExpressions(),
+  ]
   t.ok(expressions.length >= 25, `${expressions.length} expressions`)
   // A cluster node exports the single node's metrics and the cluster's; without Redis, the single node's only.
   const executable = redisServerPath()
@@ -124,7 +154,10 @@ t.test('every metric the alert rules and the dashboard query is exported by a ru
   const acme = await server.tenant('acme')
   t.equal((await acme.get('/article')).status, 200)
   const exported = exportedNames((await server.request('GET', '/metrics')).text)
-  t.ok(exported.has('pricing_http_requests_total') && exported.has('process_resident_memory_bytes'), `${exported.size} names exported`)
+  t.ok(
+    exported.has('pricing_http_requests_total') && exported.has('process_resident_memory_bytes'),
+    `${exported.size} names exported`,
+  )
   const checked = new Set<string>()
   for (const { where, expression } of expressions) {
     const names = metricNames(expression)
@@ -135,6 +168,11 @@ t.test('every metric the alert rules and the dashboard query is exported by a ru
       t.ok(exported.has(name), `${where}: ${name} is exported`)
     }
   }
-  for (const name of ['pricing_tenant_requests_total', 'pricing_build_info', 'pricing_storage_nearly_full']) t.ok(checked.has(name), `${name} is used`)
-  if (clusterMetrics) t.ok(checked.has('pricing_cluster_redis_up') && checked.has('pricing_replica_lag_seconds'), 'the cluster metrics are used and checked')
+  for (const name of ['pricing_tenant_requests_total', 'pricing_build_info', 'pricing_storage_nearly_full'])
+    t.ok(checked.has(name), `${name} is used`)
+  if (clusterMetrics)
+    t.ok(
+      checked.has('pricing_cluster_redis_up') && checked.has('pricing_replica_lag_seconds'),
+      'the cluster metrics are used and checked',
+    )
 })

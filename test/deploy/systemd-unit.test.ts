@@ -36,11 +36,19 @@ t.test('what the issue asks of the unit', async (t) => {
   t.equal(one('ExecStart'), '/usr/local/bin/pricing-service start', 'runs the single executable')
   t.equal(one('DynamicUser'), 'yes', 'a dynamic user')
   t.equal(one('ProtectSystem'), 'strict', 'the system read-only')
-  const dataDir = (unitSettings.get('Environment') ?? []).find((value) => value.startsWith('PRICING_DATA_DIR='))?.slice('PRICING_DATA_DIR='.length)
-  t.ok(dataDir !== undefined && dataDir.startsWith(`${one('ReadWritePaths')}/`), `the data directory (${dataDir}) is under ReadWritePaths`)
+  const dataDir = (unitSettings.get('Environment') ?? [])
+    .find((value) => value.startsWith('PRICING_DATA_DIR='))
+    ?.slice('PRICING_DATA_DIR='.length)
+  t.ok(
+    dataDir !== undefined && dataDir.startsWith(`${one('ReadWritePaths')}/`),
+    `the data directory (${dataDir}) is under ReadWritePaths`,
+  )
   t.ok(Number(one('LimitNOFILE')) >= 65_536, 'LimitNOFILE raised')
   t.equal(one('KillSignal'), 'SIGTERM')
-  t.ok(Number(one('TimeoutStopSec')) * 1000 > DEFAULTS.shutdownTimeoutMs, 'systemd waits longer than the graceful shutdown')
+  t.ok(
+    Number(one('TimeoutStopSec')) * 1000 > DEFAULTS.shutdownTimeoutMs,
+    'systemd waits longer than the graceful shutdown',
+  )
   t.equal(one('NoNewPrivileges'), 'yes')
   t.equal(one('PrivateTmp'), 'yes')
   t.notOk(unitSettings.has('MemoryDenyWriteExecute'), "V8's JIT needs writable executable memory")
@@ -48,7 +56,9 @@ t.test('what the issue asks of the unit', async (t) => {
 
 /** The unit's `Environment=` settings as variables. */
 function unitEnvironment(): Record<string, string> {
-  const pairs = (settings(unit).get('Environment') ?? []).map((value) => value.split(/=(.*)/s).slice(0, 2) as [string, string])
+  const pairs = (settings(unit).get('Environment') ?? []).map(
+    (value) => value.split(/=(.*)/s).slice(0, 2) as [string, string],
+  )
   return Object.fromEntries(pairs)
 }
 
@@ -64,29 +74,43 @@ async function appears(file: string, timeoutMs: number): Promise<boolean> {
 
 t.test('the unit turns the demo tenant off: a first start with its settings provisions none', async (t) => {
   const environment = unitEnvironment()
-  t.equal(loadConfig(environment).demo, false, 'the unit\'s settings read as demo off')
+  t.equal(loadConfig(environment).demo, false, "the unit's settings read as demo off")
   // The unit's settings with only the data directory and the port made local to this test; where
   // the unit says nothing of the demo, the service's own default applies (not the test helper's).
   const started = async (demo: string): Promise<{ demoSeen: boolean; tenants: string[] }> => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'pricing-unit-data-'))
-    const server = new TestServer(dataDir, { ...environment, PRICING_DEMO: demo, PRICING_DATA_DIR: dataDir, PRICING_PORT: '0' })
+    const server = new TestServer(dataDir, {
+      ...environment,
+      PRICING_DEMO: demo,
+      PRICING_DATA_DIR: dataDir,
+      PRICING_PORT: '0',
+    })
     t.teardown(() => server.dispose())
     await server.start()
     // The demo is seeded just after the service turns ready (server/main.ts): its file comes last.
     const demoSeen = await appears(path.join(dataDir, 'demo-credentials.json'), 5_000)
-    const tenants = ((await server.admin('GET', '/admin/tenants')).body as { slug: string }[]).map((tenant) => tenant.slug)
+    const tenants = ((await server.admin('GET', '/admin/tenants')).body as { slug: string }[]).map(
+      (tenant) => tenant.slug,
+    )
     await server.dispose()
     return { demoSeen, tenants }
   }
   const defaults = await started(String(DEFAULTS.demo))
-  t.same(defaults, { demoSeen: true, tenants: ['demo'] }, 'without PRICING_DEMO=false a first start seeds the demo (npm start keeps it)')
+  t.same(
+    defaults,
+    { demoSeen: true, tenants: ['demo'] },
+    'without PRICING_DEMO=false a first start seeds the demo (npm start keeps it)',
+  )
   const unitStart = await started(environment['PRICING_DEMO'] ?? String(DEFAULTS.demo))
-  t.same(unitStart, { demoSeen: false, tenants: [] }, 'with the unit\'s settings: no demo tenant, no credentials file')
+  t.same(unitStart, { demoSeen: false, tenants: [] }, "with the unit's settings: no demo tenant, no credentials file")
 })
 
 const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' })
 if (analyze.error !== undefined) {
-  t.skip('systemd-analyze is not on this machine (Debian package systemd): the unit is checked by hand above only', () => {})
+  t.skip(
+    'systemd-analyze is not on this machine (Debian package systemd): the unit is checked by hand above only',
+    () => {},
+  )
 } else {
   t.test('systemd-analyze verify and security accept it', async (t) => {
     const folder = mkdtempSync(path.join(tmpdir(), 'pricing-unit-'))

@@ -14,7 +14,8 @@ import { PriceReplica } from '../../engine/price-replica.js'
 import { PriceBook, type PriceVersion } from '../../engine/prices.js'
 import { queryPrices } from '../../engine/query.js'
 
-const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 const skus = ['S0', 'S1', 'S2', 'S3', 'S4']
 const lists = ['P0', 'P1', 'P2', 'P3']
 
@@ -32,8 +33,15 @@ function world(): Catalog {
   for (const sku of skus) put(catalog, 'article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' })
   for (const [index, code] of lists.entries()) {
     const pricelist: Pricelist = {
-      currency_code: 'SEK', vat_mode: index % 2 === 0 ? 'NET' : 'GROSS', name: code, description: null, parent_code: null,
-      start_date: null, end_date: null, metadata: {}, price_rules: [],
+      currency_code: 'SEK',
+      vat_mode: index % 2 === 0 ? 'NET' : 'GROSS',
+      name: code,
+      description: null,
+      parent_code: null,
+      start_date: null,
+      end_date: null,
+      metadata: {},
+      price_rules: [],
     }
     put(catalog, 'pricelist', code, pricelist)
   }
@@ -46,7 +54,12 @@ const versionArbitrary = fc.record({
   sales: fc.integer({ min: 1, max: 1_000_000 }),
 })
 const operationArbitrary = fc.oneof(
-  fc.record({ kind: fc.constant('write' as const), sku: fc.constantFrom(...skus), list: fc.constantFrom(...lists), versions: fc.array(versionArbitrary, { minLength: 1, maxLength: 4 }) }),
+  fc.record({
+    kind: fc.constant('write' as const),
+    sku: fc.constantFrom(...skus),
+    list: fc.constantFrom(...lists),
+    versions: fc.array(versionArbitrary, { minLength: 1, maxLength: 4 }),
+  }),
   fc.record({ kind: fc.constant('query' as const), at: fc.integer({ min: 0, max: 110 }) }),
   fc.record({ kind: fc.constant('compact' as const) }),
 )
@@ -54,12 +67,24 @@ const operationArbitrary = fc.oneof(
 function versionsOf(specs: { from: number; kind: string; sales: number }[]): PriceVersion[] {
   const byFrom = new Map<number, { from: number; kind: string; sales: number }>()
   for (const spec of specs) byFrom.set(spec.from, spec)
-  return [...byFrom.values()].sort((left, right) => left.from - right.from).map((spec) => ({
-    from: spec.from,
-    content: spec.kind === 'deleted' ? null : { sales: spec.sales, fields: null, breaks: spec.kind === 'breaks' ? [{ quantity: spec.sales % 2 === 0 ? 5_000 : 100_000, kind: 1, value: 900_000 }] : null },
-    writtenAt: 0,
-    writtenBy: 'test',
-  }))
+  return [...byFrom.values()]
+    .sort((left, right) => left.from - right.from)
+    .map((spec) => ({
+      from: spec.from,
+      content:
+        spec.kind === 'deleted'
+          ? null
+          : {
+              sales: spec.sales,
+              fields: null,
+              breaks:
+                spec.kind === 'breaks'
+                  ? [{ quantity: spec.sales % 2 === 0 ? 5_000 : 100_000, kind: 1, value: 900_000 }]
+                  : null,
+            },
+      writtenAt: 0,
+      writtenBy: 'test',
+    }))
 }
 
 /** A replica that reads the runs only (rows off, as for a book past the rows' memory bound). */
@@ -96,10 +121,13 @@ t.test('rows and runs answer the same queries, through writes and at any instant
         const runsOnly = new RunsOnly(book.sharedColumns(), book.dictionaryDelta(0, 0))
         const query = { skus, pricelists: lists, options, sortOrder: null }
         const withRows = JSON.stringify(queryPrices(new PriceContext(catalog, book, operation.at, 'SE'), query))
-        const withReplicaRows = JSON.stringify(queryPrices(new PriceContext(catalog, replica, operation.at, 'SE'), query))
+        const withReplicaRows = JSON.stringify(
+          queryPrices(new PriceContext(catalog, replica, operation.at, 'SE'), query),
+        )
         const withRuns = JSON.stringify(queryPrices(new PriceContext(catalog, runsOnly, operation.at, 'SE'), query))
         if (withRows !== withRuns) throw new Error(`at ${operation.at}: rows ${withRows}\nruns ${withRuns}`)
-        if (withReplicaRows !== withRuns) throw new Error(`at ${operation.at}: replica rows ${withReplicaRows}\nruns ${withRuns}`)
+        if (withReplicaRows !== withRuns)
+          throw new Error(`at ${operation.at}: replica rows ${withReplicaRows}\nruns ${withRuns}`)
         queries++
         if (book.skuId('S0') >= 0 && book.currentRow(book.skuId('S0'), operation.at) >= 0) fromRows++
       }

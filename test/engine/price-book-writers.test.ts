@@ -6,14 +6,20 @@
 import t from 'tap'
 import { PriceBook, type PriceVersion } from '../../engine/prices.js'
 
-const version = (from: number, sales: number, writer: string): PriceVersion => ({ from, content: { sales, fields: null, breaks: null }, writtenAt: from + 1, writtenBy: writer })
+const version = (from: number, sales: number, writer: string): PriceVersion => ({
+  from,
+  content: { sales, fields: null, breaks: null },
+  writtenAt: from + 1,
+  writtenBy: writer,
+})
 
 t.test('writers read back exactly past 65,535 distinct ones and through a compaction', async (t) => {
   const book = new PriceBook()
   const writers = 70_000
   for (let index = 0; index < writers; index++) book.apply('P', `S${index}`, [version(1_000, index, `writer-${index}`)])
   // A second version on some pairs: their runs are replaced (garbage for the compaction below).
-  for (let index = 0; index < writers; index += 997) book.apply('P', `S${index}`, [version(1_000, index, `writer-${index}`), version(2_000, index + 1, 'late')])
+  for (let index = 0; index < writers; index += 997)
+    book.apply('P', `S${index}`, [version(1_000, index, `writer-${index}`), version(2_000, index + 1, 'late')])
   book.compactToFit()
   let wrong = 0
   for (let index = 0; index < writers; index++) {

@@ -11,16 +11,30 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { PriceContext, priceItem, resolveBase, Status, statusReasons, type AnswerOptions, type PricedItem } from '../../engine/pipeline.js'
+import {
+  PriceContext,
+  priceItem,
+  resolveBase,
+  Status,
+  statusReasons,
+  type AnswerOptions,
+  type PricedItem,
+} from '../../engine/pipeline.js'
 import { PriceReplica } from '../../engine/price-replica.js'
 import { queryPrices, type QueryResult } from '../../engine/query.js'
 import { answerJson } from '../../workers/render.js'
 import { build, profile, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
-const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 
 /** The full pipeline over every pricelist, lowest gross first, ties to the first code. */
-function reference(context: PriceContext, skusAsked: readonly string[], codes: readonly string[], options: AnswerOptions): QueryResult {
+function reference(
+  context: PriceContext,
+  skusAsked: readonly string[],
+  codes: readonly string[],
+  options: AnswerOptions,
+): QueryResult {
   const items: PricedItem[] = []
   const unavailable: QueryResult['unavailable'] = []
   for (const sku of new Set(skusAsked)) {
@@ -51,14 +65,26 @@ t.test('the fast path answers what the full pipeline answers, on the book and on
       const { catalog, book } = build(world)
       const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0))
       for (const query of asked) {
-        const options: AnswerOptions = { currency: query.currency, rounding: query.rounding ? profile : null, quantity: query.quantity }
+        const options: AnswerOptions = {
+          currency: query.currency,
+          rounding: query.rounding ? profile : null,
+          quantity: query.quantity,
+        }
         const codes = [...query.lists].sort()
         const expected = reference(new PriceContext(catalog, book, query.at, 'SE'), query.skus, codes, options)
         const want = answerJson(expected.items, expected.unavailable)
         for (const reader of [book, replica]) {
-          const got = queryPrices(new PriceContext(catalog, reader, query.at, 'SE'), { skus: query.skus, pricelists: codes, options, sortOrder: null })
+          const got = queryPrices(new PriceContext(catalog, reader, query.at, 'SE'), {
+            skus: query.skus,
+            pricelists: codes,
+            options,
+            sortOrder: null,
+          })
           const text = answerJson(got.items, got.unavailable)
-          if (text !== want) throw new Error(`${reader === book ? 'rows' : 'runs'} at ${query.at}, quantity ${query.quantity}, ${query.currency}, lists ${codes.join(',')}:\n got  ${text}\n want ${want}`)
+          if (text !== want)
+            throw new Error(
+              `${reader === book ? 'rows' : 'runs'} at ${query.at}, quantity ${query.quantity}, ${query.currency}, lists ${codes.join(',')}:\n got  ${text}\n want ${want}`,
+            )
         }
         queries++
         answered += expected.items.length

@@ -8,8 +8,19 @@ import { Catalog } from '../../engine/catalog.js'
 import { PriceBook, type PriceVersion } from '../../engine/prices.js'
 import type { Version } from '../../engine/temporal.js'
 
-const version = (from: number, value: unknown): Version<unknown> => ({ from, value, hash: value === null ? '' : String(value), writtenAt: from, writtenBy: 'tester' })
-const price = (from: number, sales: number | null): PriceVersion => ({ from, content: sales === null ? null : { sales, fields: { cost: sales / 2 }, breaks: null }, writtenAt: from, writtenBy: 'tester' })
+const version = (from: number, value: unknown): Version<unknown> => ({
+  from,
+  value,
+  hash: value === null ? '' : String(value),
+  writtenAt: from,
+  writtenBy: 'tester',
+})
+const price = (from: number, sales: number | null): PriceVersion => ({
+  from,
+  content: sales === null ? null : { sales, fields: { cost: sales / 2 }, breaks: null },
+  writtenAt: from,
+  writtenBy: 'tester',
+})
 
 t.test('the catalogue forgets a removed key', async (t) => {
   const catalog = new Catalog()
@@ -30,7 +41,8 @@ t.test('the catalogue forgets a removed key', async (t) => {
 
 t.test('the price book forgets a removed pair, and compacts around it', async (t) => {
   const book = new PriceBook()
-  for (let index = 0; index < 100; index++) book.apply('P', `S${index}`, [price(1_000, index * 10), price(2_000, index * 10 + 1)])
+  for (let index = 0; index < 100; index++)
+    book.apply('P', `S${index}`, [price(1_000, index * 10), price(2_000, index * 10 + 1)])
   book.apply('Q', 'S0', [price(1_000, 5), price(2_000, null)])
   t.equal(book.livePairCount, 100)
   t.equal(book.liveSkuCount('P'), 100)
@@ -47,7 +59,12 @@ t.test('the price book forgets a removed pair, and compacts around it', async (t
   let wrong = 0
   for (let index = 1; index < 100; index += 2) {
     const versions = book.versions('P', `S${index}`)
-    if (versions.length !== 2 || versions[1]!.content!.sales !== index * 10 + 1 || versions[0]!.content!.fields!['cost'] !== index * 5) wrong++
+    if (
+      versions.length !== 2 ||
+      versions[1]!.content!.sales !== index * 10 + 1 ||
+      versions[0]!.content!.fields!['cost'] !== index * 5
+    )
+      wrong++
   }
   t.equal(wrong, 0, 'the 50 remaining pairs read back whole after a compaction')
   book.apply('P', 'S0', [price(3_000, 7)])

@@ -12,8 +12,13 @@ const day = 86_400_000
 const now = 1_000 * day
 
 /** Sorted distinct starts around `now` (some scheduled after it). */
-const starts = fc.uniqueArray(fc.integer({ min: now - 400 * day, max: now + 30 * day }), { minLength: 0, maxLength: 40 }).map((values) => values.sort((a, b) => a - b))
-const policy = fc.record({ maxVersions: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })), historyMs: fc.integer({ min: 1, max: 200 * day }) })
+const starts = fc
+  .uniqueArray(fc.integer({ min: now - 400 * day, max: now + 30 * day }), { minLength: 0, maxLength: 40 })
+  .map((values) => values.sort((a, b) => a - b))
+const policy = fc.record({
+  maxVersions: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
+  historyMs: fc.integer({ min: 1, max: 200 * day }),
+})
 
 /** Index of the version in force at `at`, or -1. */
 function inForceAt(froms: readonly number[], at: number): number {
@@ -55,10 +60,26 @@ t.test('named cases', async (t) => {
   const froms = Array.from({ length: 10 }, (_, index) => now - (10 - index) * day)
   const of = (index: number) => froms[index]!
   t.equal(versionsToRemove(10, of, now, { maxVersions: 0, historyMs: 30 * day }), 0, 'all within 30 days: none')
-  t.equal(versionsToRemove(10, of, now, { maxVersions: 0, historyMs: 4.5 * day }), 5, 'a 4.5-day window keeps the 5 in force within it')
-  t.equal(versionsToRemove(10, of, now, { maxVersions: 2, historyMs: 30 * day }), 7, 'max 2 still keeps the 3 most recent')
+  t.equal(
+    versionsToRemove(10, of, now, { maxVersions: 0, historyMs: 4.5 * day }),
+    5,
+    'a 4.5-day window keeps the 5 in force within it',
+  )
+  t.equal(
+    versionsToRemove(10, of, now, { maxVersions: 2, historyMs: 30 * day }),
+    7,
+    'max 2 still keeps the 3 most recent',
+  )
   t.equal(versionsToRemove(10, of, now, { maxVersions: 0, historyMs: 1 }), 7, 'a tiny window: the 3 most recent stay')
   const scheduled = [now - 3 * day, now - 2 * day, now - day, now + day, now + 2 * day]
-  t.equal(versionsToRemove(5, (index) => scheduled[index]!, now, { maxVersions: 1, historyMs: 1 }), 2, 'in force and the 2 scheduled stay')
-  t.equal(versionsToRemove(2, (index) => [now + day, now + 2 * day][index]!, now, { maxVersions: 1, historyMs: 1 }), 0, 'nothing in force yet: all stay')
+  t.equal(
+    versionsToRemove(5, (index) => scheduled[index]!, now, { maxVersions: 1, historyMs: 1 }),
+    2,
+    'in force and the 2 scheduled stay',
+  )
+  t.equal(
+    versionsToRemove(2, (index) => [now + day, now + 2 * day][index]!, now, { maxVersions: 1, historyMs: 1 }),
+    0,
+    'nothing in force yet: all stay',
+  )
 })

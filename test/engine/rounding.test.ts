@@ -10,8 +10,17 @@ import { Catalog, type RoundingMode, type RoundingProfile, type RoundingTierRule
 import { amountAbsMax } from '../../engine/limits.js'
 import { parseAmount, toDecimalString } from '../../engine/money.js'
 import {
-  applyRounding, canonicalAmount, compiledOf, compileProfile, isAmountInRange, normalizeProfile, profileProblems, resolveProfile,
-  roundingModes, roundToIncrement, roundingTiersMax,
+  applyRounding,
+  canonicalAmount,
+  compiledOf,
+  compileProfile,
+  isAmountInRange,
+  normalizeProfile,
+  profileProblems,
+  resolveProfile,
+  roundingModes,
+  roundToIncrement,
+  roundingTiersMax,
 } from '../../engine/rounding.js'
 
 const scaledMax = amountAbsMax * 10_000
@@ -28,7 +37,13 @@ function modelRound(amount: number, increment: number, mode: RoundingMode, offse
   return new Exact(amount).div(increment).toDecimalPlaces(0, decimalModes[mode]).times(increment).plus(offset).toFixed()
 }
 
-function tier(from: string, to: string | null, increment: string, mode: RoundingMode = 'HALF_UP', offset = '0'): RoundingTierRule {
+function tier(
+  from: string,
+  to: string | null,
+  increment: string,
+  mode: RoundingMode = 'HALF_UP',
+  offset = '0',
+): RoundingTierRule {
   return { from, to, increment, mode, offset }
 }
 
@@ -48,8 +63,14 @@ const incrementArbitrary = fc.oneof(
   fc.constantFrom(50, 100, 500, 1000, 5000, 10_000, 50_000, 100_000, 1_000_000),
   fc.integer({ min: 1, max: scaledMax }),
 )
-const amountArbitrary = fc.oneof(fc.integer({ min: -10_000_000, max: 10_000_000 }), fc.integer({ min: -scaledMax, max: scaledMax }))
-const offsetArbitrary = fc.oneof(fc.constantFrom(0, -100, -1, -500, 100), fc.integer({ min: -scaledMax, max: scaledMax }))
+const amountArbitrary = fc.oneof(
+  fc.integer({ min: -10_000_000, max: 10_000_000 }),
+  fc.integer({ min: -scaledMax, max: scaledMax }),
+)
+const offsetArbitrary = fc.oneof(
+  fc.constantFrom(0, -100, -1, -500, 100),
+  fc.integer({ min: -scaledMax, max: scaledMax }),
+)
 
 t.test('roundToIncrement agrees with the decimal.js model on every digit (random)', async (t) => {
   let checked = 0
@@ -88,36 +109,54 @@ t.test('applyRounding agrees with a decimal.js model over random tier tables and
       const count = Math.max(1, sorted.length - 1)
       return fc.tuple(
         fc.constant(sorted),
-        fc.array(fc.tuple(incrementArbitrary, modeArbitrary, offsetArbitrary, fc.boolean()), { minLength: count, maxLength: count }),
+        fc.array(fc.tuple(incrementArbitrary, modeArbitrary, offsetArbitrary, fc.boolean()), {
+          minLength: count,
+          maxLength: count,
+        }),
         fc.boolean(),
       )
     })
   fc.assert(
-    fc.property(tableArbitrary, fc.array(amountArbitrary, { minLength: 1, maxLength: 20 }), ([bounds, specs, openEnd], amounts) => {
-      // Tiers between consecutive bounds; some are skipped to leave gaps; the last may be unbounded.
-      const tiers: RoundingTierRule[] = []
-      for (let index = 0; index < specs.length; index++) {
-        const [increment, mode, offset, keep] = specs[index]!
-        const from = bounds[index]!
-        const last = index === specs.length - 1
-        const to = last && openEnd ? null : bounds[index + 1] ?? null
-        if (!keep && !last) continue
-        tiers.push(tier(toDecimalString(from), to === null ? null : toDecimalString(to), toDecimalString(increment), mode, toDecimalString(offset)))
-      }
-      const compiled = compileProfile(normalizeProfile(profile([...tiers].reverse())))
-      for (const amount of [...amounts, ...bounds, ...bounds.map((bound) => bound - 1)]) {
-        if (Math.abs(amount) > scaledMax) continue
-        const match = tiers.find((rule) => {
-          const value = new Exact(amount).div(10_000)
-          return value.gte(rule.from) && (rule.to === null || value.lt(rule.to))
-        })
-        const expected = match === undefined
-          ? new Exact(amount).div(10_000).toFixed()
-          : new Exact(modelRound(amount, parseAmount(match.increment)!, match.mode, parseAmount(match.offset)!)).div(10_000).toFixed()
-        if (toDecimalString(applyRounding(compiled, amount)) !== expected) return false
-      }
-      return true
-    }),
+    fc.property(
+      tableArbitrary,
+      fc.array(amountArbitrary, { minLength: 1, maxLength: 20 }),
+      ([bounds, specs, openEnd], amounts) => {
+        // Tiers between consecutive bounds; some are skipped to leave gaps; the last may be unbounded.
+        const tiers: RoundingTierRule[] = []
+        for (let index = 0; index < specs.length; index++) {
+          const [increment, mode, offset, keep] = specs[index]!
+          const from = bounds[index]!
+          const last = index === specs.length - 1
+          const to = last && openEnd ? null : (bounds[index + 1] ?? null)
+          if (!keep && !last) continue
+          tiers.push(
+            tier(
+              toDecimalString(from),
+              to === null ? null : toDecimalString(to),
+              toDecimalString(increment),
+              mode,
+              toDecimalString(offset),
+            ),
+          )
+        }
+        const compiled = compileProfile(normalizeProfile(profile([...tiers].reverse())))
+        for (const amount of [...amounts, ...bounds, ...bounds.map((bound) => bound - 1)]) {
+          if (Math.abs(amount) > scaledMax) continue
+          const match = tiers.find((rule) => {
+            const value = new Exact(amount).div(10_000)
+            return value.gte(rule.from) && (rule.to === null || value.lt(rule.to))
+          })
+          const expected =
+            match === undefined
+              ? new Exact(amount).div(10_000).toFixed()
+              : new Exact(modelRound(amount, parseAmount(match.increment)!, match.mode, parseAmount(match.offset)!))
+                  .div(10_000)
+                  .toFixed()
+          if (toDecimalString(applyRounding(compiled, amount)) !== expected) return false
+        }
+        return true
+      },
+    ),
     { numRuns: 2_000 },
   )
   t.pass('tiers agree')
@@ -154,7 +193,9 @@ t.test('modes are symmetric around zero (java.math.RoundingMode), tiers match by
 })
 
 t.test('from is inclusive, to exclusive; amounts outside every tier are unchanged', async (t) => {
-  const compiled = compileProfile(profile([tier('10', '100', '1', 'DOWN'), tier('100', '1000', '10', 'DOWN'), tier('2000', null, '100', 'UP')]))
+  const compiled = compileProfile(
+    profile([tier('10', '100', '1', 'DOWN'), tier('100', '1000', '10', 'DOWN'), tier('2000', null, '100', 'UP')]),
+  )
   t.equal(round(compiled, '9.9999'), '9.9999', 'below the first tier')
   t.equal(round(compiled, '10'), '10')
   t.equal(round(compiled, '10.5'), '10')
@@ -178,10 +219,13 @@ t.test('isAmountInRange bounds rounded results at ±amountAbsMax', async (t) => 
 
 t.test('compileProfile sorts tiers by from and keeps amounts as scaled integers', async (t) => {
   const compiled = compileProfile(profile([tier('100', null, '0.05', 'UP', '-0.01'), tier('0', '100', '1')]))
-  t.same(compiled.tiers.map((entry) => [entry.from, entry.to, entry.increment, entry.offset]), [
-    [0, 1_000_000, 10_000, 0],
-    [1_000_000, null, 500, -100],
-  ])
+  t.same(
+    compiled.tiers.map((entry) => [entry.from, entry.to, entry.increment, entry.offset]),
+    [
+      [0, 1_000_000, 10_000, 0],
+      [1_000_000, null, 500, -100],
+    ],
+  )
   t.ok(Object.isFrozen(compiled.tiers), 'compiled tiers are frozen')
 })
 
@@ -198,26 +242,44 @@ t.test('canonicalAmount accepts plain decimals with at most 4 decimals inside th
   t.equal(canonicalAmount(-0), '0')
   t.equal(canonicalAmount('1.2345'), '1.2345')
   t.equal(canonicalAmount(100_000_000_000), '100000000000')
-  for (const bad of ['1.23456', 0.00001, '1e2', 'abc', '', Number.NaN, Number.POSITIVE_INFINITY, 100_000_000_001, null, true]) {
+  for (const bad of [
+    '1.23456',
+    0.00001,
+    '1e2',
+    'abc',
+    '',
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    100_000_000_001,
+    null,
+    true,
+  ]) {
     t.equal(canonicalAmount(bad), null, `refuses ${String(bad)}`)
   }
 })
 
-t.test('profileProblems names overlaps, empty ranges, non-positive increments, tier count, missing currency', async (t) => {
-  t.same(profileProblems(profile([tier('0', '10', '1'), tier('10', null, '1')])), [], 'adjacent tiers are fine')
-  t.same(profileProblems(profile([tier('10', null, '1'), tier('0', '10.0001', '1')])), [
-    { path: '/tier_rules/0', message: 'overlaps tier 1 (tiers cover [from, to) and must not overlap)' },
-  ])
-  t.equal(profileProblems(profile([tier('0', null, '1'), tier('50', '60', '1')]))[0]?.path, '/tier_rules/1', 'an unbounded tier overlaps later ones')
-  t.equal(profileProblems(profile([tier('5', '5', '1')]))[0]?.path, '/tier_rules/0/to')
-  t.equal(profileProblems(profile([tier('5', '4', '1')]))[0]?.path, '/tier_rules/0/to')
-  t.equal(profileProblems(profile([tier('0', null, '0')]))[0]?.path, '/tier_rules/0/increment')
-  t.equal(profileProblems(profile([tier('0', null, '-1')]))[0]?.path, '/tier_rules/0/increment')
-  const many = Array.from({ length: roundingTiersMax + 1 }, (_, index) => tier(String(index), String(index + 1), '1'))
-  t.equal(profileProblems(profile(many))[0]?.path, '/tier_rules')
-  t.same(profileProblems(profile(many.slice(1))), [], 'the maximum itself is fine')
-  t.equal(profileProblems(profile([tier('0', null, '1')], { default_for_currency: true }))[0]?.path, '/currency_code')
-})
+t.test(
+  'profileProblems names overlaps, empty ranges, non-positive increments, tier count, missing currency',
+  async (t) => {
+    t.same(profileProblems(profile([tier('0', '10', '1'), tier('10', null, '1')])), [], 'adjacent tiers are fine')
+    t.same(profileProblems(profile([tier('10', null, '1'), tier('0', '10.0001', '1')])), [
+      { path: '/tier_rules/0', message: 'overlaps tier 1 (tiers cover [from, to) and must not overlap)' },
+    ])
+    t.equal(
+      profileProblems(profile([tier('0', null, '1'), tier('50', '60', '1')]))[0]?.path,
+      '/tier_rules/1',
+      'an unbounded tier overlaps later ones',
+    )
+    t.equal(profileProblems(profile([tier('5', '5', '1')]))[0]?.path, '/tier_rules/0/to')
+    t.equal(profileProblems(profile([tier('5', '4', '1')]))[0]?.path, '/tier_rules/0/to')
+    t.equal(profileProblems(profile([tier('0', null, '0')]))[0]?.path, '/tier_rules/0/increment')
+    t.equal(profileProblems(profile([tier('0', null, '-1')]))[0]?.path, '/tier_rules/0/increment')
+    const many = Array.from({ length: roundingTiersMax + 1 }, (_, index) => tier(String(index), String(index + 1), '1'))
+    t.equal(profileProblems(profile(many))[0]?.path, '/tier_rules')
+    t.same(profileProblems(profile(many.slice(1))), [], 'the maximum itself is fine')
+    t.equal(profileProblems(profile([tier('0', null, '1')], { default_for_currency: true }))[0]?.path, '/currency_code')
+  },
+)
 
 function catalogWith(profiles: Record<string, RoundingProfile>, at = 1000): Catalog {
   const catalog = new Catalog()

@@ -9,7 +9,8 @@ import fc from 'fast-check'
 import t from 'tap'
 import { lookupSku, SkuDictionary, type SkuTable } from '../../engine/sku-dictionary.js'
 
-const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 
 const codeArbitrary = fc.oneof(
   fc.stringMatching(/^[A-Z0-9-]{1,12}$/),
@@ -22,30 +23,37 @@ const codeArbitrary = fc.oneof(
 t.test('look-ups agree with a Map, through growth, for codes added and not', async (t) => {
   let checked = 0
   fc.assert(
-    fc.property(fc.uniqueArray(codeArbitrary, { minLength: 600, maxLength: 3_000 }), fc.array(codeArbitrary, { maxLength: 200 }), fc.integer(), (codes, probes, tableSeed) => {
-      const dictionary = new SkuDictionary(tableSeed | 0)
-      const reference = new Map<string, number>()
-      const generations: { table: SkuTable; size: number }[] = []
-      for (const code of codes) {
-        if (dictionary.lookup(code) !== -1) throw new Error(`${JSON.stringify(code)} found before it was added`)
-        const before = dictionary.table
-        if (dictionary.add(code)) generations.push({ table: before, size: reference.size })
-        else if (dictionary.table !== before) throw new Error('the table changed without growing')
-        reference.set(code, reference.size)
-      }
-      for (const code of [...codes, ...probes]) {
-        const expected = reference.get(code) ?? -1
-        if (dictionary.lookup(code) !== expected) throw new Error(`${JSON.stringify(code)}: ${dictionary.lookup(code)}, expected ${expected}`)
-        checked++
-      }
-      for (const { table, size } of generations) {
-        for (const [code, id] of reference) {
-          const found = lookupSku(table, code)
-          if (id < size ? found !== id : found !== -1 && found !== id) throw new Error(`old generation: ${JSON.stringify(code)} answered ${found}, id ${id}`)
+    fc.property(
+      fc.uniqueArray(codeArbitrary, { minLength: 600, maxLength: 3_000 }),
+      fc.array(codeArbitrary, { maxLength: 200 }),
+      fc.integer(),
+      (codes, probes, tableSeed) => {
+        const dictionary = new SkuDictionary(tableSeed | 0)
+        const reference = new Map<string, number>()
+        const generations: { table: SkuTable; size: number }[] = []
+        for (const code of codes) {
+          if (dictionary.lookup(code) !== -1) throw new Error(`${JSON.stringify(code)} found before it was added`)
+          const before = dictionary.table
+          if (dictionary.add(code)) generations.push({ table: before, size: reference.size })
+          else if (dictionary.table !== before) throw new Error('the table changed without growing')
+          reference.set(code, reference.size)
         }
-      }
-      if (dictionary.size !== codes.length) throw new Error(`size ${dictionary.size}, ${codes.length} added`)
-    }),
+        for (const code of [...codes, ...probes]) {
+          const expected = reference.get(code) ?? -1
+          if (dictionary.lookup(code) !== expected)
+            throw new Error(`${JSON.stringify(code)}: ${dictionary.lookup(code)}, expected ${expected}`)
+          checked++
+        }
+        for (const { table, size } of generations) {
+          for (const [code, id] of reference) {
+            const found = lookupSku(table, code)
+            if (id < size ? found !== id : found !== -1 && found !== id)
+              throw new Error(`old generation: ${JSON.stringify(code)} answered ${found}, id ${id}`)
+          }
+        }
+        if (dictionary.size !== codes.length) throw new Error(`size ${dictionary.size}, ${codes.length} added`)
+      },
+    ),
     { seed, numRuns: 60 },
   )
   t.ok(checked > 20_000, `${checked} look-ups compared (seed ${seed})`)

@@ -36,9 +36,16 @@ t.test('planWrite dedups identical content and classifies change types', async (
   t.equal(planWrite(first!.versions, version(15, 'a')), null, 'same content in force: no change')
   const second = planWrite(first!.versions, version(15, 'b'))
   t.equal(second?.changeType, 'updated')
-  t.same(second!.versions.map((v) => v.from), [10, 15])
+  t.same(
+    second!.versions.map((v) => v.from),
+    [10, 15],
+  )
   const replaced = planWrite(second!.versions, version(15, 'c'))
-  t.same(replaced!.versions.map((v) => v.value), ['a', 'c'], 'a write at the same instant replaces that version')
+  t.same(
+    replaced!.versions.map((v) => v.value),
+    ['a', 'c'],
+    'a write at the same instant replaces that version',
+  )
   const deleted = planWrite(replaced!.versions, version(20, null))
   t.equal(deleted?.changeType, 'deleted')
   t.equal(planWrite(deleted!.versions, version(25, null)), null, 'deleting what is deleted changes nothing')
@@ -50,12 +57,21 @@ t.test('planWrite dedups identical content and classifies change types', async (
 t.test('planWrite keeps scheduled versions unless removeLater', async (t) => {
   const base = [version(10, 'a'), version(50, 'z')]
   const kept = planWrite(base, version(20, 'b'))
-  t.same(kept!.versions.map((v) => v.value), ['a', 'b', 'z'])
+  t.same(
+    kept!.versions.map((v) => v.value),
+    ['a', 'b', 'z'],
+  )
   const dropped = planWrite(base, version(20, 'b'), { removeLater: true })
-  t.same(dropped!.versions.map((v) => v.value), ['a', 'b'])
+  t.same(
+    dropped!.versions.map((v) => v.value),
+    ['a', 'b'],
+  )
   const onlyDrop = planWrite(base, version(20, 'a'), { removeLater: true })
   t.ok(onlyDrop, 'same content but future versions to remove is still a change')
-  t.same(onlyDrop!.versions.map((v) => v.value), ['a', 'a'])
+  t.same(
+    onlyDrop!.versions.map((v) => v.value),
+    ['a', 'a'],
+  )
 })
 
 t.test('instants parse RFC 3339 with offsets and bare dates, and format as UTC', async (t) => {

@@ -10,20 +10,33 @@ import type { Version } from '../../engine/temporal.js'
 import { vatColumn, type VatLookup } from '../../engine/vat-column.js'
 
 function versions(...entries: [number, unknown][]): Version<unknown>[] {
-  return entries.map(([from, value]) => ({ from, value, hash: JSON.stringify(value), writtenAt: from, writtenBy: 'test' }))
+  return entries.map(([from, value]) => ({
+    from,
+    value,
+    hash: JSON.stringify(value),
+    writtenAt: from,
+    writtenBy: 'test',
+  }))
 }
 
 function set(catalog: Catalog, type: CatalogType, key: string, ...entries: [number, unknown][]): void {
   catalog.apply(type, key, versions(...entries))
 }
 
-const rateOf = (lookup: VatLookup): string => (typeof lookup === 'string' ? lookup : `${lookup.classCode} ${lookup.rateText}`)
+const rateOf = (lookup: VatLookup): string =>
+  typeof lookup === 'string' ? lookup : `${lookup.classCode} ${lookup.rateText}`
 
 t.test('slots answer as the catalogue does, across scheduled changes, past reads and writes', async (t) => {
   const catalog = new Catalog()
   set(catalog, 'vat_rate', compositeKey('SE', 'standard'), [0, { rate: '25' }], [1_000, { rate: '20' }])
   set(catalog, 'vat_rate', compositeKey('SE', 'reduced'), [0, { rate: '12' }])
-  set(catalog, 'article_taxclass', compositeKey('A', 'SE'), [0, { vat_class_code: 'reduced' }], [2_000, { vat_class_code: 'standard' }])
+  set(
+    catalog,
+    'article_taxclass',
+    compositeKey('A', 'SE'),
+    [0, { vat_class_code: 'reduced' }],
+    [2_000, { vat_class_code: 'standard' }],
+  )
   set(catalog, 'article_taxclass', compositeKey('B', 'SE'), [0, { vat_class_code: 'standard' }])
   set(catalog, 'article_taxclass', compositeKey('C', 'SE'), [0, { vat_class_code: 'zero' }])
   const column = vatColumn(catalog, 'SE')
@@ -32,7 +45,11 @@ t.test('slots answer as the catalogue does, across scheduled changes, past reads
 
   t.equal(rateOf(column.get('A', 0, 500)), 'reduced 12')
   t.equal(rateOf(column.get('A', 0, 600)), 'reduced 12', 'from the slot')
-  t.equal(rateOf(column.get('A', 0, 2_000)), 'standard 20', 'the scheduled mapping ends the slot (and the rate changed at 1,000)')
+  t.equal(
+    rateOf(column.get('A', 0, 2_000)),
+    'standard 20',
+    'the scheduled mapping ends the slot (and the rate changed at 1,000)',
+  )
   t.equal(rateOf(column.get('A', 0, 100)), 'reduced 12', 'a read in the past looks up afresh')
   t.equal(rateOf(column.get('A', 0, 2_500)), 'standard 20', 'and leaves the current slot')
   t.equal(rateOf(column.get('B', 1, 999)), 'standard 25')

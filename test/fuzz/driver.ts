@@ -100,7 +100,9 @@ export function resultLine(result: FuzzResult): string {
 
 /** The counts behind the result line. */
 export function detailLine(result: FuzzResult): string {
-  const refused = Object.entries(result.statuses).filter(([status]) => status.startsWith('4')).reduce((sum, [, count]) => sum + count, 0)
+  const refused = Object.entries(result.statuses)
+    .filter(([status]) => status.startsWith('4'))
+    .reduce((sum, [, count]) => sum + count, 0)
   return (
     `${(result.durationMs / 1000).toFixed(1)} s; ${result.counts.hangs} hangs, ${result.counts.badBodies} malformed error bodies, ${result.counts.resets} closed connections; ` +
     `${refused} refusals, ${result.headChecks} changelog-head checks, ${result.digestChecks} digest comparisons; ` +
@@ -139,7 +141,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 /** The ECB daily fixture over HTTP, so that POST /fx/fetch works without the internet. */
 async function startFeed(): Promise<{ server: http.Server; url: string }> {
   const daily = readFileSync(path.join(sharedFixturesDir, 'ecb/eurofxref-daily.xml'))
-  const server = http.createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/xml' }).end(daily))
+  const server = http.createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/xml' }).end(daily),
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/daily.xml` }
 }
@@ -151,8 +155,22 @@ function chunkSeed(seed: number, chunk: number): number {
 
 class Fuzzer {
   readonly #wire: Wire
-  readonly #found: Record<Defect, Finding[]> = { serverErrors: [], crashes: [], hangs: [], changes: [], badBodies: [], resets: [] }
-  readonly #counts: Record<Defect, number> = { serverErrors: 0, crashes: 0, hangs: 0, changes: 0, badBodies: 0, resets: 0 }
+  readonly #found: Record<Defect, Finding[]> = {
+    serverErrors: [],
+    crashes: [],
+    hangs: [],
+    changes: [],
+    badBodies: [],
+    resets: [],
+  }
+  readonly #counts: Record<Defect, number> = {
+    serverErrors: 0,
+    crashes: 0,
+    hangs: 0,
+    changes: 0,
+    badBodies: 0,
+    resets: 0,
+  }
   readonly #statuses: Record<string, number> = {}
   readonly #kinds: Record<string, number> = {}
   readonly #accepted = new Set<string>()
@@ -181,7 +199,8 @@ class Fuzzer {
     let sent = 0
     try {
       for (let index = 0; index < this.options.requests && this.server.running; index++) {
-        if (index % chunkSize === 0) chunk = fc.sample(arbitrary, { seed: chunkSeed(this.options.seed, index / chunkSize), numRuns: chunkSize })
+        if (index % chunkSize === 0)
+          chunk = fc.sample(arbitrary, { seed: chunkSeed(this.options.seed, index / chunkSize), numRuns: chunkSize })
         const plan = chunk[index % chunkSize]!
         try {
           await this.#one(index, plan, index % digestEvery === digestEvery - 1)
@@ -192,13 +211,30 @@ class Fuzzer {
         sent = index + 1
         if (!this.server.running && this.#counts.crashes === 0) {
           const op = this.operations[plan.op]!
-          this.#keep('crashes', { index, operation: `${op.method} ${op.template}`, kind: plan.kind, request: '', status: '', detail: `the server exited: ${this.server.stdout.slice(-2000)}` })
+          this.#keep('crashes', {
+            index,
+            operation: `${op.method} ${op.template}`,
+            kind: plan.kind,
+            request: '',
+            status: '',
+            detail: `the server exited: ${this.server.stdout.slice(-2000)}`,
+          })
         }
-        if (sent % 5000 === 0) this.options.log?.(`fuzz: ${sent} requests, ${this.#counts.serverErrors} 5xx, ${this.#counts.changes} changes after a refusal`)
+        if (sent % 5000 === 0)
+          this.options.log?.(
+            `fuzz: ${sent} requests, ${this.#counts.serverErrors} 5xx, ${this.#counts.changes} changes after a refusal`,
+          )
       }
       if (this.server.running) {
         const final = await this.world.digest()
-        if (this.#clean) this.#compare(this.#reference!, final, sent, null, 'the state at the end differs from the last digest, with only refusals and reads since')
+        if (this.#clean)
+          this.#compare(
+            this.#reference!,
+            final,
+            sent,
+            null,
+            'the state at the end differs from the last digest, with only refusals and reads since',
+          )
       }
     } finally {
       this.#wire.close()
@@ -215,12 +251,21 @@ class Fuzzer {
     let before: Digest | null = null
     if (bracket) {
       before = await this.world.digest()
-      if (this.#clean) this.#compare(this.#reference!, before, index, null, 'the state changed while every request since the last digest was refused or a read')
+      if (this.#clean)
+        this.#compare(
+          this.#reference!,
+          before,
+          index,
+          null,
+          'the state changed while every request since the last digest was refused or a read',
+        )
     }
     const request = this.#materialize(plan, op, index)
     const sentAt = performance.now()
     const answer = await this.#wire.send(request)
-    this.options.trace?.(`#${index} ${(performance.now() - sentAt).toFixed(1)} ms [${plan.kind}] ${describe(request)} -> ${'status' in answer ? answer.status : answer.failure}`)
+    this.options.trace?.(
+      `#${index} ${(performance.now() - sentAt).toFixed(1)} ms [${plan.kind}] ${describe(request)} -> ${'status' in answer ? answer.status : answer.failure}`,
+    )
     const refused = await this.#judge(index, plan, op, request, answer)
     if (bracket && this.server.running) {
       const after = await this.world.digest()
@@ -231,19 +276,34 @@ class Fuzzer {
   }
 
   /** Judges an answer; answers whether the request was refused (state must not have changed). */
-  async #judge(index: number, plan: RequestPlan, op: Operation, request: WireRequest, answer: WireAnswer | { failure: string; message: string }): Promise<boolean> {
+  async #judge(
+    index: number,
+    plan: RequestPlan,
+    op: Operation,
+    request: WireRequest,
+    answer: WireAnswer | { failure: string; message: string },
+  ): Promise<boolean> {
     this.#kinds[plan.kind] = (this.#kinds[plan.kind] ?? 0) + 1
-    const finding = (status: number | string, detail: string): Finding => ({ index, operation: `${op.method} ${op.template}`, kind: plan.kind, request: describe(request), status, detail })
+    const finding = (status: number | string, detail: string): Finding => ({
+      index,
+      operation: `${op.method} ${op.template}`,
+      kind: plan.kind,
+      request: describe(request),
+      status,
+      detail,
+    })
     if (!('status' in answer)) {
       this.#statuses[answer.failure] = (this.#statuses[answer.failure] ?? 0) + 1
       if (!this.server.running) {
         this.#keep('crashes', finding(answer.failure, `the server exited: ${this.server.stdout.slice(-2000)}`))
         return false
       }
-      if (request.cutAt !== undefined) return this.#checkHead(finding(answer.failure, 'a body cut short changed the changelog'))
+      if (request.cutAt !== undefined)
+        return this.#checkHead(finding(answer.failure, 'a body cut short changed the changelog'))
       if (answer.failure === 'timeout') this.#keep('hangs', finding('timeout', answer.message))
       // Past four times the body limit the server stops reading at once (http/adapter.ts): expected.
-      else if ((request.body?.length ?? 0) <= requestBodyBytesMax * 4) this.#keep('resets', finding('reset', answer.message))
+      else if ((request.body?.length ?? 0) <= requestBodyBytesMax * 4)
+        this.#keep('resets', finding('reset', answer.message))
       this.#clean = false
       await this.world.advanceHead()
       return false
@@ -251,11 +311,20 @@ class Fuzzer {
     const status = answer.status
     this.#statuses[status] = (this.#statuses[status] ?? 0) + 1
     if (status >= 500) {
-      this.#keep('serverErrors', finding(status, `${answer.body.subarray(0, 300).toString('utf8')}${this.#failureLog(request)}`))
+      this.#keep(
+        'serverErrors',
+        finding(status, `${answer.body.subarray(0, 300).toString('utf8')}${this.#failureLog(request)}`),
+      )
     }
     if (status >= 400 && !op.page && request.method !== 'HEAD') {
-      const problem = errorBodyProblem(status, answer.headers, answer.body, op.access === 'client' || request.path.includes('/oauth2/token'))
-      if (problem !== null) this.#keep('badBodies', finding(status, `${problem}: ${answer.body.subarray(0, 300).toString('utf8')}`))
+      const problem = errorBodyProblem(
+        status,
+        answer.headers,
+        answer.body,
+        op.access === 'client' || request.path.includes('/oauth2/token'),
+      )
+      if (problem !== null)
+        this.#keep('badBodies', finding(status, `${problem}: ${answer.body.subarray(0, 300).toString('utf8')}`))
     }
     if (status >= 400 && status < 500) {
       this.#refused.add(op.id)
@@ -303,7 +372,13 @@ class Fuzzer {
     }
   }
 
-  #compare(expected: Digest, actual: Digest, index: number, sent: { plan: RequestPlan; op: Operation; request: WireRequest } | null, detail: string): void {
+  #compare(
+    expected: Digest,
+    actual: Digest,
+    index: number,
+    sent: { plan: RequestPlan; op: Operation; request: WireRequest } | null,
+    detail: string,
+  ): void {
     this.#digestChecks++
     if (expected.hash === actual.hash) return
     const op = sent?.op
@@ -325,13 +400,18 @@ class Fuzzer {
   /** The server's log record of a failed request (its stack), found by the request id the fuzzer sent. */
   #failureLog(request: WireRequest): string {
     const id = request.headers['x-request-id']
-    const line = this.server.stdout.split('\n').find((text) => text.includes(`"request_id":"${id}"`) && text.includes('request failed'))
+    const line = this.server.stdout
+      .split('\n')
+      .find((text) => text.includes(`"request_id":"${id}"`) && text.includes('request failed'))
     return line === undefined ? '' : `\nlog: ${line.slice(0, 1500)}`
   }
 
   #materialize(plan: RequestPlan, op: Operation, index: number): WireRequest {
     const resolve = (ref: Ref): string => this.world.resolve(ref)
-    const headers: Record<string, string> = { 'x-request-id': `fz-${this.options.seed}-${index}`, ...this.#authHeaders(plan.auth, op) }
+    const headers: Record<string, string> = {
+      'x-request-id': `fz-${this.options.seed}-${index}`,
+      ...this.#authHeaders(plan.auth, op),
+    }
     let body: Buffer | null = null
     let contentType: string | null = null
     const planned = plan.body
@@ -341,8 +421,12 @@ class Fuzzer {
       contentType = op.body?.mediaType ?? 'application/json'
     } else if (planned.type === 'form') {
       const fields: (readonly [string, JValue])[] = [...planned.fields]
-      if (planned.csrf !== 'missing') fields.push(['_csrf', planned.csrf === 'valid' ? this.world.credentials.csrf : 'not-the-token'])
-      body = Buffer.from(fields.map(([name, value]) => `${percentEncode(name)}=${percentEncode(plainText(value, resolve))}`).join('&'), 'utf8')
+      if (planned.csrf !== 'missing')
+        fields.push(['_csrf', planned.csrf === 'valid' ? this.world.credentials.csrf : 'not-the-token'])
+      body = Buffer.from(
+        fields.map(([name, value]) => `${percentEncode(name)}=${percentEncode(plainText(value, resolve))}`).join('&'),
+        'utf8',
+      )
       if (planned.bytes !== null) body = mutateBytes(body, planned.bytes)
       contentType = 'application/x-www-form-urlencoded'
     } else if (op.body !== null) {
@@ -362,11 +446,16 @@ class Fuzzer {
       path = path.replace(/\{[^}]+\}/, segment.raw ? text : percentEncode(text))
     }
     if (plan.pathStyle === 'trailingSlash') path += '/'
-    else if (plan.pathStyle === 'legacyPrefix' && op.tenant) path = path.replace(`/t/${plan.slug}/`, `/t/${plan.slug}/api/v1/`)
-    else if (plan.pathStyle === 'upperCase') path = path.slice(0, path.lastIndexOf('/') + 1) + path.slice(path.lastIndexOf('/') + 1).toUpperCase()
-    const query = typeof plan.query === 'string'
-      ? plan.query
-      : plan.query.map(([name, value]) => `${percentEncode(name)}=${percentEncode(plainText(value, resolve))}`).join('&')
+    else if (plan.pathStyle === 'legacyPrefix' && op.tenant)
+      path = path.replace(`/t/${plan.slug}/`, `/t/${plan.slug}/api/v1/`)
+    else if (plan.pathStyle === 'upperCase')
+      path = path.slice(0, path.lastIndexOf('/') + 1) + path.slice(path.lastIndexOf('/') + 1).toUpperCase()
+    const query =
+      typeof plan.query === 'string'
+        ? plan.query
+        : plan.query
+            .map(([name, value]) => `${percentEncode(name)}=${percentEncode(plainText(value, resolve))}`)
+            .join('&')
     return query === '' ? path : `${path}?${query}`
   }
 
@@ -410,7 +499,12 @@ class Fuzzer {
       case 'decoy':
         return bearer(credentials.decoyToken)
       case 'lowercase':
-        return Object.fromEntries(Object.entries(own()).map(([name, value]) => [name, name === 'authorization' ? value.replace('Bearer ', 'bearer ') : value]))
+        return Object.fromEntries(
+          Object.entries(own()).map(([name, value]) => [
+            name,
+            name === 'authorization' ? value.replace('Bearer ', 'bearer ') : value,
+          ]),
+        )
       case 'jwtShape':
         return { authorization: 'Bearer eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJ0aWQiOiJmdXp6IiwiYXVkIjoiZnV6eiJ9.' }
       case 'cookieNoOrigin':
@@ -449,7 +543,10 @@ function percentEncode(text: string): string {
 
 /** A request in a few hundred characters, for a report. */
 export function describe(request: WireRequest): string {
-  const body = request.body === null ? '' : ` body ${request.body.length} B ${JSON.stringify(request.body.subarray(0, 240).toString('latin1'))}`
+  const body =
+    request.body === null
+      ? ''
+      : ` body ${request.body.length} B ${JSON.stringify(request.body.subarray(0, 240).toString('latin1'))}`
   const type = request.headers['content-type'] === undefined ? '' : ` (${request.headers['content-type'].slice(0, 60)})`
   const cut = request.cutAt === undefined ? '' : ` cut at ${request.cutAt} B`
   return `${request.method} ${request.path.slice(0, 300)}${type}${body}${cut}`

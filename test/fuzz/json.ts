@@ -32,10 +32,16 @@ export type JValue = null | boolean | number | string | JValue[] | JObject | Raw
 
 /** A plain value (as fast-check makes it) as a tree; `Ref`s and trees pass through. */
 export function toTree(value: unknown): JValue {
-  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') return value
+  if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string')
+    return value
   if (value instanceof JObject || value instanceof RawJson || value instanceof Ref) return value
   if (Array.isArray(value)) return value.map(toTree)
-  if (typeof value === 'object') return new JObject(Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined).map(([key, item]) => [key, toTree(item)]))
+  if (typeof value === 'object')
+    return new JObject(
+      Object.entries(value as Record<string, unknown>)
+        .filter(([, item]) => item !== undefined)
+        .map(([key, item]) => [key, toTree(item)]),
+    )
   return null
 }
 

@@ -52,7 +52,9 @@ function accessOf(template: string, tag: string, security: Record<string, unknow
 }
 
 /** The operations of an OpenAPI document. */
-export function documentOperations(document: { paths: Record<string, Record<string, DocumentOperation>> }): Operation[] {
+export function documentOperations(document: {
+  paths: Record<string, Record<string, DocumentOperation>>
+}): Operation[] {
   const operations: Operation[] = []
   for (const [template, item] of Object.entries(document.paths)) {
     for (const [method, op] of Object.entries(item)) {
@@ -66,9 +68,19 @@ export function documentOperations(document: { paths: Record<string, Record<stri
         template,
         tag,
         access: accessOf(template, tag, op.security),
-        params: parameters.filter((parameter) => parameter.in === 'path' && !(parameter.name === 'slug' && template.startsWith('/t/{slug}'))).map((parameter) => parameter.name),
+        params: parameters
+          .filter(
+            (parameter) => parameter.in === 'path' && !(parameter.name === 'slug' && template.startsWith('/t/{slug}')),
+          )
+          .map((parameter) => parameter.name),
         tenant: template.startsWith('/t/{slug}'),
-        query: parameters.filter((parameter) => parameter.in === 'query').map((parameter) => ({ name: parameter.name, schema: parameter.schema ?? {}, required: parameter.required === true })),
+        query: parameters
+          .filter((parameter) => parameter.in === 'query')
+          .map((parameter) => ({
+            name: parameter.name,
+            schema: parameter.schema ?? {},
+            required: parameter.required === true,
+          })),
         body: mediaType === undefined ? null : { schema: content[mediaType]!.schema ?? {}, mediaType },
         formFields: null,
         page: false,
@@ -88,7 +100,9 @@ const formFieldsByPath: Readonly<Record<string, readonly string[]>> = {
 }
 
 /** The pages and form posts of route tables (`page: true`), as operations. */
-export function pageOperations(routes: readonly { method: string; path: string; operationId: string; tag: string; page?: true }[]): Operation[] {
+export function pageOperations(
+  routes: readonly { method: string; path: string; operationId: string; tag: string; page?: true }[],
+): Operation[] {
   return routes
     .filter((route) => route.page === true)
     .map((route) => ({

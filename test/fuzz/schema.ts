@@ -51,7 +51,14 @@ export const pools = {
 } as const
 
 /** Instants far from the run's own time, so that nothing written becomes due while the fuzzer runs. */
-const instants = ['2020-01-01T00:00:00Z', '2024-06-30T12:00:00+02:00', '2023-03-01', '2150-01-01T00:00:00Z', '2100-07-01T00:00:00.5-05:00', '2101-01-01']
+const instants = [
+  '2020-01-01T00:00:00Z',
+  '2024-06-30T12:00:00+02:00',
+  '2023-03-01',
+  '2150-01-01T00:00:00Z',
+  '2100-07-01T00:00:00.5-05:00',
+  '2101-01-01',
+]
 const dayMs = 86_400_000
 
 export function dateTime(): fc.Arbitrary<string> {
@@ -139,9 +146,20 @@ export function meaningful(name: string, tag: string): fc.Arbitrary<unknown> | n
     case 'pricelist_filter':
       return tag === 'prices' ? fc.record({ pricelists: fc.subarray([...pools.pricelists], { minLength: 1 }) }) : null
     case 'rates':
-      return tag === 'fx' ? fc.dictionary(fc.constantFrom('SEK', 'USD', 'NOK'), fc.integer({ min: 1, max: 200_000 }).map((units) => units / 1000), { minKeys: 1, maxKeys: 3 }) : null
+      return tag === 'fx'
+        ? fc.dictionary(
+            fc.constantFrom('SEK', 'USD', 'NOK'),
+            fc.integer({ min: 1, max: 200_000 }).map((units) => units / 1000),
+            { minKeys: 1, maxKeys: 3 },
+          )
+        : null
     case 'price':
-      return tag === 'prices' ? fc.oneof(amount(), fc.record({ sales: amount(), fields: fc.constant({ cost: 4.5 }) }, { requiredKeys: ['sales'] })) : null
+      return tag === 'prices'
+        ? fc.oneof(
+            amount(),
+            fc.record({ sales: amount(), fields: fc.constant({ cost: 4.5 }) }, { requiredKeys: ['sales'] }),
+          )
+        : null
     default:
       return null
   }
@@ -149,7 +167,10 @@ export function meaningful(name: string, tag: string): fc.Arbitrary<unknown> | n
 
 /** An amount as the price writes take it: a number with at most four decimals, or its text. */
 function amount(): fc.Arbitrary<unknown> {
-  const number = fc.oneof(fc.integer({ min: 0, max: 500 }), fc.integer({ min: 1, max: 10_000_000 }).map((units) => units / 10_000))
+  const number = fc.oneof(
+    fc.integer({ min: 0, max: 500 }),
+    fc.integer({ min: 1, max: 10_000_000 }).map((units) => units / 10_000),
+  )
   return fc.oneof({ weight: 3, arbitrary: number }, { weight: 1, arbitrary: number.map(String) })
 }
 
@@ -172,14 +193,27 @@ function codeOf(tag: string): fc.Arbitrary<unknown> | null {
 
 /** Amounts and other numbers: small, with at most four decimals, inside the schema's bounds. */
 function numberIn(schema: Schema, integer: boolean): fc.Arbitrary<number> {
-  const minimum = typeof schema['minimum'] === 'number' ? schema['minimum'] : typeof schema['exclusiveMinimum'] === 'number' ? schema['exclusiveMinimum'] + 1 : -1000
-  const maximum = typeof schema['maximum'] === 'number' ? schema['maximum'] : typeof schema['exclusiveMaximum'] === 'number' ? schema['exclusiveMaximum'] - 1 : 10_000
+  const minimum =
+    typeof schema['minimum'] === 'number'
+      ? schema['minimum']
+      : typeof schema['exclusiveMinimum'] === 'number'
+        ? schema['exclusiveMinimum'] + 1
+        : -1000
+  const maximum =
+    typeof schema['maximum'] === 'number'
+      ? schema['maximum']
+      : typeof schema['exclusiveMaximum'] === 'number'
+        ? schema['exclusiveMaximum'] - 1
+        : 10_000
   const low = Math.max(minimum, -1_000_000)
   const high = Math.min(maximum, 1_000_000)
-  if (integer || high - low < 1) return fc.integer({ min: Math.ceil(low), max: Math.max(Math.ceil(low), Math.floor(high)) })
+  if (integer || high - low < 1)
+    return fc.integer({ min: Math.ceil(low), max: Math.max(Math.ceil(low), Math.floor(high)) })
   return fc.oneof(
     fc.integer({ min: Math.ceil(low), max: Math.floor(high) }),
-    fc.double({ min: low, max: high, noNaN: true, noDefaultInfinity: true }).map((value) => Math.min(high, Math.max(low, Math.round(value * 10_000) / 10_000))),
+    fc
+      .double({ min: low, max: high, noNaN: true, noDefaultInfinity: true })
+      .map((value) => Math.min(high, Math.max(low, Math.round(value * 10_000) / 10_000))),
   )
 }
 
@@ -192,7 +226,10 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
   if (typeof schema['pattern'] === 'string') {
     return fc.stringMatching(new RegExp(schema['pattern'])).filter(fits)
   }
-  return fc.oneof(fc.string({ minLength, maxLength: Math.max(minLength, maxLength) }), fc.constantFrom(...pools.texts).filter(fits))
+  return fc.oneof(
+    fc.string({ minLength, maxLength: Math.max(minLength, maxLength) }),
+    fc.constantFrom(...pools.texts).filter(fits),
+  )
 }
 
 function objectOf(schema: Schema, tag: string): fc.Arbitrary<unknown> {
@@ -238,7 +275,10 @@ export function valueOf(schema: Schema, tag: string, name: string | null): fc.Ar
       return fc.constant(null)
     case 'array': {
       const minLength = typeof schema['minItems'] === 'number' ? schema['minItems'] : 0
-      const maxLength = Math.max(minLength, Math.min(typeof schema['maxItems'] === 'number' ? schema['maxItems'] : 4, 4))
+      const maxLength = Math.max(
+        minLength,
+        Math.min(typeof schema['maxItems'] === 'number' ? schema['maxItems'] : 4, 4),
+      )
       const singular = name === 'skus' ? 'sku' : name === 'pricelists' ? 'pricelist' : null
       return fc.array(valueOf((schema['items'] ?? {}) as Schema, tag, singular), { minLength, maxLength })
     }

@@ -49,16 +49,21 @@ export class Wire {
         clearTimeout(timer)
         resolve(value)
       }
-      const outgoing = http.request({ host: this.host, port: this.port, method: request.method, path: request.path, headers, agent: this.#agent }, (response) => {
-        const chunks: Buffer[] = []
-        let size = 0
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length
-          if (size <= answerBytesMax) chunks.push(chunk)
-        })
-        response.on('end', () => settle({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }))
-        response.on('error', (error) => settle({ failure: 'reset', message: error.message }))
-      })
+      const outgoing = http.request(
+        { host: this.host, port: this.port, method: request.method, path: request.path, headers, agent: this.#agent },
+        (response) => {
+          const chunks: Buffer[] = []
+          let size = 0
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length
+            if (size <= answerBytesMax) chunks.push(chunk)
+          })
+          response.on('end', () =>
+            settle({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+          )
+          response.on('error', (error) => settle({ failure: 'reset', message: error.message }))
+        },
+      )
       const timer = setTimeout(() => {
         outgoing.destroy()
         settle({ failure: 'timeout', message: `no answer within ${this.timeoutMs} ms` })
@@ -101,7 +106,12 @@ export class Wire {
       // At least one byte short of the declared length (an empty body declares one byte), so that
       // the request is never complete: a complete one is run even when its client has gone.
       const declared = Math.max(body.length, 1)
-      const head = [`${request.method} ${request.path} HTTP/1.1`, `host: ${this.host}:${this.port}`, `content-length: ${declared}`, 'connection: close']
+      const head = [
+        `${request.method} ${request.path} HTTP/1.1`,
+        `host: ${this.host}:${this.port}`,
+        `content-length: ${declared}`,
+        'connection: close',
+      ]
       for (const [name, value] of Object.entries(request.headers)) head.push(`${name}: ${value}`)
       socket.write(`${head.join('\r\n')}\r\n\r\n`)
       socket.end(body.subarray(0, Math.min(cutAt, declared - 1)))

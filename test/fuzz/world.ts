@@ -45,7 +45,15 @@ export interface Credentials {
 
 export class World {
   readonly control: Wire
-  readonly ids: Record<RefKind, string[]> = { backup: [], webhook: [], tenantRequest: [], otherKey: [], decoyKey: [], clientId: [], clientSecret: [] }
+  readonly ids: Record<RefKind, string[]> = {
+    backup: [],
+    webhook: [],
+    tenantRequest: [],
+    otherKey: [],
+    decoyKey: [],
+    clientId: [],
+    clientSecret: [],
+  }
   /** Where the fuzzer's tenant's changelog ends: the cursor after its newest entry. */
   cursor = ''
   sessionAlive = true
@@ -62,11 +70,30 @@ export class World {
   /** Tenants, keys, people and seeded data on a started server. */
   static async create(server: TestServer, operations: readonly Operation[]): Promise<World> {
     const limits = { query_rate: null, query_burst: null, ingest_rate: null, ingest_burst: null }
-    await expect(server.admin('POST', '/admin/tenants', { slug: mainSlug, tier: 'standard', region: 'local', owner_email: ownerEmail, limits }), 201, 'main tenant')
-    await expect(server.admin('POST', '/admin/tenants', { slug: decoySlug, tier: 'standard', region: 'local', limits }), 201, 'decoy tenant')
-    const own = (await expect(server.admin('POST', `/admin/tenants/${mainSlug}/keys`, { name: 'fuzzer' }), 201, 'key')).body
-    const spare = (await expect(server.admin('POST', `/admin/tenants/${mainSlug}/keys`, { name: 'spare' }), 201, 'spare key')).body
-    const decoy = (await expect(server.admin('POST', `/admin/tenants/${decoySlug}/keys`, { name: 'decoy' }), 201, 'decoy key')).body
+    await expect(
+      server.admin('POST', '/admin/tenants', {
+        slug: mainSlug,
+        tier: 'standard',
+        region: 'local',
+        owner_email: ownerEmail,
+        limits,
+      }),
+      201,
+      'main tenant',
+    )
+    await expect(
+      server.admin('POST', '/admin/tenants', { slug: decoySlug, tier: 'standard', region: 'local', limits }),
+      201,
+      'decoy tenant',
+    )
+    const own = (await expect(server.admin('POST', `/admin/tenants/${mainSlug}/keys`, { name: 'fuzzer' }), 201, 'key'))
+      .body
+    const spare = (
+      await expect(server.admin('POST', `/admin/tenants/${mainSlug}/keys`, { name: 'spare' }), 201, 'spare key')
+    ).body
+    const decoy = (
+      await expect(server.admin('POST', `/admin/tenants/${decoySlug}/keys`, { name: 'decoy' }), 201, 'decoy key')
+    ).body
     const pageSession = await signIn(server, ownerEmail)
     const credentials: Credentials = {
       clientId: own.client_id,
@@ -98,9 +125,13 @@ export class World {
     const credentials = this.credentials
     credentials.mainToken = await this.#token(credentials.clientId, credentials.clientSecret)
     // The decoy's key may have been revoked by the operator routes: its token then stays as it is.
-    credentials.decoyToken = await this.#token(credentials.decoyClientId, credentials.decoyClientSecret).catch(() => credentials.decoyToken)
+    credentials.decoyToken = await this.#token(credentials.decoyClientId, credentials.decoyClientSecret).catch(
+      () => credentials.decoyToken,
+    )
     // A private session of the owner (the fuzzer never sends its cookie) gives the console token.
-    credentials.consoleToken = (await consoleHeaders(this.server, ownerEmail, mainSlug))['authorization']!.slice('Bearer '.length)
+    credentials.consoleToken = (await consoleHeaders(this.server, ownerEmail, mainSlug))['authorization']!.slice(
+      'Bearer '.length,
+    )
     this.#refreshedAt = Date.now()
   }
 
@@ -112,8 +143,15 @@ export class World {
   }
 
   async #token(clientId: string, clientSecret: string): Promise<string> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret })
-    const answer = await this.server.request('POST', '/oauth2/token', { raw: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    })
+    const answer = await this.server.request('POST', '/oauth2/token', {
+      raw: form.toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     if (answer.status !== 200) throw new Error(`token: ${answer.status} ${answer.text}`)
     return answer.body.access_token as string
   }
@@ -121,14 +159,18 @@ export class World {
   /** The text a `Ref` stands for now: one of the ids of its kind, or a well-formed id that does not exist. */
   resolve(ref: Ref): string {
     if (ref.kind === 'clientId') return this.credentials.clientId
-    if (ref.kind === 'clientSecret') return ref.index === 0 ? this.credentials.clientSecret : this.credentials.spareClientSecret
+    if (ref.kind === 'clientSecret')
+      return ref.index === 0 ? this.credentials.clientSecret : this.credentials.spareClientSecret
     const held = this.ids[ref.kind]
     if (held.length === 0 || ref.index % 10 === 9) return missingIds[ref.kind]
     return held[ref.index % held.length]!
   }
 
   /** A GET of the control connection with the credentials of its kind of route; the answer's JSON. */
-  async get(path: string, authorization: string): Promise<{ status: number; json: unknown; headers: IncomingHttpHeaders }> {
+  async get(
+    path: string,
+    authorization: string,
+  ): Promise<{ status: number; json: unknown; headers: IncomingHttpHeaders }> {
     const answer = await this.control.send({ method: 'GET', path, headers: { authorization }, body: null })
     if (!('status' in answer)) throw new Error(`control request GET ${path}: ${answer.message}`)
     return { status: answer.status, json: parse(answer), headers: answer.headers }
@@ -136,7 +178,10 @@ export class World {
 
   /** The changelog entries after `cursor` (at most `limit`), and the cursor after them. */
   async entriesAfter(cursor: string, limit: number): Promise<{ items: unknown[]; next: string; more: boolean }> {
-    const answer = await this.get(`/t/${mainSlug}/changelog?cursor=${encodeURIComponent(cursor)}&limit=${limit}`, `Bearer ${this.credentials.mainToken}`)
+    const answer = await this.get(
+      `/t/${mainSlug}/changelog?cursor=${encodeURIComponent(cursor)}&limit=${limit}`,
+      `Bearer ${this.credentials.mainToken}`,
+    )
     if (answer.status !== 200) throw new Error(`changelog: ${answer.status} ${JSON.stringify(answer.json)}`)
     const page = answer.json as { items: unknown[]; next_cursor: string; has_more: boolean }
     return { items: page.items, next: page.next_cursor, more: page.has_more }
@@ -173,15 +218,23 @@ export class World {
       if (op.method !== 'GET' || op.page) continue
       if (op.tenant && op.params.length === 0 && !op.template.endsWith('/changelog')) {
         // A list by tax area (the only required parameter of a list) is read for each seeded area.
-        const wanted = required.length === 0 ? [''] : required.length === 1 && required[0] === 'tax_area' ? pools.areas.map((area) => `tax_area=${area}`) : []
-        const deleted = op.query.some((parameter) => parameter.name === 'include_deleted') ? ['include_deleted=true'] : []
+        const wanted =
+          required.length === 0
+            ? ['']
+            : required.length === 1 && required[0] === 'tax_area'
+              ? pools.areas.map((area) => `tax_area=${area}`)
+              : []
+        const deleted = op.query.some((parameter) => parameter.name === 'include_deleted')
+          ? ['include_deleted=true']
+          : []
         const token = op.access === 'console' ? this.credentials.consoleToken : this.credentials.mainToken
         for (const query of wanted) {
           const text = [query, ...deleted].filter((part) => part !== '').join('&')
           result.push([`${op.template.replace('{slug}', mainSlug)}${text === '' ? '' : `?${text}`}`, `Bearer ${token}`])
         }
       } else if (op.access === 'admin' && required.length === 0) {
-        const slugs = op.params.length === 0 ? [''] : op.params.length === 1 && op.params[0] === 'slug' ? [mainSlug, decoySlug] : []
+        const slugs =
+          op.params.length === 0 ? [''] : op.params.length === 1 && op.params[0] === 'slug' ? [mainSlug, decoySlug] : []
         for (const slug of slugs) result.push([op.template.replace('{slug}', slug), `Bearer ${adminToken}`])
       }
     }
@@ -212,7 +265,8 @@ export class World {
     // An error answer counts by its status and code (its body has the time and the request id).
     if (first.status !== 200) return { status: first.status, code: (first.json as { code?: unknown } | null)?.code }
     const page = first.json as { items?: unknown[]; total?: number }
-    if (!Array.isArray(page.items) || typeof page.total !== 'number' || page.items.length >= page.total) return first.json
+    if (!Array.isArray(page.items) || typeof page.total !== 'number' || page.items.length >= page.total)
+      return first.json
     const items: unknown[] = []
     const separator = path.includes('?') ? '&' : '?'
     for (let number = 1; items.length < page.total && number <= 1000; number++) {
@@ -226,11 +280,16 @@ export class World {
 
   #noteIds(path: string, body: unknown): void {
     if (!Array.isArray(body)) return
-    const field = (name: string): string[] => body.map((item) => (item as Record<string, unknown>)[name]).filter((value) => value !== undefined).map(String)
+    const field = (name: string): string[] =>
+      body
+        .map((item) => (item as Record<string, unknown>)[name])
+        .filter((value) => value !== undefined)
+        .map(String)
     if (path === `/t/${mainSlug}/management/backups`) this.ids.backup = field('id')
     else if (path === `/t/${mainSlug}/webhooks`) this.ids.webhook = field('id')
     else if (path === '/admin/tenant-requests') this.ids.tenantRequest = field('id')
-    else if (path === `/admin/tenants/${mainSlug}/keys`) this.ids.otherKey = field('client_id').filter((id) => id !== this.credentials.clientId)
+    else if (path === `/admin/tenants/${mainSlug}/keys`)
+      this.ids.otherKey = field('client_id').filter((id) => id !== this.credentials.clientId)
     else if (path === `/admin/tenants/${decoySlug}/keys`) this.ids.decoyKey = field('client_id')
   }
 
@@ -249,7 +308,12 @@ export interface Digest {
 export function digestDifference(before: Digest, after: Digest): string {
   const names = new Set([...before.parts.keys(), ...after.parts.keys()])
   const changed = [...names].filter((name) => before.parts.get(name) !== after.parts.get(name))
-  return changed.map((name) => `${name}: ${(before.parts.get(name) ?? '').slice(0, 300)} -> ${(after.parts.get(name) ?? '').slice(0, 300)}`).join('; ')
+  return changed
+    .map(
+      (name) =>
+        `${name}: ${(before.parts.get(name) ?? '').slice(0, 300)} -> ${(after.parts.get(name) ?? '').slice(0, 300)}`,
+    )
+    .join('; ')
 }
 
 /** Well-formed ids that name nothing. */
@@ -282,7 +346,11 @@ function stable(value: unknown): unknown {
   return result
 }
 
-async function expect<T extends { status: number; text: string }>(answer: Promise<T>, status: number, what: string): Promise<T & { body: any }> {
+async function expect<T extends { status: number; text: string }>(
+  answer: Promise<T>,
+  status: number,
+  what: string,
+): Promise<T & { body: any }> {
   const got = await answer
   if (got.status !== status) throw new Error(`fuzz setup, ${what}: ${got.status} ${got.text}`)
   return got as T & { body: any }
@@ -294,25 +362,70 @@ async function expect<T extends { status: number; text: string }>(answer: Promis
  * webhook and a backup. Codes are those of `pools` (schema.ts).
  */
 async function seed(server: TestServer, credentials: Credentials): Promise<void> {
-  const call = (method: string, path: string, body: unknown, status = 202, token = credentials.mainToken): Promise<unknown> =>
+  const call = (
+    method: string,
+    path: string,
+    body: unknown,
+    status = 202,
+    token = credentials.mainToken,
+  ): Promise<unknown> =>
     expect(server.request(method, `/t/${mainSlug}${path}`, { body, token }), status, `${method} ${path}`)
-  for (const code of ['EUR', 'SEK', 'USD']) await call('PUT', `/currency/${code}`, { is_active: true, vat_precision: 2 })
+  for (const code of ['EUR', 'SEK', 'USD'])
+    await call('PUT', `/currency/${code}`, { is_active: true, vat_precision: 2 })
   for (const code of ['SE', 'DE', 'NO']) await call('PUT', `/tax-area/${code}`, { name: `area ${code}` })
   for (const code of ['standard', 'reduced']) await call('PUT', `/vat/class/${code}`, { name: code })
-  for (const [area, rate] of [['SE', 25], ['DE', 19], ['NO', 25]] as const) await call('POST', '/vat/rate', { tax_area_code: area, vat_class_code: 'standard', rate })
+  for (const [area, rate] of [
+    ['SE', 25],
+    ['DE', 19],
+    ['NO', 25],
+  ] as const)
+    await call('POST', '/vat/rate', { tax_area_code: area, vat_class_code: 'standard', rate })
   await call('POST', '/vat/rate', { tax_area_code: 'DE', vat_class_code: 'reduced', rate: 7 })
   const skus = ['SKU-1', 'SKU-2', 'SKU-3', 'BUNDLE-1']
-  for (const sku of skus) await call('PUT', `/article/${sku}`, { name: `article ${sku}`, type: 'shoe', metadata: { colour: ['red'] } })
-  await call('POST', '/article-taxclass/batch', skus.flatMap((sku) => ['SE', 'DE', 'NO'].map((area) => ({ sku_code: sku, tax_area_code: area, vat_class_code: 'standard' }))))
-  await call('PUT', '/pricelist/PL-EU', { currency_code: 'EUR', vat_mode: 'NET', name: 'Europe', price_rules: [{ code: 'r1', filter: 'article.type == "shoe"', expression: 'sales * 0.9' }] })
+  for (const sku of skus)
+    await call('PUT', `/article/${sku}`, { name: `article ${sku}`, type: 'shoe', metadata: { colour: ['red'] } })
+  await call(
+    'POST',
+    '/article-taxclass/batch',
+    skus.flatMap((sku) =>
+      ['SE', 'DE', 'NO'].map((area) => ({ sku_code: sku, tax_area_code: area, vat_class_code: 'standard' })),
+    ),
+  )
+  await call('PUT', '/pricelist/PL-EU', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    name: 'Europe',
+    price_rules: [{ code: 'r1', filter: 'article.type == "shoe"', expression: 'sales * 0.9' }],
+  })
   await call('PUT', '/pricelist/PL-SE', { currency_code: 'SEK', vat_mode: 'GROSS', name: 'Sweden' })
   await call('PUT', '/pricelist/PL-CHILD', { currency_code: 'EUR', parent_code: 'PL-EU', name: 'child' })
-  await call('POST', '/price/batch', ['SKU-1', 'SKU-2', 'SKU-3'].flatMap((sku, index) => [
-    { sku, pricelist: 'PL-EU', price: { sales: 10 + index, fields: { cost: 5 } }, quantity_breaks: [{ quantity_break: 10, percent_of_base: 90 }] },
-    { sku, pricelist: 'PL-SE', price: 100 + index },
-  ]))
-  await call('PUT', '/bundle/BUNDLE-1/PL-EU', { method: 'SUM_OF_PARTS', discount_type: 'PERCENTAGE', discount_value: 10, components: [{ sku: 'SKU-1', quantity: 1 }, { sku: 'SKU-2', quantity: 2 }] })
-  await call('POST', '/rounding-profile', { code: 'R-99', currency_code: 'EUR', tier_rules: [{ from: 0, increment: 1, mode: 'UP', offset: -0.01 }] })
+  await call(
+    'POST',
+    '/price/batch',
+    ['SKU-1', 'SKU-2', 'SKU-3'].flatMap((sku, index) => [
+      {
+        sku,
+        pricelist: 'PL-EU',
+        price: { sales: 10 + index, fields: { cost: 5 } },
+        quantity_breaks: [{ quantity_break: 10, percent_of_base: 90 }],
+      },
+      { sku, pricelist: 'PL-SE', price: 100 + index },
+    ]),
+  )
+  await call('PUT', '/bundle/BUNDLE-1/PL-EU', {
+    method: 'SUM_OF_PARTS',
+    discount_type: 'PERCENTAGE',
+    discount_value: 10,
+    components: [
+      { sku: 'SKU-1', quantity: 1 },
+      { sku: 'SKU-2', quantity: 2 },
+    ],
+  })
+  await call('POST', '/rounding-profile', {
+    code: 'R-99',
+    currency_code: 'EUR',
+    tier_rules: [{ from: 0, increment: 1, mode: 'UP', offset: -0.01 }],
+  })
   await call('POST', '/fx/daily', { date: '2024-06-03', rates: { SEK: 11.5, USD: 1.08, NOK: 11.6 } })
   await call('POST', '/webhooks', { url: 'https://127.0.0.1:9/hook', secret: 'fuzz-secret' }, 201)
   await call('POST', '/management/backups', { retain: false }, 201, credentials.consoleToken)

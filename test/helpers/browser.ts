@@ -16,18 +16,30 @@ export const screenshotsDir = path.join(repoRoot(), 'test', 'screenshots')
 
 /** The chromium to drive: PRICING_CHROMIUM, else Debian's; null when there is none. */
 export function chromiumPath(): string | null {
-  const candidates = [process.env['PRICING_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((candidate): candidate is string => candidate !== undefined && candidate !== '')
+  const candidates = [process.env['PRICING_CHROMIUM'], '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+    (candidate): candidate is string => candidate !== undefined && candidate !== '',
+  )
   return candidates.find((candidate) => existsSync(candidate)) ?? null
 }
 
-export const noChromium = "no chromium on this machine: the browser tests need Debian's chromium (`apt-get install -y chromium`, which .ci/run does) or PRICING_CHROMIUM"
+export const noChromium =
+  "no chromium on this machine: the browser tests need Debian's chromium (`apt-get install -y chromium`, which .ci/run does) or PRICING_CHROMIUM"
 
 export async function launchChromium(executablePath: string): Promise<Browser> {
   return chromium.launch({
     executablePath,
     headless: true,
     // Flags for a sandboxed CI machine without network (see the env notes): no background traffic.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   })
 }
 
@@ -113,24 +125,56 @@ export const chartLabelPxMin = 11
 export async function auditPage(page: Page, name: string): Promise<AxeViolation[]> {
   mkdirSync(screenshotsDir, { recursive: true })
   const violations: AxeViolation[] = []
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+  for (const viewport of [
+    { width: 1280, height: 800 },
+    { width: 390, height: 844 },
+  ]) {
     await page.setViewportSize(viewport)
-    await page.screenshot({ path: path.join(screenshotsDir, `${name}-${viewport.width}x${viewport.height}.png`), fullPage: true })
+    await page.screenshot({
+      path: path.join(screenshotsDir, `${name}-${viewport.width}x${viewport.height}.png`),
+      fullPage: true,
+    })
     const width = (await page.evaluate('document.documentElement.scrollWidth')) as number
-    if (width > viewport.width) violations.push({ id: 'page-wider-than-viewport', impact: 'serious', help: `the page scrolls sideways at ${viewport.width} px (${width} px wide)`, targets: ['html'] })
+    if (width > viewport.width)
+      violations.push({
+        id: 'page-wider-than-viewport',
+        impact: 'serious',
+        help: `the page scrolls sideways at ${viewport.width} px (${width} px wide)`,
+        targets: ['html'],
+      })
     const hidden = (await page.evaluate(controlsOutOfViewScript)) as string[]
-    if (hidden.length > 0) violations.push({ id: 'control-out-of-view', impact: 'serious', help: `at ${viewport.width} px, controls out of sight`, targets: hidden })
-    const small = ((await page.evaluate(chartLabelSizesScript)) as { text: string; px: number }[]).filter((label) => label.px < chartLabelPxMin)
+    if (hidden.length > 0)
+      violations.push({
+        id: 'control-out-of-view',
+        impact: 'serious',
+        help: `at ${viewport.width} px, controls out of sight`,
+        targets: hidden,
+      })
+    const small = ((await page.evaluate(chartLabelSizesScript)) as { text: string; px: number }[]).filter(
+      (label) => label.px < chartLabelPxMin,
+    )
     if (small.length > 0) {
       const targets = small.map((label) => `${label.text}: ${label.px.toFixed(1)} px`)
-      violations.push({ id: 'chart-label-too-small', impact: 'serious', help: `at ${viewport.width} px, chart labels under ${chartLabelPxMin} px`, targets })
+      violations.push({
+        id: 'chart-label-too-small',
+        impact: 'serious',
+        help: `at ${viewport.width} px, chart labels under ${chartLabelPxMin} px`,
+        targets,
+      })
     }
     if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axe.source)
-    const result = (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })')) as { violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[] }
+    const result = (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })')) as {
+      violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[]
+    }
     for (const violation of result.violations) {
       const seen = violations.some((known) => known.id === violation.id)
       if (!seen && (violation.impact === 'serious' || violation.impact === 'critical')) {
-        violations.push({ id: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => node.target.join(' ')) })
+        violations.push({
+          id: violation.id,
+          impact: violation.impact,
+          help: violation.help,
+          targets: violation.nodes.map((node) => node.target.join(' ')),
+        })
       }
     }
   }

@@ -43,7 +43,9 @@ export async function walkChangelog(client: TenantClient, query = '', cursor?: s
   const entries: ChangelogEntry[] = []
   let position = cursor
   for (let pages = 1; pages <= walkPagesMax; pages++) {
-    const parameters = [query, position === undefined ? '' : `cursor=${encodeURIComponent(position)}`].filter((part) => part !== '')
+    const parameters = [query, position === undefined ? '' : `cursor=${encodeURIComponent(position)}`].filter(
+      (part) => part !== '',
+    )
     const answer = await expectStatus(client.get(`/changelog?${parameters.join('&')}`), 200, 'changelog')
     entries.push(...(answer.body.items as ChangelogEntry[]))
     position = answer.body.next_cursor as string
@@ -70,7 +72,9 @@ export async function entriesAfter(client: TenantClient, sequence: number): Prom
 
 /** Every event of every delivery POST, in the order received (redeliveries included). */
 export function eventsOf(requests: readonly ReceivedRequest[]): ChangelogEntry[] {
-  return requests.flatMap((request) => (Array.isArray(request.body?.events) ? (request.body.events as ChangelogEntry[]) : []))
+  return requests.flatMap((request) =>
+    Array.isArray(request.body?.events) ? (request.body.events as ChangelogEntry[]) : [],
+  )
 }
 
 export function sequencesOf(requests: readonly ReceivedRequest[]): number[] {
@@ -78,7 +82,11 @@ export function sequencesOf(requests: readonly ReceivedRequest[]): number[] {
 }
 
 /** Waits until every sequence has been received (in any POST); answers every request so far. */
-export function waitForSequences(rx: HttpsReceiver, sequences: readonly number[], timeoutMs: number): Promise<ReceivedRequest[]> {
+export function waitForSequences(
+  rx: HttpsReceiver,
+  sequences: readonly number[],
+  timeoutMs: number,
+): Promise<ReceivedRequest[]> {
   return rx.waitFor((requests) => {
     const seen = new Set(sequencesOf(requests))
     return sequences.every((sequence) => seen.has(sequence))

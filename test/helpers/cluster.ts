@@ -29,7 +29,12 @@ export function clusterEnv(redis: RedisServer, spec: ClusterNodeSpec, leaseMs: n
  * Starts the nodes one after another; each is ready (its tenants loaded) when this resolves. The
  * nodes in the map at the test's end (also any added later) are stopped then.
  */
-export async function startCluster(t: { teardown(fn: () => unknown): void }, redis: RedisServer, specs: readonly ClusterNodeSpec[], leaseMs: number): Promise<Map<string, TestServer>> {
+export async function startCluster(
+  t: { teardown(fn: () => unknown): void },
+  redis: RedisServer,
+  specs: readonly ClusterNodeSpec[],
+  leaseMs: number,
+): Promise<Map<string, TestServer>> {
   const nodes = new Map<string, TestServer>()
   t.teardown(async () => {
     for (const node of nodes.values()) await node.dispose()

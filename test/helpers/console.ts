@@ -8,7 +8,9 @@ import type { TestServer } from './server.js'
 
 /** A quoted-printable body as text (RFC 2045: soft line breaks, =XX bytes). */
 export function unquote(text: string): string {
-  return text.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  return text
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 }
 
 /** The link of the newest outbox mail to `email`. */
@@ -51,7 +53,10 @@ export async function signIn(server: TestServer, email: string): Promise<string>
 /** Headers that authenticate `email` for `/t/{slug}/management/*` by a console token. */
 export async function consoleHeaders(server: TestServer, email: string, slug: string): Promise<Record<string, string>> {
   const cookie = await signIn(server, email)
-  const token = await server.request('POST', '/portal/console-token', { headers: { cookie: `pricing_session=${cookie}`, origin: server.url }, body: { tenant: slug } })
+  const token = await server.request('POST', '/portal/console-token', {
+    headers: { cookie: `pricing_session=${cookie}`, origin: server.url },
+    body: { tenant: slug },
+  })
   if (token.status !== 200) throw new Error(`console token: ${token.status} ${token.text}`)
   return { authorization: `Bearer ${token.body.access_token}` }
 }

@@ -37,7 +37,8 @@ function strict(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(strict)
   if (schema === null || typeof schema !== 'object') return schema
   const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(schema)) copy[key] = key === 'enum' || key === 'const' ? value : strict(value)
+  for (const [key, value] of Object.entries(schema))
+    copy[key] = key === 'enum' || key === 'const' ? value : strict(value)
   const open = 'additionalProperties' in copy || 'patternProperties' in copy || 'unevaluatedProperties' in copy
   if (copy['properties'] !== undefined && !open) copy['additionalProperties'] = false
   return copy
@@ -55,7 +56,10 @@ export class ContractChecker {
 
   private constructor(dereferenced: Record<string, unknown>) {
     addFormats(this.#ajv)
-    const paths = dereferenced['paths'] as Record<string, Record<string, { operationId: string; responses: Operation['responses'] }>>
+    const paths = dereferenced['paths'] as Record<
+      string,
+      Record<string, { operationId: string; responses: Operation['responses'] }>
+    >
     for (const [template, item] of Object.entries(paths)) {
       for (const method of methods) {
         const op = item[method]
@@ -98,24 +102,34 @@ export class ContractChecker {
     const op = this.operationOf(method, urlPath)
     if (op === undefined) return [`${method} ${urlPath} is not in the document`]
     const declared = op.responses[String(answer.status)]
-    if (declared === undefined) return [`${op.id}: status ${answer.status} is not declared (${Object.keys(op.responses).join(', ')})`]
+    if (declared === undefined)
+      return [`${op.id}: status ${answer.status} is not declared (${Object.keys(op.responses).join(', ')})`]
     const statuses = this.exercised.get(op.id) ?? new Set<number>()
     statuses.add(answer.status)
     this.exercised.set(op.id, statuses)
     const content = declared.content
-    if (content === undefined) return answer.text === '' ? [] : [`${op.id} ${answer.status}: a body the document does not declare: ${answer.text.slice(0, 200)}`]
+    if (content === undefined)
+      return answer.text === ''
+        ? []
+        : [`${op.id} ${answer.status}: a body the document does not declare: ${answer.text.slice(0, 200)}`]
     const mediaType = mediaTypeOf(answer.headers.get('content-type'))
     const schema = content[mediaType]?.schema
-    if (schema === undefined) return [`${op.id} ${answer.status}: media type ${mediaType}, declared ${Object.keys(content).join(', ')}`]
+    if (schema === undefined)
+      return [`${op.id} ${answer.status}: media type ${mediaType}, declared ${Object.keys(content).join(', ')}`]
     const body = mediaType === 'application/json' ? answer.body : answer.text
     const validate = this.#validator(`${op.id} ${answer.status} ${mediaType}`, schema)
     if (validate(body)) return []
-    return (validate.errors ?? []).map((error) => `${op.id} ${answer.status}: ${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`)
+    return (validate.errors ?? []).map(
+      (error) =>
+        `${op.id} ${answer.status}: ${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`,
+    )
   }
 
   /** Operations never exercised. */
   missing(): string[] {
-    return this.#operations.filter((op) => !this.exercised.has(op.id)).map((op) => `${op.id} (${op.method} ${op.template})`)
+    return this.#operations
+      .filter((op) => !this.exercised.has(op.id))
+      .map((op) => `${op.id} (${op.method} ${op.template})`)
   }
 
   #validator(key: string, schema: Record<string, unknown>): ValidateFunction {

@@ -182,7 +182,11 @@ class Receiver implements HttpsReceiver {
       }
       const timer = setTimeout(() => {
         this.#waiters.delete(waiter)
-        reject(new Error(`https receiver: condition not met within ${timeoutMs} ms; ${this.requests.length} request(s) received: ${describe(this.requests)}`))
+        reject(
+          new Error(
+            `https receiver: condition not met within ${timeoutMs} ms; ${this.requests.length} request(s) received: ${describe(this.requests)}`,
+          ),
+        )
       }, timeoutMs)
       const finish = (): void => {
         clearTimeout(timer)
@@ -219,7 +223,9 @@ function parseJson(raw: Buffer): any {
 }
 
 function describe(requests: ReceivedRequest[]): string {
-  const last = requests.slice(-5).map((request) => `${request.method} ${request.path} ${request.raw.toString('utf8').slice(0, 200)}`)
+  const last = requests
+    .slice(-5)
+    .map((request) => `${request.method} ${request.path} ${request.raw.toString('utf8').slice(0, 200)}`)
   return last.length === 0 ? '(none)' : (requests.length > 5 ? '…, ' : '') + last.join(' | ')
 }
 

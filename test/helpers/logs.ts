@@ -17,13 +17,18 @@ export function logRecords(stdout: string): LogRecord[] {
     } catch {
       throw new Error(`stdout line ${index + 1} is not JSON: ${line.slice(0, 200)}`)
     }
-    if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new Error(`stdout line ${index + 1} is not a JSON object: ${line.slice(0, 200)}`)
+    if (record === null || typeof record !== 'object' || Array.isArray(record))
+      throw new Error(`stdout line ${index + 1} is not a JSON object: ${line.slice(0, 200)}`)
     return record as LogRecord
   })
 }
 
 /** Polls the server's stdout until a record passes `match` (access-log lines come in batches). */
-export async function waitForRecord(server: TestServer, match: (record: LogRecord) => boolean, what: string): Promise<LogRecord> {
+export async function waitForRecord(
+  server: TestServer,
+  match: (record: LogRecord) => boolean,
+  what: string,
+): Promise<LogRecord> {
   for (let attempt = 0; attempt < 400; attempt++) {
     const found = logRecords(server.stdout).find(match)
     if (found !== undefined) return found

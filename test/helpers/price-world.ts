@@ -45,7 +45,11 @@ export const worldArbitrary = fc.record({
   vatRate: fc.constantFrom('25', '12.5', '0'),
   bundleOn: fc.option(fc.constantFrom(...lists), { freq: 3 }),
   prices: fc.array(
-    fc.record({ sku: fc.constantFrom(...skus), list: fc.constantFrom(...lists), versions: fc.array(versionArbitrary, { minLength: 1, maxLength: 3 }) }),
+    fc.record({
+      sku: fc.constantFrom(...skus),
+      list: fc.constantFrom(...lists),
+      versions: fc.array(versionArbitrary, { minLength: 1, maxLength: 3 }),
+    }),
     { minLength: 5, maxLength: 40 },
   ),
 })
@@ -70,24 +74,43 @@ export function build(world: World): { catalog: Catalog; book: PriceBook } {
   const catalog = new Catalog()
   put(catalog, 'currency', 'SEK', { is_active: true, vat_precision: 2 })
   put(catalog, 'currency', 'EUR', { is_active: true, vat_precision: 2 })
-  if (world.eurRate !== null) for (const change of planFxRates(catalog, 'SEK', [{ from: 0, rate: world.eurRate }], 0, 'test')) catalog.apply(change.type, change.key, change.versions)
+  if (world.eurRate !== null)
+    for (const change of planFxRates(catalog, 'SEK', [{ from: 0, rate: world.eurRate }], 0, 'test'))
+      catalog.apply(change.type, change.key, change.versions)
   put(catalog, 'tax_area', 'SE', { name: 'SE', is_active: true, valid_from: null, valid_to: null })
   put(catalog, 'vat_class', 'standard', { name: 'standard', description: null })
   put(catalog, 'vat_rate', compositeKey('SE', 'standard'), { rate: world.vatRate })
-  for (const sku of skus) if (sku !== 'S4') put(catalog, 'article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' })
+  for (const sku of skus)
+    if (sku !== 'S4') put(catalog, 'article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' })
   for (const [index, code] of lists.entries()) {
     const spec = world.lists[index]!
     const parent = spec.parent !== null && spec.parent < index ? lists[spec.parent]! : null
     const pricelist: Pricelist = {
-      currency_code: spec.currency, vat_mode: parent === null ? (spec.mode ?? 'NET') : spec.mode, name: code, description: null, parent_code: parent,
-      start_date: null, end_date: null, metadata: {},
-      price_rules: spec.rule === null ? [] : [{ code: null, description: null, expression: spec.rule, filter: null, updated_by: null }],
+      currency_code: spec.currency,
+      vat_mode: parent === null ? (spec.mode ?? 'NET') : spec.mode,
+      name: code,
+      description: null,
+      parent_code: parent,
+      start_date: null,
+      end_date: null,
+      metadata: {},
+      price_rules:
+        spec.rule === null
+          ? []
+          : [{ code: null, description: null, expression: spec.rule, filter: null, updated_by: null }],
     }
     put(catalog, 'pricelist', code, pricelist)
   }
   if (world.bundleOn !== null) {
     put(catalog, 'bundle_rule', compositeKey('S3', world.bundleOn), {
-      method: 'SUM_OF_PARTS', discount_type: 'PERCENTAGE', discount_value: '10', fixed_price: null, components: [{ sku: 'S0', quantity: 2 }, { sku: 'S1', quantity: 1 }],
+      method: 'SUM_OF_PARTS',
+      discount_type: 'PERCENTAGE',
+      discount_value: '10',
+      fixed_price: null,
+      components: [
+        { sku: 'S0', quantity: 2 },
+        { sku: 'S1', quantity: 1 },
+      ],
     })
   }
   const book = new PriceBook()
@@ -98,20 +121,36 @@ export function build(world: World): { catalog: Catalog; book: PriceBook } {
 function versionsOf(specs: World['prices'][number]['versions']): PriceVersion[] {
   const byFrom = new Map<number, World['prices'][number]['versions'][number]>()
   for (const spec of specs) byFrom.set(spec.from, spec)
-  return [...byFrom.values()].sort((left, right) => left.from - right.from).map((spec) => ({
-    from: spec.from,
-    content: spec.kind === 'deleted' ? null : {
-      sales: spec.sales,
-      fields: spec.kind === 'fields' ? { cost: 1_234 } : null,
-      breaks: spec.kind === 'breaks' ? spec.breaks.map((entry): QuantityBreak => ({ quantity: entry.quantity, kind: entry.kind as 0 | 1, value: entry.value })) : null,
-    },
-    writtenAt: 0,
-    writtenBy: 'test',
-  }))
+  return [...byFrom.values()]
+    .sort((left, right) => left.from - right.from)
+    .map((spec) => ({
+      from: spec.from,
+      content:
+        spec.kind === 'deleted'
+          ? null
+          : {
+              sales: spec.sales,
+              fields: spec.kind === 'fields' ? { cost: 1_234 } : null,
+              breaks:
+                spec.kind === 'breaks'
+                  ? spec.breaks.map(
+                      (entry): QuantityBreak => ({
+                        quantity: entry.quantity,
+                        kind: entry.kind as 0 | 1,
+                        value: entry.value,
+                      }),
+                    )
+                  : null,
+            },
+      writtenAt: 0,
+      writtenBy: 'test',
+    }))
 }
 
 /** Prices from 0 up to the nearest 0.50 (half up). */
 export const profile = compileProfile({
-  currency_code: null, default_for_currency: false, default_global: false,
+  currency_code: null,
+  default_for_currency: false,
+  default_global: false,
   tier_rules: [{ from: '0', to: null, increment: '0.5', mode: 'HALF_UP', offset: '0' }],
 })

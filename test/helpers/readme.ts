@@ -140,7 +140,12 @@ export function curlRequest(words: readonly string[]): CurlRequest {
   }
   if (url === null) throw new Error(`curl without a URL: ${words.join(' ')}`)
   if (data.length > 0) headers['content-type'] ??= 'application/x-www-form-urlencoded'
-  return { method: method ?? (data.length > 0 ? 'POST' : 'GET'), url, headers, body: data.length > 0 ? data.join('&') : undefined }
+  return {
+    method: method ?? (data.length > 0 ? 'POST' : 'GET'),
+    url,
+    headers,
+    body: data.length > 0 ? data.join('&') : undefined,
+  }
 }
 
 /** `"name":value` pairs quoted in a comment (`{"net":150.89,"gross":169,...}`), values parsed as JSON. */

@@ -8,11 +8,16 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 
-export const noRedis = "no redis-server on this machine: the cluster tests need Debian's redis-server (`apt-get install -y redis-server`, which .ci/run does) or PRICING_REDIS_SERVER"
+export const noRedis =
+  "no redis-server on this machine: the cluster tests need Debian's redis-server (`apt-get install -y redis-server`, which .ci/run does) or PRICING_REDIS_SERVER"
 
 /** The redis-server to run: PRICING_REDIS_SERVER, else Debian's; null when there is none. */
 export function redisServerPath(): string | null {
-  const candidates = [process.env['PRICING_REDIS_SERVER'], '/usr/bin/redis-server', '/usr/local/bin/redis-server'].filter((candidate): candidate is string => candidate !== undefined && candidate !== '')
+  const candidates = [
+    process.env['PRICING_REDIS_SERVER'],
+    '/usr/bin/redis-server',
+    '/usr/local/bin/redis-server',
+  ].filter((candidate): candidate is string => candidate !== undefined && candidate !== '')
   const found = candidates.find((candidate) => existsSync(candidate))
   if (found !== undefined) return found
   const which = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' })
@@ -51,7 +56,22 @@ export class RedisServer {
 
   /** Starts (again) on the same port; resolves once it answers PING. */
   async start(): Promise<void> {
-    const child = spawn(this.executable, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], { stdio: 'ignore' })
+    const child = spawn(
+      this.executable,
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'yes',
+      ],
+      { stdio: 'ignore' },
+    )
     this.#child = child
     this.#exited = new Promise((resolve) => child.once('exit', () => resolve()))
     const deadline = Date.now() + 10_000
@@ -84,7 +104,10 @@ export class RedisServer {
  * A Redis of this test file's own, stopped at its end; null where no redis-server can be had, and
  * then the file is skipped with `noRedis`.
  */
-export async function redisForTest(t: { skip(name: string, fn: () => void): unknown; teardown(fn: () => unknown): void }): Promise<RedisServer | null> {
+export async function redisForTest(t: {
+  skip(name: string, fn: () => void): unknown
+  teardown(fn: () => unknown): void
+}): Promise<RedisServer | null> {
   const executable = redisServerPath()
   if (executable === null) {
     t.skip(noRedis, () => {})

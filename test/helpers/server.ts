@@ -129,7 +129,10 @@ export class TestServer {
     while (Date.now() < deadline) {
       const answer = await fetch(`${this.url}/readyz`).catch((error: Error) => error)
       if (!(answer instanceof Error) && answer.status === 200) return
-      last = answer instanceof Error ? String((answer.cause as Error | undefined)?.message ?? answer.message) : `${answer.status} ${(await answer.text()).slice(0, 300)}`
+      last =
+        answer instanceof Error
+          ? String((answer.cause as Error | undefined)?.message ?? answer.message)
+          : `${answer.status} ${(await answer.text()).slice(0, 300)}`
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
     throw new Error(`server never became ready within ${timeoutMs} ms (last /readyz: ${last})`)
@@ -171,7 +174,13 @@ export class TestServer {
   async request<T = any>(
     method: string,
     urlPath: string,
-    options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string>; token?: string; redirect?: RequestRedirect } = {},
+    options: {
+      body?: unknown
+      raw?: string | Buffer
+      headers?: Record<string, string>
+      token?: string
+      redirect?: RequestRedirect
+    } = {},
   ): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...options.headers }
     if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`
@@ -180,7 +189,12 @@ export class TestServer {
       body = JSON.stringify(options.body)
       headers['content-type'] ??= 'application/json'
     }
-    const response = await fetch(`${this.url}${urlPath}`, { method, headers, body: body as BodyInit | undefined, redirect: options.redirect ?? 'follow' })
+    const response = await fetch(`${this.url}${urlPath}`, {
+      method,
+      headers,
+      body: body as BodyInit | undefined,
+      redirect: options.redirect ?? 'follow',
+    })
     const text = await response.text()
     let json: unknown = undefined
     try {
@@ -197,7 +211,12 @@ export class TestServer {
 
   /** Creates a tenant and a key through the operator API and fetches a token. */
   async tenant(slug: string, options: { tier?: string; limits?: Record<string, unknown> } = {}): Promise<TenantClient> {
-    const created = await this.admin('POST', '/admin/tenants', { slug, tier: options.tier ?? 'standard', region: 'local', limits: options.limits })
+    const created = await this.admin('POST', '/admin/tenants', {
+      slug,
+      tier: options.tier ?? 'standard',
+      region: 'local',
+      limits: options.limits,
+    })
     if (created.status !== 201) throw new Error(`tenant create failed: ${created.status} ${created.text}`)
     const key = await this.admin('POST', `/admin/tenants/${slug}/keys`, { name: 'test' })
     if (key.status !== 201) throw new Error(`key create failed: ${key.status} ${key.text}`)
@@ -221,7 +240,11 @@ export class TenantClient {
   }
 
   async refreshToken(): Promise<string> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+    })
     const response = await fetch(`${this.server.url}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -252,6 +275,12 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
 }
 
 /** Asserts the spec's error body and answers it. */
-export function errorShape(answer: Answer): { status: number; error: string; code: string; message: string; timestamp: string } {
+export function errorShape(answer: Answer): {
+  status: number
+  error: string
+  code: string
+  message: string
+  timestamp: string
+} {
   return answer.body
 }

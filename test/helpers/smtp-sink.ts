@@ -21,7 +21,10 @@ export class SmtpSink {
       let text = ''
       stream.on('data', (chunk: Buffer) => (text += chunk.toString()))
       stream.on('end', () => {
-        this.received.push({ to: session.envelope.rcptTo.map((address) => address.address.toLowerCase()), text: unquote(text) })
+        this.received.push({
+          to: session.envelope.rcptTo.map((address) => address.address.toLowerCase()),
+          text: unquote(text),
+        })
         callback()
       })
     },
@@ -45,9 +48,14 @@ export class SmtpSink {
   async waitFor(email: string, pattern: RegExp, timeoutMs = 10_000): Promise<ReceivedMail> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const found = this.to(email).reverse().find((mail) => pattern.test(mail.text))
+      const found = this.to(email)
+        .reverse()
+        .find((mail) => pattern.test(mail.text))
       if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`no mail to ${email} matching ${pattern} within ${timeoutMs} ms (${this.received.length} received)`)
+      if (Date.now() > deadline)
+        throw new Error(
+          `no mail to ${email} matching ${pattern} within ${timeoutMs} ms (${this.received.length} received)`,
+        )
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }

@@ -8,10 +8,14 @@ import { open } from 'lmdb'
 import type { TestServer } from './server.js'
 
 /** The server's newest signing key, read from its system LMDB environment (read-only). */
-export async function serverSigningKey(server: TestServer): Promise<{ kid: string; alg: string; privateJwk: JWK; publicJwk: JWK }> {
+export async function serverSigningKey(
+  server: TestServer,
+): Promise<{ kid: string; alg: string; privateJwk: JWK; publicJwk: JWK }> {
   const env = open({ path: path.join(server.dataDir, 'system'), readOnly: true })
   try {
-    const db = env.openDB<{ kid: string; alg: string; private_jwk: JWK; public_jwk: JWK; created_at: number }, string>({ name: 'signing_keys' })
+    const db = env.openDB<{ kid: string; alg: string; private_jwk: JWK; public_jwk: JWK; created_at: number }, string>({
+      name: 'signing_keys',
+    })
     const records = [...db.getRange()].map((entry) => entry.value).sort((a, b) => b.created_at - a.created_at)
     const newest = records[0]!
     return { kid: newest.kid, alg: newest.alg, privateJwk: newest.private_jwk, publicJwk: newest.public_jwk }

@@ -12,7 +12,11 @@ export async function until(condition: () => boolean, timeoutMs: number, what = 
  * Calls `attempt` every 50 ms until it answers a value other than undefined (a request that must
  * eventually succeed); answers that value, or throws after `timeoutMs`.
  */
-export async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs: number, what = 'the answer'): Promise<T> {
+export async function eventually<T>(
+  attempt: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what = 'the answer',
+): Promise<T> {
   const started = Date.now()
   for (;;) {
     const value = await attempt()

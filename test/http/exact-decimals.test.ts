@@ -11,7 +11,10 @@ import { expectStatus, mapSkus, putPrice, query } from '../helpers/price-fixture
 import { adminToken, type Answer, type TenantClient } from '../helpers/server.js'
 import { suiteServer } from '../helpers/suite.js'
 
-const { server, tenants: { acme } } = await suiteServer({
+const {
+  server,
+  tenants: { acme },
+} = await suiteServer({
   tenants: {
     acme: {
       reference: true,
@@ -24,7 +27,11 @@ const { server, tenants: { acme } } = await suiteServer({
 
 /** A request whose JSON text is sent exactly as written (JSON.stringify would print doubles). */
 function raw(client: TenantClient, method: string, path: string, text: string): Promise<Answer> {
-  return client.server.request(method, `${client.base}${path}`, { raw: text, token: client.token, headers: { 'content-type': 'application/json' } })
+  return client.server.request(method, `${client.base}${path}`, {
+    raw: text,
+    token: client.token,
+    headers: { 'content-type': 'application/json' },
+  })
 }
 
 /** decimal.js: the literal's exact value, half-up (away from zero) to 4 decimals, as a number. */
@@ -39,7 +46,11 @@ t.test('a price query quantity at a tie of the 5th decimal selects the break dec
   await mapSkus(acme, 'standard', ['TIE'])
   t.equal(halfUp4('1.49995'), 1.5)
   const net = async (quantity: unknown): Promise<number> => {
-    const answer = await expectStatus(acme.call('POST', '/price/query', query(['TIE'], ['BASE'], { quantity })), 200, 'query')
+    const answer = await expectStatus(
+      acme.call('POST', '/price/query', query(['TIE'], ['BASE'], { quantity })),
+      200,
+      'query',
+    )
     return answer.body.items[0].net
   }
   t.equal(await net(1.49995), 50, 'quantity 1.49995 is 1.5: the break')
@@ -72,17 +83,25 @@ t.test('a long amount literal is rounded once, from its text, in every amount fi
   const literal = '0.100049999999999999999999999'
   t.equal(halfUp4(literal), 0.1)
   t.equal(halfUp4(String(Number(literal))), 0.1001, 'the double route rounds it twice (the bug)')
-  const body = `{"price":{"sales":${literal},"fields":{"cost":-${literal}}},` +
+  const body =
+    `{"price":{"sales":${literal},"fields":{"cost":-${literal}}},` +
     `"quantity_breaks":[{"quantity_break":2.000049999999999999999,"fixed_price":1.00005000000000000001}]}`
   await expectStatus(raw(acme, 'PUT', '/price/LONG/BASE', body), 202, 'long literals')
   const read = await expectStatus(acme.get('/price/LONG/BASE'), 200, 'read')
   t.equal(read.body.price.sales, 0.1, 'sales 0.100049999... is 0.1, not 0.1001')
   t.equal(read.body.price.fields.cost, -0.1, 'a negative field the same, away from zero only at a tie')
-  t.same(read.body.quantity_breaks, [{ quantity_break: halfUp4('2.000049999999999999999'), fixed_price: halfUp4('1.00005000000000000001') }])
+  t.same(read.body.quantity_breaks, [
+    { quantity_break: halfUp4('2.000049999999999999999'), fixed_price: halfUp4('1.00005000000000000001') },
+  ])
   t.same(read.body.quantity_breaks, [{ quantity_break: 2, fixed_price: 1.0001 }], 'worked out: 2.0000 and 1.0001')
 
   // A 30-digit literal and large magnitudes in a batch: each item against decimal.js.
-  const literals = ['123456789.123449999999999999999', '99999999999.99994999999999999', '0.000049999999999999999999999', '7.123450000000000000000000001']
+  const literals = [
+    '123456789.123449999999999999999',
+    '99999999999.99994999999999999',
+    '0.000049999999999999999999999',
+    '7.123450000000000000000000001',
+  ]
   const batch = `[${literals.map((text, index) => `{"sku":"LB-${index}","pricelist":"BASE","price":${text}}`).join(',')}]`
   const written = await expectStatus(raw(acme, 'POST', '/price/batch', batch), 202, 'batch')
   t.same(written.body.failed, [])
@@ -93,17 +112,22 @@ t.test('a long amount literal is rounded once, from its text, in every amount fi
   t.equal((await acme.get('/price/LB-0/BASE')).body.price.sales, 123456789.1234, 'worked out: ...1234|49999 stays down')
 })
 
-t.test('a long literal that is the shortest text of its double (what JavaScript prints) still reads as before', async (t) => {
-  // 8.991000000000001 is how JavaScript prints 9.99 * 0.9: 16 digits, read exactly as 8.9910.
-  await expectStatus(raw(acme, 'PUT', '/price/JS/BASE', '{"price":8.991000000000001}'), 202, 'float price')
-  t.equal((await acme.get('/price/JS/BASE')).body.price.sales, 8.991)
-  // A number-only field takes it as a number: the access-log sample (an operator setting).
-  const sample = await server.request('PUT', '/admin/access-log', {
-    raw: '{"enabled":false,"sample":0.30000000000000004}', token: adminToken, headers: { 'content-type': 'application/json' },
-  })
-  t.equal(sample.status, 200, `0.1 + 0.2 as JavaScript prints it stays a number (${sample.text})`)
-  t.equal(sample.body.sample, 0.30000000000000004)
-})
+t.test(
+  'a long literal that is the shortest text of its double (what JavaScript prints) still reads as before',
+  async (t) => {
+    // 8.991000000000001 is how JavaScript prints 9.99 * 0.9: 16 digits, read exactly as 8.9910.
+    await expectStatus(raw(acme, 'PUT', '/price/JS/BASE', '{"price":8.991000000000001}'), 202, 'float price')
+    t.equal((await acme.get('/price/JS/BASE')).body.price.sales, 8.991)
+    // A number-only field takes it as a number: the access-log sample (an operator setting).
+    const sample = await server.request('PUT', '/admin/access-log', {
+      raw: '{"enabled":false,"sample":0.30000000000000004}',
+      token: adminToken,
+      headers: { 'content-type': 'application/json' },
+    })
+    t.equal(sample.status, 200, `0.1 + 0.2 as JavaScript prints it stays a number (${sample.text})`)
+    t.equal(sample.body.sample, 0.30000000000000004)
+  },
+)
 
 t.test('a long literal in a field that takes no decimal text is refused with a message that says why', async (t) => {
   const answer = await raw(acme, 'PUT', '/currency/EUR', '{"is_active":true,"vat_precision":2.0000000000000000001}')

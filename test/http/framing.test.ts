@@ -125,7 +125,14 @@ function exchange(parts: (string | (() => Promise<void>))[], quietMs = 1500): Pr
 
 /** A request head under the tenant with its token; `headers` are lines without CRLF. */
 function head(method: string, urlPath: string, headers: string[]): string {
-  return [`${method} ${shop.base}${urlPath} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: Bearer ${shop.token}`, ...headers, '', ''].join('\r\n')
+  return [
+    `${method} ${shop.base}${urlPath} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    `Authorization: Bearer ${shop.token}`,
+    ...headers,
+    '',
+    '',
+  ].join('\r\n')
 }
 
 /** A complete article write, the request an attacker hides in a body. */
@@ -164,25 +171,43 @@ async function refused(t: Test, sku: string, head: string, body: string, message
   assertRefused(t, await exchange([head + body]), message)
   const smuggled = await exchange([head + body + articleWrite(`${sku}-SMUGGLED`)])
   t.ok(smuggled.closed, 'with a request behind it: the server closed the connection')
-  t.same(smuggled.answers.map((answer) => answer.status).filter((status) => status !== 400), [], 'no answer but the 400')
+  t.same(
+    smuggled.answers.map((answer) => answer.status).filter((status) => status !== 400),
+    [],
+    'no answer but the 400',
+  )
   t.notOk(await stored(`${sku}-SMUGGLED`), 'the hidden write was not stored')
   t.notOk(await stored(sku), 'the refused write was not stored')
 }
 
 t.test('two Content-Length values: 400, closed, and the write after the first length never runs', async (t) => {
   const outer = JSON.stringify({ name: 'outer' })
-  const request = head('PUT', '/article/CL2', ['Content-Type: application/json', `Content-Length: ${outer.length}`, 'Content-Length: 300'])
+  const request = head('PUT', '/article/CL2', [
+    'Content-Type: application/json',
+    `Content-Length: ${outer.length}`,
+    'Content-Length: 300',
+  ])
   await refused(t, 'CL2', request, outer, /different values/)
 })
 
 t.test('a Content-Length that is not digits (empty, read as 0 by uWS): 400, and its body never runs', async (t) => {
-  await refused(t, 'CLEMPTY', head('PUT', '/article/CLEMPTY', ['Content-Type: application/json', 'Content-Length: ']), '', /decimal digits/)
+  await refused(
+    t,
+    'CLEMPTY',
+    head('PUT', '/article/CLEMPTY', ['Content-Type: application/json', 'Content-Length: ']),
+    '',
+    /decimal digits/,
+  )
 })
 
 t.test('an empty Content-Length before a real one: 400, and the body never runs', async (t) => {
   // uWS reads the first (as 0): the body, a write, would be its next request.
   const smuggled = articleWrite('CLFIRST-SMUGGLED')
-  const request = head('PUT', '/article/CLFIRST', ['Content-Type: application/json', 'Content-Length: ', `Content-Length: ${smuggled.length}`])
+  const request = head('PUT', '/article/CLFIRST', [
+    'Content-Type: application/json',
+    'Content-Length: ',
+    `Content-Length: ${smuggled.length}`,
+  ])
   await refused(t, 'CLFIRST', request, '', /different values/)
 })
 
@@ -199,9 +224,18 @@ for (const [name, lines] of [
   ['an empty Transfer-Encoding before chunked', ['Transfer-Encoding: ', 'Transfer-Encoding: chunked']],
 ] as const) {
   t.test(`Transfer-Encoding ${name}: 400, closed, the body's write not done and nothing after it run`, async (t) => {
-    const sku = `TE-${name.replace(/[^a-z]/g, '').slice(0, 12).toUpperCase()}`
+    const sku = `TE-${name
+      .replace(/[^a-z]/g, '')
+      .slice(0, 12)
+      .toUpperCase()}`
     const request = head('PUT', `/article/${sku}`, ['Content-Type: application/json', ...lines])
-    await refused(t, sku, request, chunked(JSON.stringify({ name: 'outer' })), /Transfer-Encoding must be one header with the single coding chunked/)
+    await refused(
+      t,
+      sku,
+      request,
+      chunked(JSON.stringify({ name: 'outer' })),
+      /Transfer-Encoding must be one header with the single coding chunked/,
+    )
   })
 }
 
@@ -222,13 +256,18 @@ t.test('Transfer-Encoding: chunked (any case) is read, and answered with Connect
 // at once (an unknown field), as an attacker would choose: an answer given at once let the bytes
 // after it run.
 for (const [name, body] of [
-  ['two bytes other than CRLF after the chunk data', (json: string) => `${json.length.toString(16)}\r\n${json}XY0\r\n\r\n`],
+  [
+    'two bytes other than CRLF after the chunk data',
+    (json: string) => `${json.length.toString(16)}\r\n${json}XY0\r\n\r\n`,
+  ],
   ['bare LF chunk lines', (json: string) => `${json.length.toString(16)}\n${json}\n0\n\n`],
 ] as const) {
   t.test(`chunked body with ${name}: the bytes after it never run as a request`, async (t) => {
     const sku = name.startsWith('two') ? 'CHUNK-XY' : 'CHUNK-LF'
     const request = head('PUT', `/article/${sku}`, ['Content-Type: application/json', 'Transfer-Encoding: chunked'])
-    const result = await exchange([request + body(JSON.stringify({ name: 'outer', colour: 'red' })) + articleWrite(`${sku}-SMUGGLED`)])
+    const result = await exchange([
+      request + body(JSON.stringify({ name: 'outer', colour: 'red' })) + articleWrite(`${sku}-SMUGGLED`),
+    ])
     t.ok(result.closed, 'the server closed the connection')
     t.ok(result.answers.length <= 1, 'no answer for a second request')
     t.notOk(await stored(`${sku}-SMUGGLED`), 'the hidden write was not stored')
@@ -236,7 +275,11 @@ for (const [name, body] of [
 }
 
 t.test('Transfer-Encoding with Content-Length: refused by uWS before the handler, nothing stored', async (t) => {
-  const request = head('PUT', '/article/TECL', ['Content-Type: application/json', 'Content-Length: 4', 'Transfer-Encoding: chunked'])
+  const request = head('PUT', '/article/TECL', [
+    'Content-Type: application/json',
+    'Content-Length: 4',
+    'Transfer-Encoding: chunked',
+  ])
   const result = await exchange([request + chunked(JSON.stringify({ name: 'outer' })) + articleWrite('TECL-SMUGGLED')])
   t.equal(result.answers.length, 1)
   t.equal(result.answers[0]!.status, 400)
@@ -262,7 +305,11 @@ async function behindHeldAnswer(behind: string): Promise<Exchange> {
 
 t.test('a write pipelined behind an answer that waits (POST /fx/fetch): both answered, in order', async (t) => {
   const result = await behindHeldAnswer(articleWrite('PIPE-1', 'pipelined'))
-  t.same(result.answers.map((answer) => answer.status), [200, 202], JSON.stringify(result))
+  t.same(
+    result.answers.map((answer) => answer.status),
+    [200, 202],
+    JSON.stringify(result),
+  )
   t.equal(JSON.parse(result.answers[0]?.body ?? '{}').count, 2, 'the fetch answer first')
   t.notOk(result.closed, 'the connection stays open')
   t.equal((await shop.get('/article/PIPE-1')).body.name, 'pipelined')
@@ -271,7 +318,11 @@ t.test('a write pipelined behind an answer that waits (POST /fx/fetch): both ans
 t.test('reads pipelined behind an answer that waits: all answered, in order', async (t) => {
   const read = (sku: string): string => head('GET', `/article/${sku}`, [])
   const result = await behindHeldAnswer(read('PIPE-1') + read('NONE-9'))
-  t.same(result.answers.map((answer) => answer.status), [200, 200, 404], JSON.stringify(result))
+  t.same(
+    result.answers.map((answer) => answer.status),
+    [200, 200, 404],
+    JSON.stringify(result),
+  )
   t.equal(JSON.parse(result.answers[1]?.body ?? '{}').name, 'pipelined')
   t.notOk(result.closed, 'the connection stays open')
 })
@@ -288,33 +339,70 @@ t.test('a write pipelined with a request behind it in one packet: not done unles
 t.test('pipelined requests answered at once still all get their answers in order', async (t) => {
   const read = (sku: string): string => head('GET', `/article/${sku}`, [])
   const result = await exchange([read('NONE-1') + read('NONE-2') + read('NONE-3')], 500)
-  t.same(result.answers.map((answer) => answer.status), [404, 404, 404])
+  t.same(
+    result.answers.map((answer) => answer.status),
+    [404, 404, 404],
+  )
   const messages = result.answers.map((answer) => String(JSON.parse(answer.body).message))
-  t.same(messages.map((message, index) => message.includes(`NONE-${index + 1}`)), [true, true, true], messages.join('; '))
+  t.same(
+    messages.map((message, index) => message.includes(`NONE-${index + 1}`)),
+    [true, true, true],
+    messages.join('; '),
+  )
   t.notOk(result.closed)
 })
 
 t.test('two Authorization headers: the first is the one that counts, as with one', async (t) => {
   const path = `${shop.base}/article/NONE-A`
   const lines = (first: string, second: string): string =>
-    [`GET ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: ${first}`, `Authorization: ${second}`, 'X-Request-Id: first-id', 'X-Request-Id: second-id', '', ''].join('\r\n')
+    [
+      `GET ${path} HTTP/1.1`,
+      'Host: 127.0.0.1',
+      `Authorization: ${first}`,
+      `Authorization: ${second}`,
+      'X-Request-Id: first-id',
+      'X-Request-Id: second-id',
+      '',
+      '',
+    ].join('\r\n')
   const valid = await exchange([lines(`Bearer ${shop.token}`, 'Bearer wrong')], 500)
-  t.same(valid.answers.map((answer) => answer.status), [404], 'the valid first token is read')
+  t.same(
+    valid.answers.map((answer) => answer.status),
+    [404],
+    'the valid first token is read',
+  )
   t.equal(valid.answers[0]!.headers['x-request-id'], 'first-id', 'the first X-Request-Id is echoed')
   const invalid = await exchange([lines('Bearer wrong', `Bearer ${shop.token}`)], 500)
-  t.same(invalid.answers.map((answer) => answer.status), [401], 'a valid second token does not stand in for the first')
+  t.same(
+    invalid.answers.map((answer) => answer.status),
+    [401],
+    'a valid second token does not stand in for the first',
+  )
 })
 
-t.test('price queries pipelined in one packet, with a read behind them: all answered, in order, connection open', async (t) => {
-  await retailReference(shop, ['Q-1', 'Q-2'])
-  await writeRetailPrices(shop, ['Q-1', 'Q-2'], 10)
-  const query = (sku: string): string => {
-    const body = JSON.stringify(priceQuery([sku], ['RETAIL']))
-    return head('POST', '/price/query', ['Content-Type: application/json', `Content-Length: ${body.length}`]) + body
-  }
-  const result = await exchange([query('Q-1') + query('Q-2') + head('GET', '/article/NONE-Q', [])], 500)
-  t.same(result.answers.map((answer) => answer.status), [200, 200, 404], JSON.stringify(result).slice(0, 600))
-  const priced = result.answers.slice(0, 2).map((answer) => (JSON.parse(answer.body) as { items: { sku: string; net: number }[] }).items)
-  t.same(priced.map((items) => items.map((item) => [item.sku, item.net])), [[['Q-1', 10]], [['Q-2', 11]]], 'each query its own answer, in order')
-  t.notOk(result.closed, 'the connection stays open')
-})
+t.test(
+  'price queries pipelined in one packet, with a read behind them: all answered, in order, connection open',
+  async (t) => {
+    await retailReference(shop, ['Q-1', 'Q-2'])
+    await writeRetailPrices(shop, ['Q-1', 'Q-2'], 10)
+    const query = (sku: string): string => {
+      const body = JSON.stringify(priceQuery([sku], ['RETAIL']))
+      return head('POST', '/price/query', ['Content-Type: application/json', `Content-Length: ${body.length}`]) + body
+    }
+    const result = await exchange([query('Q-1') + query('Q-2') + head('GET', '/article/NONE-Q', [])], 500)
+    t.same(
+      result.answers.map((answer) => answer.status),
+      [200, 200, 404],
+      JSON.stringify(result).slice(0, 600),
+    )
+    const priced = result.answers
+      .slice(0, 2)
+      .map((answer) => (JSON.parse(answer.body) as { items: { sku: string; net: number }[] }).items)
+    t.same(
+      priced.map((items) => items.map((item) => [item.sku, item.net])),
+      [[['Q-1', 10]], [['Q-2', 11]]],
+      'each query its own answer, in order',
+    )
+    t.notOk(result.closed, 'the connection stays open')
+  },
+)

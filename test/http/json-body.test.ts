@@ -12,7 +12,8 @@ import t from 'tap'
 import { parseAmount } from '../../engine/money.js'
 import { JsonBodyProblem, needsText, quoteInexactNumbers, readJsonBody, scanJson } from '../../http/json-body.js'
 
-const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 const Exact = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP })
 const depthMax = 32
 
@@ -39,14 +40,30 @@ function model(literal: string): number | null {
   return units.isZero() ? 0 : units.toNumber()
 }
 
-const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max })
+const digits = (min: number, max: number) =>
+  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max })
 /** JSON number literals: long mantissas, ties at the 5th decimal padded with 9s or 0s, exponents, signs. */
 const literal = fc.oneof(
-  fc.record({ negative: fc.boolean(), whole: digits(1, 11), fraction: digits(0, 30) }).map(({ negative, whole, fraction }) =>
-    `${negative ? '-' : ''}${whole.replace(/^0+(?=\d)/, '')}${fraction === '' ? '' : `.${fraction}`}`),
-  fc.record({ negative: fc.boolean(), whole: fc.integer({ min: 0, max: 99_999 }), four: digits(4, 4), tail: fc.constantFrom('5', '49999999999999999999', '50000000000000000001', '4999', '5000000000000000') })
+  fc
+    .record({ negative: fc.boolean(), whole: digits(1, 11), fraction: digits(0, 30) })
+    .map(
+      ({ negative, whole, fraction }) =>
+        `${negative ? '-' : ''}${whole.replace(/^0+(?=\d)/, '')}${fraction === '' ? '' : `.${fraction}`}`,
+    ),
+  fc
+    .record({
+      negative: fc.boolean(),
+      whole: fc.integer({ min: 0, max: 99_999 }),
+      four: digits(4, 4),
+      tail: fc.constantFrom('5', '49999999999999999999', '50000000000000000001', '4999', '5000000000000000'),
+    })
     .map(({ negative, whole, four, tail }) => `${negative ? '-' : ''}${whole}.${four}${tail}`),
-  fc.record({ mantissa: digits(1, 25), exponent: fc.integer({ min: -30, max: 8 }), marker: fc.constantFrom('e', 'E+', 'e-0') })
+  fc
+    .record({
+      mantissa: digits(1, 25),
+      exponent: fc.integer({ min: -30, max: 8 }),
+      marker: fc.constantFrom('e', 'E+', 'e-0'),
+    })
     .map(({ mantissa, exponent, marker }) => {
       const whole = mantissa.replace(/^0+(?=\d)/, '')
       if (marker === 'e-0') return `${whole}.5e-0${Math.abs(exponent)}`
@@ -55,30 +72,55 @@ const literal = fc.oneof(
 )
 
 t.test('every literal reaches parseAmount as a value that rounds like decimal.js rounds its text', async (t) => {
-  fc.assert(fc.property(literal, (text) => {
-    const parsed = read(`{"amount":${text},"list":[1,${text}],"n":null}`) as { amount: unknown; list: unknown[] }
-    const expected = model(text)
-    return parseAmount(parsed.amount) === expected && parseAmount(parsed.list[1]) === expected
-  }), { seed, numRuns: 5000 })
+  fc.assert(
+    fc.property(literal, (text) => {
+      const parsed = read(`{"amount":${text},"list":[1,${text}],"n":null}`) as { amount: unknown; list: unknown[] }
+      const expected = model(text)
+      return parseAmount(parsed.amount) === expected && parseAmount(parsed.list[1]) === expected
+    }),
+    { seed, numRuns: 5000 },
+  )
   t.pass(`5000 literals (seed ${seed})`)
 })
 
 t.test('edge cases against decimal.js: ties at the 5th decimal, 30 digits, exponents, negatives', async (t) => {
   const cases = [
-    '0.100049999999999999999999999', '0.10005', '0.100050000000000000000000001', '-0.100049999999999999999999999',
-    '1.00005e0', '1.000049999999999999999e0', '100004.9999999999999999e-5', '-1.49995', '1.499949999999999999999999999999',
-    '123456789012.34565', '99999999999.99995', '99999999999.999949999999999999', '0.000049999999999999999', '5e-5',
+    '0.100049999999999999999999999',
+    '0.10005',
+    '0.100050000000000000000000001',
+    '-0.100049999999999999999999999',
+    '1.00005e0',
+    '1.000049999999999999999e0',
+    '100004.9999999999999999e-5',
+    '-1.49995',
+    '1.499949999999999999999999999999',
+    '123456789012.34565',
+    '99999999999.99995',
+    '99999999999.999949999999999999',
+    '0.000049999999999999999',
+    '5e-5',
   ]
   for (const text of cases) {
     const value = (read(`[${text}]`) as unknown[])[0]
     t.equal(parseAmount(value), model(text), `${text}: ${JSON.stringify(value)} -> ${model(text)}`)
   }
   t.equal(parseAmount((read('[0.100049999999999999999999999]') as unknown[])[0]), 1000, 'worked out: 0.1000')
-  t.equal(parseAmount(JSON.parse('[0.100049999999999999999999999]')[0]), 1001, 'JSON.parse alone rounds it twice to 0.1001')
+  t.equal(
+    parseAmount(JSON.parse('[0.100049999999999999999999999]')[0]),
+    1001,
+    'JSON.parse alone rounds it twice to 0.1001',
+  )
 })
 
 t.test('a literal that is the shortest text of its double stays a number', async (t) => {
-  for (const text of ['0.30000000000000004', '8.991000000000001', '1.7976931348623157e308', '5e-324', '123456789012345680', '-0.1234567890123456']) {
+  for (const text of [
+    '0.30000000000000004',
+    '8.991000000000001',
+    '1.7976931348623157e308',
+    '5e-324',
+    '123456789012345680',
+    '-0.1234567890123456',
+  ]) {
     const value = (read(`[${text}]`) as unknown[])[0]
     t.equal(typeof value, 'number', `${text} stays a number`)
     t.equal(value, Number(text))
@@ -92,13 +134,26 @@ t.test('a literal that is the shortest text of its double stays a number', async
 
 t.test('text that is not JSON stays not JSON; strings and keys are never rewritten', async (t) => {
   const long = '1.00000000000000000001'
-  for (const text of [`{${long}: 1}`, `{"a": 1, ${long}: 2}`, `[0${long}]`, `[${long}x]`, `[-${long}.5]`, `[${long}"a"]`, `[+${long}]`, `[${long}`]) {
+  for (const text of [
+    `{${long}: 1}`,
+    `{"a": 1, ${long}: 2}`,
+    `[0${long}]`,
+    `[${long}x]`,
+    `[-${long}.5]`,
+    `[${long}"a"]`,
+    `[+${long}]`,
+    `[${long}`,
+  ]) {
     t.throws(() => JSON.parse(quoteInexactNumbers(text)), SyntaxError, `${text} is still malformed`)
     t.equal(problemOf(() => read(text))?.kind, 'syntax', `${text} is refused as malformed`)
   }
   const parsed = read(`{"${long}": "${long}", "k": [${long}, {"x": ${long}}], "t": true}`)
   t.same(parsed, { [long]: long, k: [long, { x: long }], t: true })
-  t.equal(quoteInexactNumbers('{"a":1.5,"b":"1.00000000000000000001"}'), '{"a":1.5,"b":"1.00000000000000000001"}', 'a body with nothing to rewrite is the same string')
+  t.equal(
+    quoteInexactNumbers('{"a":1.5,"b":"1.00000000000000000001"}'),
+    '{"a":1.5,"b":"1.00000000000000000001"}',
+    'a body with nothing to rewrite is the same string',
+  )
 })
 
 t.test('the scan: depth, long digit runs outside strings, \\u escapes inside them', async (t) => {

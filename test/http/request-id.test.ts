@@ -11,12 +11,20 @@ import { adminToken, type Answer } from '../helpers/server.js'
 import { suiteServer } from '../helpers/suite.js'
 
 // PRICING_FX_FEED_URL is empty (helpers/server.ts), so POST /fx/fetch answers 502: a 5xx to test.
-const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
+const {
+  server,
+  tenants: { acme },
+} = await suiteServer({ tenants: { acme: {} } })
 
 const visibleAscii = /^[\x21-\x7e]{1,128}$/
 
 /** A request with `X-Request-Id: id` through fetch. */
-function withId(method: string, path: string, id: string, options: { token?: string; body?: unknown; raw?: Buffer } = {}): Promise<Answer> {
+function withId(
+  method: string,
+  path: string,
+  id: string,
+  options: { token?: string; body?: unknown; raw?: Buffer } = {},
+): Promise<Answer> {
   return server.request(method, path, { ...options, headers: { 'x-request-id': id } })
 }
 
@@ -36,10 +44,19 @@ function rawHeaderEcho(value: Buffer): Promise<{ status: number; id: string | nu
       socket.destroy()
       const [statusLine, ...headers] = text.slice(0, end).split('\r\n')
       const line = headers.find((header) => header.toLowerCase().startsWith('x-request-id:'))
-      resolve({ status: Number(statusLine!.split(' ')[1]), id: line === undefined ? null : line.slice('x-request-id:'.length).trim() })
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        id: line === undefined ? null : line.slice('x-request-id:'.length).trim(),
+      })
     })
     socket.on('error', reject)
-    socket.write(Buffer.concat([Buffer.from('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: '), value, Buffer.from('\r\n\r\n')]))
+    socket.write(
+      Buffer.concat([
+        Buffer.from('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: '),
+        value,
+        Buffer.from('\r\n\r\n'),
+      ]),
+    )
   })
 }
 
@@ -98,7 +115,10 @@ t.test('insane ids are replaced by a new one', async (t) => {
   // 0x21-0x7E echoed.
   const utf8 = await rawHeaderEcho(Buffer.from('caf\u00e9'))
   t.match(utf8.id, visibleAscii, `non-ASCII (UTF-8): what is echoed is visible ASCII (${utf8.id})`)
-  for (const [what, bytes] of [['BEL', Buffer.from('bell\x07')], ['NUL', Buffer.from('\x00a')]] as const) {
+  for (const [what, bytes] of [
+    ['BEL', Buffer.from('bell\x07')],
+    ['NUL', Buffer.from('\x00a')],
+  ] as const) {
     const refused = await rawHeaderEcho(bytes)
     t.equal(refused.status, 400, `${what}: refused by the HTTP parser`)
     t.equal(refused.id, null, `${what}: nothing echoed`)
@@ -136,5 +156,8 @@ t.test('a 5xx logs one record with the request id, method, route, status, tenant
   t.equal(record['status'], 502)
   t.equal(record['tenant'], 'acme')
   t.equal(record['code'], 'fx_feed_unavailable')
-  t.notOk(logRecords(server.stdout).some((other) => other['msg'] === 'server error'), 'no second, unrelated record')
+  t.notOk(
+    logRecords(server.stdout).some((other) => other['msg'] === 'server error'),
+    'no second, unrelated record',
+  )
 })

@@ -46,7 +46,9 @@ t.test('every published binary in node_modules has its recorded sha256', async (
 /** `objdump -T` lines of the undefined symbols of a binary, as `name@version`. */
 function imports(file: string): string[] {
   const text = execFileSync('objdump', ['-T', file], { encoding: 'utf8' })
-  return [...text.matchAll(/\*UND\*\s+\S+\s+(?:\((\S+)\)|\S+)\s+(\S+)$/gm)].map((match) => `${match[2]}@${match[1] ?? ''}`)
+  return [...text.matchAll(/\*UND\*\s+\S+\s+(?:\((\S+)\)|\S+)\s+(\S+)$/gm)].map(
+    (match) => `${match[2]}@${match[1] ?? ''}`,
+  )
 }
 
 t.test('the glibc rebinding changes only the three __isoc23_ imports of the Linux binaries', async (t) => {
@@ -62,7 +64,13 @@ t.test('the glibc rebinding changes only the three __isoc23_ imports of the Linu
       const original = readFileSync(file)
       const patched = Buffer.from(original)
       const rebound = bindClassicIsoc23(patched).sort()
-      t.same(rebound, arch === 'x64' ? ['__isoc23_sscanf', '__isoc23_strtol', '__isoc23_strtoul'] : ['__isoc23_strtol', '__isoc23_strtoul'], `${arch} ${abi}: rebound`)
+      t.same(
+        rebound,
+        arch === 'x64'
+          ? ['__isoc23_sscanf', '__isoc23_strtol', '__isoc23_strtoul']
+          : ['__isoc23_strtol', '__isoc23_strtoul'],
+        `${arch} ${abi}: rebound`,
+      )
       let changed = 0
       for (let index = 0; index < original.length; index++) if (original[index] !== patched[index]) changed++
       t.ok(changed > 0 && changed <= 5 * rebound.length + 1, `${arch} ${abi}: ${changed} bytes changed`)
@@ -74,7 +82,11 @@ t.test('the glibc rebinding changes only the three __isoc23_ imports of the Linu
       const before = imports(file)
       const after = imports(temporary)
       rmSync(directory, { recursive: true, force: true })
-      t.same(after.filter((symbol) => symbol.includes('GLIBC_2.38')), [], 'no import needs glibc 2.38')
+      t.same(
+        after.filter((symbol) => symbol.includes('GLIBC_2.38')),
+        [],
+        'no import needs glibc 2.38',
+      )
       const expected = before.map((symbol) => symbol.replace(/^__isoc23_(\w+)@GLIBC_2\.38$/, '$1@GLIBC_2.2.5'))
       t.same(after, expected, `${abi}: every other import is as published`)
     }

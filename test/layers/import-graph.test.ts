@@ -15,13 +15,24 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 t.test('the source tree keeps its layers', async (t) => {
   const report = layerReport(root)
   t.ok(report.files.length > 150, `every layer's sources are read (${report.files.length} files)`)
-  t.ok(report.files.includes('engine/query.ts') && report.files.includes('http/app.ts') && report.files.includes('server/main.ts'), 'files of the bottom, the edge and the process are among them')
+  t.ok(
+    report.files.includes('engine/query.ts') &&
+      report.files.includes('http/app.ts') &&
+      report.files.includes('server/main.ts'),
+    'files of the bottom, the edge and the process are among them',
+  )
   t.same(report.upward, [], 'no import points to a higher layer')
   t.same(report.unresolved, [], 'every relative import names a source file')
   t.same(report.circles, [], 'no import circle')
   const engineImports = report.edges.filter((edge) => edge.from.startsWith('engine/') && !edge.to.startsWith('engine/'))
   t.same(engineImports, [], 'engine/ imports no other project folder')
-  t.same(report.edges.filter((edge) => edge.to.startsWith('server/') && !edge.from.startsWith('server/') && !edge.from.startsWith('binary/')), [], 'only the single executable imports server/')
+  t.same(
+    report.edges.filter(
+      (edge) => edge.to.startsWith('server/') && !edge.from.startsWith('server/') && !edge.from.startsWith('binary/'),
+    ),
+    [],
+    'only the single executable imports server/',
+  )
   t.comment(formatReport(report))
 })
 
@@ -39,6 +50,10 @@ t.test('the checker finds an upward import, an unresolved import and a circle', 
   const report = layerReport(tree)
   t.same(report.upward, [{ from: 'storage/s.ts', to: 'http/h.ts' }], 'storage -> http is upward')
   t.same(report.unresolved, [{ from: 'storage/s.ts', to: 'storage/missing.ts' }], 'a missing file is unresolved')
-  t.same(report.circles.map((circle) => circle.join(' ')).sort(), ['engine/a.ts engine/b.ts', 'http/h.ts storage/s.ts'], 'both circles, a type-only one included')
+  t.same(
+    report.circles.map((circle) => circle.join(' ')).sort(),
+    ['engine/a.ts engine/b.ts', 'http/h.ts storage/s.ts'],
+    'both circles, a type-only one included',
+  )
   t.equal(report.lines['engine'], 6, 'lines are counted per layer')
 })

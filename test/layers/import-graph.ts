@@ -11,7 +11,18 @@ import path from 'node:path'
 import ts from 'typescript'
 
 /** Bottom to top. `binary/` is the single executable's entry, beside `server/start.ts`. */
-export const layers = ['engine', 'storage', 'workers', 'platform', 'tenant', 'accounts', 'cluster', 'http', 'server', 'binary'] as const
+export const layers = [
+  'engine',
+  'storage',
+  'workers',
+  'platform',
+  'tenant',
+  'accounts',
+  'cluster',
+  'http',
+  'server',
+  'binary',
+] as const
 export type Layer = (typeof layers)[number]
 
 export interface ImportEdge {

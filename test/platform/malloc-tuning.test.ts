@@ -9,13 +9,19 @@ import t from 'tap'
 import { startServer, type TestServer } from '../helpers/server.js'
 
 const hasExecve = typeof (process as { execve?: unknown }).execve === 'function'
-const skip = process.platform !== 'linux' ? 'not Linux' : hasExecve ? false : `Node.js ${process.version} has no process.execve (22.15 and later have it)`
+const skip =
+  process.platform !== 'linux'
+    ? 'not Linux'
+    : hasExecve
+      ? false
+      : `Node.js ${process.version} has no process.execve (22.15 and later have it)`
 
 /** The tuning the server logged at start ('malloc tuning'; the line may follow readiness). */
 async function logged(server: TestServer): Promise<string | null | undefined> {
   for (let attempt = 0; attempt < 200; attempt++) {
     for (const line of server.stdout.split('\n')) {
-      if (line.includes('"msg":"malloc tuning"')) return (JSON.parse(line) as { glibcTunables: string | null }).glibcTunables
+      if (line.includes('"msg":"malloc tuning"'))
+        return (JSON.parse(line) as { glibcTunables: string | null }).glibcTunables
     }
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
@@ -36,7 +42,11 @@ t.test('the server runs with a fixed mmap threshold, added to the tunables it wa
   const server = await startServer({ env: { GLIBC_TUNABLES: 'glibc.malloc.arena_max=4' } })
   t.teardown(() => server.stop())
   t.equal(await logged(server), 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=4')
-  t.equal(environ(server.pid).get('GLIBC_TUNABLES'), 'glibc.malloc.mmap_threshold=131072', 'in the process the test started (same pid)')
+  t.equal(
+    environ(server.pid).get('GLIBC_TUNABLES'),
+    'glibc.malloc.mmap_threshold=131072',
+    'in the process the test started (same pid)',
+  )
   const health = await fetch(`${server.url}/healthz`)
   t.equal(health.status, 200, 'and serves from the re-executed process')
 })

@@ -13,7 +13,13 @@ import { plans, tiers, type Limits } from '../../tenant/plans.js'
 import { repoRoot } from '../helpers/fixtures.js'
 
 const root = repoRoot()
-const markdownFiles = ['README.md', 'bench/README.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+const markdownFiles = [
+  'README.md',
+  'bench/README.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+]
 
 /** What each limit means, in the order of the table. */
 const limitMeanings: Readonly<Record<keyof Limits, string>> = {
@@ -46,7 +52,11 @@ function plansTable(): string {
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-')
 }
 
 function anchorsOf(markdown: string): Set<string> {

@@ -18,7 +18,10 @@ t.test('a backup cut by SIGKILL is never listed and leaves the data whole', asyn
   t.teardown(() => server.dispose())
   const client = await server.tenant('killed', { tier: 'enterprise' })
   for (let batch = 0; batch < articles / 2_500; batch++) {
-    const items = Array.from({ length: 2_500 }, (_, index) => ({ sku: `K-${batch}-${index}`, name: `article ${batch} ${index} ${'x'.repeat(300)}` }))
+    const items = Array.from({ length: 2_500 }, (_, index) => ({
+      sku: `K-${batch}-${index}`,
+      name: `article ${batch} ${index} ${'x'.repeat(300)}`,
+    }))
     t.equal((await client.call('POST', '/article/batch', items)).status, 202)
   }
   const backupsDir = path.join(server.dataDir, 'backups', 'killed')
@@ -48,7 +51,11 @@ t.test('a backup cut by SIGKILL is never listed and leaves the data whole', asyn
       // (On a loaded machine the scheduler's first copy may come before any article: sequence 0.)
       const record = JSON.parse(readFileSync(path.join(backupsDir, id, 'backup.json'), 'utf8')) as { sequence: number }
       const copy = new TenantStore(path.join(backupsDir, id))
-      t.equal(copy.sequence, record.sequence, `${id} opens and verifies at the sequence its record names (${record.sequence})`)
+      t.equal(
+        copy.sequence,
+        record.sequence,
+        `${id} opens and verifies at the sequence its record names (${record.sequence})`,
+      )
       await copy.close()
     }
     const list = await client.get('/article?page=1&size=1')

@@ -34,20 +34,37 @@ t.test('the start that finishes a restore cut by SIGKILL serves a large tenant, 
   await retailReference(client, skus)
   await writeRetailPrices(client, skus, backupBase)
   for (let round = 1; round <= futureVersions; round++) {
-    await writeRetailPrices(client, skus, backupBase + round * 100_000, { start_date: new Date(Date.UTC(2040, 0, round)).toISOString().replace('.000Z', 'Z') })
+    await writeRetailPrices(client, skus, backupBase + round * 100_000, {
+      start_date: new Date(Date.UTC(2040, 0, round)).toISOString().replace('.000Z', 'Z'),
+    })
   }
   const backup = await expectStatus(server.admin('POST', '/admin/tenants/large/backups', {}), 201, 'backup')
   // Every pair differs from the backup: the restore rewrites all 20,000 price records.
   await writeRetailPrices(client, skus, 2_000_000)
-  await expectStatus(server.admin('POST', '/admin/tenants/large/restore', { backup_id: backup.body.id }), 202, 'restore')
+  await expectStatus(
+    server.admin('POST', '/admin/tenants/large/restore', { backup_id: backup.body.id }),
+    202,
+    'restore',
+  )
   // At once: the comparison has begun and nothing is written; the start writes the whole restore.
   await server.kill()
   output = ''
-  const failed = await server.start().then(() => null, () => output.split('\n').filter((line) => !line.startsWith('{')).join('\n'))
+  const failed = await server.start().then(
+    () => null,
+    () =>
+      output
+        .split('\n')
+        .filter((line) => !line.startsWith('{'))
+        .join('\n'),
+  )
   t.equal(failed, null, 'the start after the kill serves')
   t.match(server.stdout, /"msg":"interrupted restore finished at start"/, 'the start finished the restore')
   await client.refreshToken()
   t.equal((await server.admin('GET', '/admin/tenants/large/restore/status')).body.status, 'completed')
   t.equal(await retailBase(client, skus, 'L-'), backupBase, "every price in force is the backup's")
-  t.equal((await client.call('PUT', `/price/${skus[0]}/RETAIL`, { price: 5 })).status, 202, 'writes work after the start')
+  t.equal(
+    (await client.call('PUT', `/price/${skus[0]}/RETAIL`, { price: 5 })).status,
+    202,
+    'writes work after the start',
+  )
 })

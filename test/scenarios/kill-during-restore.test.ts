@@ -22,7 +22,15 @@ const backupBase = 1_000_000
  * its writing, or its whole duration (twice it: after the end).
  */
 const killMoments: [phase: 'compare' | 'write' | 'whole', fraction: number][] = [
-  ['compare', 0], ['compare', 0.5], ['write', 0.1], ['write', 0.3], ['write', 0.5], ['write', 0.7], ['write', 0.9], ['whole', 1.2], ['whole', 2],
+  ['compare', 0],
+  ['compare', 0.5],
+  ['write', 0.1],
+  ['write', 0.3],
+  ['write', 0.5],
+  ['write', 0.7],
+  ['write', 0.9],
+  ['whole', 1.2],
+  ['whole', 2],
 ]
 
 t.test('a restore cut by SIGKILL is finished by the next start: the backup, whole, once', async (t) => {
@@ -38,7 +46,11 @@ t.test('a restore cut by SIGKILL is finished by the next start: the backup, whol
   const backup = await expectStatus(server.admin('POST', '/admin/tenants/victim/backups', {}), 201, 'backup')
   // An uncut restore first: how long one takes here.
   await writePrices(2_000_000)
-  await expectStatus(server.admin('POST', '/admin/tenants/victim/restore', { backup_id: backup.body.id }), 202, 'uncut restore')
+  await expectStatus(
+    server.admin('POST', '/admin/tenants/victim/restore', { backup_id: backup.body.id }),
+    202,
+    'uncut restore',
+  )
   let uncut = await server.admin('GET', '/admin/tenants/victim/restore/status')
   while (uncut.body.status === 'in_progress') uncut = await server.admin('GET', '/admin/tenants/victim/restore/status')
   t.equal(uncut.body.status, 'completed')
@@ -53,7 +65,13 @@ t.test('a restore cut by SIGKILL is finished by the next start: the backup, whol
   /** What the restart wrote: nothing (the restore had finished), all of it, or the part the kill cut off. */
   const resumes: Record<string, number> = { none: 0, all: 0, part: 0 }
   for (const [round, [phase, fraction]] of killMoments.entries()) {
-    const delayMs = Math.round(phase === 'compare' ? compareMs * fraction : phase === 'write' ? compareMs + writeMs * fraction : durationMs * fraction)
+    const delayMs = Math.round(
+      phase === 'compare'
+        ? compareMs * fraction
+        : phase === 'write'
+          ? compareMs + writeMs * fraction
+          : durationMs * fraction,
+    )
     const oldBase = 3_000_000 + round * 100_000
     await writePrices(oldBase)
     const head = await lastSequence(client)
@@ -67,13 +85,28 @@ t.test('a restore cut by SIGKILL is finished by the next start: the backup, whol
     const resumed = finished === null ? 'none' : Number(finished[1]) === skuCount ? 'all' : 'part'
     resumes[resumed]++
     const status = await server.admin('GET', '/admin/tenants/victim/restore/status')
-    t.equal(status.body.status, 'completed', `round ${round} (kill after ${delayMs} ms): completed, at the latest by the restart`)
+    t.equal(
+      status.body.status,
+      'completed',
+      `round ${round} (kill after ${delayMs} ms): completed, at the latest by the restart`,
+    )
     t.equal(status.body.error, null)
     t.equal(await stateOf(), backupBase, "every price is the backup's")
-    t.equal(await lastSequence(client), head + skuCount, 'one changelog entry per restored price, none lost, none twice')
-    t.equal((await client.call('PUT', `/price/${skus[0]}/RETAIL`, { price: oldBase })).status, 202, 'writes work after the restart')
+    t.equal(
+      await lastSequence(client),
+      head + skuCount,
+      'one changelog entry per restored price, none lost, none twice',
+    )
+    t.equal(
+      (await client.call('PUT', `/price/${skus[0]}/RETAIL`, { price: oldBase })).status,
+      202,
+      'writes work after the restart',
+    )
   }
-  t.ok(resumes['none']! + resumes['all']! + resumes['part']! === killMoments.length, `what the restarts wrote: ${JSON.stringify(resumes)}`)
+  t.ok(
+    resumes['none']! + resumes['all']! + resumes['part']! === killMoments.length,
+    `what the restarts wrote: ${JSON.stringify(resumes)}`,
+  )
 
   // And one kill placed for certain inside the writing: as soon as the first transaction of the
   // restore is durable (its debug log line), while the others are still to come.
@@ -84,15 +117,23 @@ t.test('a restore cut by SIGKILL is finished by the next start: the backup, whol
   const oldBase = 9_000_000
   await writePrices(oldBase)
   const head = await lastSequence(client)
-  await expectStatus(server.admin('POST', '/admin/tenants/victim/restore', { backup_id: backup.body.id }), 202, 'restore')
+  await expectStatus(
+    server.admin('POST', '/admin/tenants/victim/restore', { backup_id: backup.body.id }),
+    202,
+    'restore',
+  )
   const deadline = Date.now() + 30_000
-  while (!server.stdout.includes('"msg":"restore changes durable"') && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
+  while (!server.stdout.includes('"msg":"restore changes durable"') && Date.now() < deadline)
+    await new Promise((resolve) => setImmediate(resolve))
   await server.kill()
   server.env['PRICING_LOG_LEVEL'] = 'info'
   await server.start()
   await client.refreshToken()
   const finished = /"entries":(\d+)[^\n]*"msg":"interrupted restore finished at start"/.exec(server.stdout)
-  t.ok(finished !== null && Number(finished[1]) > 0 && Number(finished[1]) < skuCount, `killed after the first transaction: the start wrote the rest (${finished?.[1]} of ${skuCount})`)
+  t.ok(
+    finished !== null && Number(finished[1]) > 0 && Number(finished[1]) < skuCount,
+    `killed after the first transaction: the start wrote the rest (${finished?.[1]} of ${skuCount})`,
+  )
   t.equal((await server.admin('GET', '/admin/tenants/victim/restore/status')).body.status, 'completed')
   t.equal(await stateOf(), backupBase, "every price is the backup's")
   t.equal(await lastSequence(client), head + skuCount, 'one changelog entry per restored price, none lost, none twice')

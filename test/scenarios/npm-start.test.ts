@@ -21,7 +21,10 @@ const skipped = /^(node_modules|\.git|\.tap|data|dist|dist-.*)$/
 const folder = mkdtempSync(path.join(tmpdir(), 'pricing-npm-start-'))
 t.teardown(() => rmSync(folder, { recursive: true, force: true }))
 const copy = path.join(folder, 'repo')
-cpSync(root, copy, { recursive: true, filter: (source) => path.dirname(source) !== root || !skipped.test(path.basename(source)) })
+cpSync(root, copy, {
+  recursive: true,
+  filter: (source) => path.dirname(source) !== root || !skipped.test(path.basename(source)),
+})
 symlinkSync(realpathSync(path.join(root, 'node_modules')), path.join(copy, 'node_modules'))
 const adminTokenFile = path.join(folder, 'admin-token')
 const adminToken = 'npm-start-admin-token-7f3a9c-0123456789'
@@ -44,8 +47,17 @@ interface Run {
  * `whileRunning` is given, it is called once stdout has `readyLine`, then the group gets SIGINT
  * (Ctrl-C); the run ends when npm has exited.
  */
-function npmStart(args: string[], env: Record<string, string>, whileRunning?: { readyLine: RegExp; then: (stdout: string) => Promise<void> }): Promise<Run> {
-  const child = spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], { cwd: copy, env: freshEnvironment(env), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+function npmStart(
+  args: string[],
+  env: Record<string, string>,
+  whileRunning?: { readyLine: RegExp; then: (stdout: string) => Promise<void> },
+): Promise<Run> {
+  const child = spawn('npm', ['start', ...(args.length > 0 ? ['--', ...args] : [])], {
+    cwd: copy,
+    env: freshEnvironment(env),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   let signalled = false
@@ -53,7 +65,11 @@ function npmStart(args: string[], env: Record<string, string>, whileRunning?: { 
     // The first start compiles the whole project (tsc -b): minutes on a loaded machine.
     const timer = setTimeout(() => {
       process.kill(-child.pid!, 'SIGKILL')
-      reject(new Error(`npm start did not get there in 240 s; stdout: ${stdout.slice(-2000)} stderr: ${stderr.slice(-2000)}`))
+      reject(
+        new Error(
+          `npm start did not get there in 240 s; stdout: ${stdout.slice(-2000)} stderr: ${stderr.slice(-2000)}`,
+        ),
+      )
     }, 240_000)
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8')
@@ -78,15 +94,22 @@ function npmStart(args: string[], env: Record<string, string>, whileRunning?: { 
 t.test("npm start's stdout is JSON lines only, and PRICING_ADMIN_TOKEN_FILE gives the admin token", async (t) => {
   const dataDir = path.join(folder, 'data')
   let tenants: unknown = null
-  const run = await npmStart([], { PRICING_DATA_DIR: dataDir, PRICING_PORT: '0', PRICING_FX_FEED_URL: '', PRICING_ADMIN_TOKEN_FILE: adminTokenFile }, {
-    // The first start's last record: the demo tenant is in place.
-    readyLine: /"msg":"demo tenant provisioned"/,
-    then: async (stdout) => {
-      const url = /"url":"(http:[^"]+)","dataDir"/.exec(stdout)?.[1]
-      const answer = await fetch(`${url}/admin/tenants`, { headers: { authorization: `Bearer ${adminToken}` } })
-      tenants = { status: answer.status, slugs: ((await answer.json()) as { slug: string }[]).map((tenant) => tenant.slug) }
+  const run = await npmStart(
+    [],
+    { PRICING_DATA_DIR: dataDir, PRICING_PORT: '0', PRICING_FX_FEED_URL: '', PRICING_ADMIN_TOKEN_FILE: adminTokenFile },
+    {
+      // The first start's last record: the demo tenant is in place.
+      readyLine: /"msg":"demo tenant provisioned"/,
+      then: async (stdout) => {
+        const url = /"url":"(http:[^"]+)","dataDir"/.exec(stdout)?.[1]
+        const answer = await fetch(`${url}/admin/tenants`, { headers: { authorization: `Bearer ${adminToken}` } })
+        tenants = {
+          status: answer.status,
+          slugs: ((await answer.json()) as { slug: string }[]).map((tenant) => tenant.slug),
+        }
+      },
     },
-  })
+  )
   const lines = run.stdout.split('\n')
   t.equal(lines.pop(), '', 'stdout ends with a line break')
   const notJson = lines.filter((line) => {
@@ -107,9 +130,16 @@ t.test("npm start's stdout is JSON lines only, and PRICING_ADMIN_TOKEN_FILE give
 
 t.test('npm start -- --admin-token TOKEN stops with exit 2, echoing the token nowhere', async (t) => {
   const secret = 'on-the-command-line-4b1d'
-  const run = await npmStart(['--admin-token', secret], { PRICING_DATA_DIR: path.join(folder, 'data-2'), PRICING_PORT: '0', PRICING_FX_FEED_URL: '' })
+  const run = await npmStart(['--admin-token', secret], {
+    PRICING_DATA_DIR: path.join(folder, 'data-2'),
+    PRICING_PORT: '0',
+    PRICING_FX_FEED_URL: '',
+  })
   t.equal(run.code, 2, run.stderr)
   t.equal(run.stdout, '', 'nothing on stdout')
-  t.match(run.stderr, /--admin-token: a secret on the command line is shown to every local user .*; set PRICING_ADMIN_TOKEN or --admin-token-file FILE instead/)
+  t.match(
+    run.stderr,
+    /--admin-token: a secret on the command line is shown to every local user .*; set PRICING_ADMIN_TOKEN or --admin-token-file FILE instead/,
+  )
   t.notMatch(run.stdout + run.stderr, new RegExp(secret), 'the token is shown nowhere')
 })

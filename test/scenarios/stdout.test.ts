@@ -25,12 +25,22 @@ async function closedUrl(): Promise<string> {
 
 /** The demo client secret from the credentials file the first start wrote. */
 function demoSecret(dataDir: string): string {
-  const credentials = JSON.parse(readFileSync(path.join(dataDir, demoCredentialsFileName), 'utf8')) as { client_secret: string }
+  const credentials = JSON.parse(readFileSync(path.join(dataDir, demoCredentialsFileName), 'utf8')) as {
+    client_secret: string
+  }
   return credentials.client_secret
 }
 
-async function tokenRequest(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body })
+async function tokenRequest(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+  })
   return { status: response.status, body: await response.json() }
 }
 
@@ -49,7 +59,11 @@ t.test('a first start writes only JSON records to stdout, and no secret', async 
   })
   t.teardown(() => server.dispose())
 
-  const warning = await waitForRecord(server, (record) => record['msg'] === 'FX feed fetch failed; retrying at the next interval', 'of the failed FX fetch')
+  const warning = await waitForRecord(
+    server,
+    (record) => record['msg'] === 'FX feed fetch failed; retrying at the next interval',
+    'of the failed FX fetch',
+  )
   t.equal(warning['level'], 40, 'the unreachable feed is a warning')
   t.equal(warning['url'], feedUrl, 'naming the URL')
   t.equal(warning['code'], 'ECONNREFUSED', 'and the error code')
@@ -59,13 +73,23 @@ t.test('a first start writes only JSON records to stdout, and no secret', async 
 
   const acme = await server.tenant('acme')
   const wrongSecret = 'wrong-secret-8d1c5f0e2a7b4c93'
-  const refused = await tokenRequest(server.url, new URLSearchParams({ grant_type: 'client_credentials', client_id: acme.clientId, client_secret: wrongSecret }).toString())
+  const refused = await tokenRequest(
+    server.url,
+    new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: acme.clientId,
+      client_secret: wrongSecret,
+    }).toString(),
+  )
   t.equal(refused.status, 401, 'a token request with a wrong secret in the body fails')
   const basic = Buffer.from(`${acme.clientId}:${acme.clientSecret}`).toString('base64')
   const granted = await tokenRequest(server.url, 'grant_type=client_credentials', { authorization: `Basic ${basic}` })
   t.equal(granted.status, 200, 'Basic with the right secret gets a token')
   const wrongBasic = Buffer.from(`${acme.clientId}:${wrongSecret}`).toString('base64')
-  t.equal((await tokenRequest(server.url, 'grant_type=client_credentials', { authorization: `Basic ${wrongBasic}` })).status, 401)
+  t.equal(
+    (await tokenRequest(server.url, 'grant_type=client_credentials', { authorization: `Basic ${wrongBasic}` })).status,
+    401,
+  )
   const webhookSecret = 'whsec-5b0e9a7c3d1f48e2a6c0'
   const hook = await acme.call('POST', '/webhooks', { url: 'https://127.0.0.1:9/hook', secret: webhookSecret })
   t.equal(hook.status, 201, 'a webhook with a secret')
@@ -75,7 +99,10 @@ t.test('a first start writes only JSON records to stdout, and no secret', async 
 
   const records = await stopAndReadRecords(server)
   t.pass(`all ${records.length} stdout lines are JSON objects`)
-  t.ok(records.every((record) => typeof record['level'] === 'number' && typeof record['msg'] === 'string'), 'each a pino record (level, msg)')
+  t.ok(
+    records.every((record) => typeof record['level'] === 'number' && typeof record['msg'] === 'string'),
+    'each a pino record (level, msg)',
+  )
   t.ok(records.filter((record) => record['msg'] === 'request').length >= 8, 'the requests are among them (access log)')
 
   const demo = demoSecret(server.dataDir)

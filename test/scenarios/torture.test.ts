@@ -10,11 +10,21 @@ import t from 'tap'
 import { runTorture } from '../torture/runner.js'
 
 t.test('6 seeded SIGKILL runs across every phase lose nothing', async (t) => {
-  const result = await runTorture({ runs: 6, seed: 13, scale: 0.5, concurrency: 3, changelogCapacity: 10_000, log: (line) => t.comment(line) })
+  const result = await runTorture({
+    runs: 6,
+    seed: 13,
+    scale: 0.5,
+    concurrency: 3,
+    changelogCapacity: 10_000,
+    log: (line) => t.comment(line),
+  })
   t.comment(result.line)
   t.same(result.findings, [], 'no findings')
   t.equal(result.runs, 6)
-  t.ok(Object.values(result.phaseCounts).every((count) => count >= 1), `every phase ran: ${JSON.stringify(result.phaseCounts)}`)
+  t.ok(
+    Object.values(result.phaseCounts).every((count) => count >= 1),
+    `every phase ran: ${JSON.stringify(result.phaseCounts)}`,
+  )
   t.ok(result.acknowledged > 500, `writes were acknowledged (${result.acknowledged})`)
   t.equal(result.lost, 0, 'lost items')
   t.equal(result.failedRestarts, 0, 'failed restarts')

@@ -5,8 +5,21 @@
  * acknowledged before a clean restart is not sent again. Real server, real HTTPS receiver.
  */
 import t from 'tap'
-import { entriesAfter, eventsOf, expectStatus, lastSequence, sequencesOf, waitForSequences, type ChangelogEntry } from '../helpers/changelog.js'
-import { startHttpsReceiver, testCertificate, type HttpsReceiver, type ReceivedRequest } from '../helpers/https-receiver.js'
+import {
+  entriesAfter,
+  eventsOf,
+  expectStatus,
+  lastSequence,
+  sequencesOf,
+  waitForSequences,
+  type ChangelogEntry,
+} from '../helpers/changelog.js'
+import {
+  startHttpsReceiver,
+  testCertificate,
+  type HttpsReceiver,
+  type ReceivedRequest,
+} from '../helpers/https-receiver.js'
 import { startServer, type TenantClient, type TestServer } from '../helpers/server.js'
 
 const batchMs = 500
@@ -44,9 +57,17 @@ async function receiver(port?: number): Promise<HttpsReceiver> {
 
 async function priceTenant(): Promise<TenantClient> {
   const client = await server.tenant(`durable-${++tenantCount}`, { tier: 'standard' })
-  await expectStatus(client.call('PUT', '/settings/change.events.enabled', { value: 'true' }), 202, 'change.events.enabled')
+  await expectStatus(
+    client.call('PUT', '/settings/change.events.enabled', { value: 'true' }),
+    202,
+    'change.events.enabled',
+  )
   await expectStatus(client.call('PUT', '/currency/EUR', { is_active: true, vat_precision: 2 }), 202, 'currency')
-  await expectStatus(client.call('PUT', '/pricelist/RETAIL', { currency_code: 'EUR', vat_mode: 'NET' }), 202, 'pricelist')
+  await expectStatus(
+    client.call('PUT', '/pricelist/RETAIL', { currency_code: 'EUR', vat_mode: 'NET' }),
+    202,
+    'pricelist',
+  )
   return client
 }
 
@@ -58,10 +79,18 @@ async function register(client: TenantClient, url: string): Promise<number> {
 async function writePrices(client: TenantClient, prefix: string, count: number): Promise<void> {
   const singles = Math.min(3, count)
   for (let index = 0; index < singles; index++) {
-    await expectStatus(client.call('PUT', `/price/${prefix}-${index}/RETAIL`, { price: { sales: 10 + index } }), 202, `price ${prefix}-${index}`)
+    await expectStatus(
+      client.call('PUT', `/price/${prefix}-${index}/RETAIL`, { price: { sales: 10 + index } }),
+      202,
+      `price ${prefix}-${index}`,
+    )
   }
   if (count === singles) return
-  const items = Array.from({ length: count - singles }, (_, offset) => ({ sku: `${prefix}-${singles + offset}`, pricelist: 'RETAIL', price: String(20 + offset) }))
+  const items = Array.from({ length: count - singles }, (_, offset) => ({
+    sku: `${prefix}-${singles + offset}`,
+    pricelist: 'RETAIL',
+    price: String(20 + offset),
+  }))
   const batch = await expectStatus(client.call('POST', '/price/batch', items), 202, 'price batch')
   if (batch.body.failed.length > 0) throw new Error(`price batch failed: ${batch.text}`)
 }
@@ -99,25 +128,36 @@ t.test('changes acknowledged while the receiver fails are all delivered after a 
 
   const expected = await entriesAfter(client, registeredAt)
   t.equal(expected.length, 43, 'every acknowledged write is in the changelog')
-  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence), retryBudgetMs + deliveryTimeoutMs)
+  const requests = await waitForSequences(
+    rx,
+    expected.map((entry) => entry.sequence),
+    retryBudgetMs + deliveryTimeoutMs,
+  )
   t.same(distinctEvents(requests), expected, 'exactly the acknowledged changes arrived, as GET /changelog answers them')
 })
 
-t.test('changes acknowledged while the receiver is down arrive once it is back after a SIGKILL and restart', async (t) => {
-  const client = await priceTenant()
-  const first = await receiver()
-  const port = Number(new URL(first.url).port)
-  await register(client, `${first.url}/down`)
-  const registeredAt = await lastSequence(client)
-  await first.close()
-  await writePrices(client, 'DOWN', 10)
-  await killAndStart(client)
-  const rx = await receiver(port)
-  const expected = await entriesAfter(client, registeredAt)
-  t.equal(expected.length, 10)
-  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence), retryBudgetMs + deliveryTimeoutMs)
-  t.same(distinctEvents(requests), expected, 'every acknowledged change arrived')
-})
+t.test(
+  'changes acknowledged while the receiver is down arrive once it is back after a SIGKILL and restart',
+  async (t) => {
+    const client = await priceTenant()
+    const first = await receiver()
+    const port = Number(new URL(first.url).port)
+    await register(client, `${first.url}/down`)
+    const registeredAt = await lastSequence(client)
+    await first.close()
+    await writePrices(client, 'DOWN', 10)
+    await killAndStart(client)
+    const rx = await receiver(port)
+    const expected = await entriesAfter(client, registeredAt)
+    t.equal(expected.length, 10)
+    const requests = await waitForSequences(
+      rx,
+      expected.map((entry) => entry.sequence),
+      retryBudgetMs + deliveryTimeoutMs,
+    )
+    t.same(distinctEvents(requests), expected, 'every acknowledged change arrived')
+  },
+)
 
 t.test('changes acknowledged inside the batch window survive a SIGKILL right after the answer', async (t) => {
   const client = await priceTenant()
@@ -134,50 +174,76 @@ t.test('changes acknowledged inside the batch window survive a SIGKILL right aft
   await client.refreshToken()
   const expected = await entriesAfter(client, registeredAt)
   t.equal(expected.length, 25, 'every acknowledged write is in the changelog')
-  const requests = await waitForSequences(rx, expected.map((entry) => entry.sequence), deliveryTimeoutMs)
+  const requests = await waitForSequences(
+    rx,
+    expected.map((entry) => entry.sequence),
+    deliveryTimeoutMs,
+  )
   t.same(distinctEvents(requests), expected, 'the pending batch was delivered after the restart')
-  t.ok(requests.every((request) => request.body?.webhook_id === id), 'each POST names the webhook')
+  t.ok(
+    requests.every((request) => request.body?.webhook_id === id),
+    'each POST names the webhook',
+  )
 })
 
 for (const kind of ['clean restart', 'SIGKILL'] as const) {
-  t.test(`the retry state resumes after a ${kind}: X-Delivery-Attempt continues and the delivery is still dropped after 11 attempts`, async (t) => {
-    const client = await priceTenant()
-    const rx = await receiver()
-    let healthy = false
-    rx.respondWith(() => ({ status: healthy ? 200 : 500 }))
-    await register(client, `${rx.url}/resume`)
-    const registeredAt = await lastSequence(client)
-    await writePrices(client, 'RETRY', 1)
-    const [entry] = await entriesAfter(client, registeredAt)
-    await rx.waitFor((requests) => requests.some((request) => attemptOf(request) >= 3), deliveryTimeoutMs)
-    if (kind === 'SIGKILL') await server.kill()
-    else await server.stop()
-    const before = rx.requests.slice()
-    await server.start()
-    await client.refreshToken()
-    const maxBefore = Math.max(...before.map(attemptOf))
-    t.same(before.map(attemptOf), before.map((_request, index) => index + 1), 'attempts before the restart are numbered 1, 2, 3, ...')
+  t.test(
+    `the retry state resumes after a ${kind}: X-Delivery-Attempt continues and the delivery is still dropped after 11 attempts`,
+    async (t) => {
+      const client = await priceTenant()
+      const rx = await receiver()
+      let healthy = false
+      rx.respondWith(() => ({ status: healthy ? 200 : 500 }))
+      await register(client, `${rx.url}/resume`)
+      const registeredAt = await lastSequence(client)
+      await writePrices(client, 'RETRY', 1)
+      const [entry] = await entriesAfter(client, registeredAt)
+      await rx.waitFor((requests) => requests.some((request) => attemptOf(request) >= 3), deliveryTimeoutMs)
+      if (kind === 'SIGKILL') await server.kill()
+      else await server.stop()
+      const before = rx.requests.slice()
+      await server.start()
+      await client.refreshToken()
+      const maxBefore = Math.max(...before.map(attemptOf))
+      t.same(
+        before.map(attemptOf),
+        before.map((_request, index) => index + 1),
+        'attempts before the restart are numbered 1, 2, 3, ...',
+      )
 
-    const all = await rx.waitFor((requests) => requests.some((request) => attemptOf(request) >= 11), retryBudgetMs + deliveryTimeoutMs)
-    const after = all.slice(before.length)
-    t.ok(after.length > 0, 'attempts continued after the restart')
-    const numbers = after.map(attemptOf)
-    // A SIGKILL may lose the record of the attempt in flight, which is then sent again with its number.
-    const floor = kind === 'SIGKILL' ? Math.min(maxBefore, 3) : maxBefore
-    t.ok(numbers[0]! >= floor, `the first attempt after the restart is numbered ${numbers[0]} (attempts before: 1-${maxBefore}), not 1`)
-    t.ok(numbers.every((number, index) => index === 0 || number === numbers[index - 1]! + 1), `then counts up by one: ${numbers.join(', ')}`)
-    t.ok(all.every((request) => sequencesOf([request]).join() === String(entry!.sequence)), 'every attempt carries the same event')
+      const all = await rx.waitFor(
+        (requests) => requests.some((request) => attemptOf(request) >= 11),
+        retryBudgetMs + deliveryTimeoutMs,
+      )
+      const after = all.slice(before.length)
+      t.ok(after.length > 0, 'attempts continued after the restart')
+      const numbers = after.map(attemptOf)
+      // A SIGKILL may lose the record of the attempt in flight, which is then sent again with its number.
+      const floor = kind === 'SIGKILL' ? Math.min(maxBefore, 3) : maxBefore
+      t.ok(
+        numbers[0]! >= floor,
+        `the first attempt after the restart is numbered ${numbers[0]} (attempts before: 1-${maxBefore}), not 1`,
+      )
+      t.ok(
+        numbers.every((number, index) => index === 0 || number === numbers[index - 1]! + 1),
+        `then counts up by one: ${numbers.join(', ')}`,
+      )
+      t.ok(
+        all.every((request) => sequencesOf([request]).join() === String(entry!.sequence)),
+        'every attempt carries the same event',
+      )
 
-    // Delivery is in order, so the next change only goes out once the retried one is dropped.
-    healthy = true
-    const before2 = await lastSequence(client)
-    await writePrices(client, 'NEXT', 1)
-    const [next] = await entriesAfter(client, before2)
-    const final = await waitForSequences(rx, [next!.sequence], deliveryTimeoutMs)
-    const attempts = final.filter((request) => sequencesOf([request]).includes(entry!.sequence)).map(attemptOf)
-    t.equal(Math.max(...attempts), 11, 'the last attempt is the 11th (first + 10 retries), none after')
-    t.equal(attemptOf(final[final.length - 1]!), 1, 'the next delivery starts at attempt 1')
-  })
+      // Delivery is in order, so the next change only goes out once the retried one is dropped.
+      healthy = true
+      const before2 = await lastSequence(client)
+      await writePrices(client, 'NEXT', 1)
+      const [next] = await entriesAfter(client, before2)
+      const final = await waitForSequences(rx, [next!.sequence], deliveryTimeoutMs)
+      const attempts = final.filter((request) => sequencesOf([request]).includes(entry!.sequence)).map(attemptOf)
+      t.equal(Math.max(...attempts), 11, 'the last attempt is the 11th (first + 10 retries), none after')
+      t.equal(attemptOf(final[final.length - 1]!), 1, 'the next delivery starts at attempt 1')
+    },
+  )
 }
 
 t.test('events acknowledged by the receiver before a clean restart are not delivered again', async (t) => {
@@ -187,7 +253,11 @@ t.test('events acknowledged by the receiver before a clean restart are not deliv
   const registeredAt = await lastSequence(client)
   await writePrices(client, 'ONCE', 5)
   const delivered = await entriesAfter(client, registeredAt)
-  await waitForSequences(rx, delivered.map((entry) => entry.sequence), deliveryTimeoutMs)
+  await waitForSequences(
+    rx,
+    delivered.map((entry) => entry.sequence),
+    deliveryTimeoutMs,
+  )
   // The receiver's 200 is recorded once last_delivery shows it.
   const deadline = Date.now() + deliveryTimeoutMs
   while ((await client.get(`/webhooks/${id}`)).body?.last_delivery?.status !== 200) {
@@ -205,6 +275,10 @@ t.test('events acknowledged by the receiver before a clean restart are not deliv
   const resent = requests.slice(beforeRestart)
   t.same(sequencesOf(resent), [after!.sequence], 'after the restart only the new change is sent')
   for (const entry of delivered) {
-    t.equal(sequencesOf(requests).filter((sequence) => sequence === entry.sequence).length, 1, `sequence ${entry.sequence} delivered once`)
+    t.equal(
+      sequencesOf(requests).filter((sequence) => sequence === entry.sequence).length,
+      1,
+      `sequence ${entry.sequence} delivered once`,
+    )
   }
 })

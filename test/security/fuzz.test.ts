@@ -12,19 +12,28 @@ import { detailLine, resultLine, runFuzz, type Defect } from '../fuzz/driver.js'
 const seed = 20261126
 const requests = 10_000
 
-t.test(`${requests} fuzzed requests over every route (seed ${seed}): no 5xx, no crash, no change after a refusal`, async (t) => {
-  const result = await runFuzz({ seed, requests })
-  t.comment(resultLine(result))
-  t.comment(detailLine(result))
-  t.equal(result.requests, requests, 'every request was sent')
-  // A closed connection without an answer (other than a body cut short, or one past four times the
-  // body limit) is a broken answer too: a HEAD answer with content was one.
-  const defects: Defect[] = ['serverErrors', 'crashes', 'hangs', 'changes', 'badBodies', 'resets']
-  for (const defect of defects) {
-    t.same(result.findings[defect], [], `${defect}: ${result.counts[defect]}`)
-  }
-  t.ok(result.readyAtEnd, '/readyz answers 200 at the end')
-  t.ok(result.operationsRefused >= result.operations * 0.9, `${result.operationsRefused} of ${result.operations} operations refused bad input`)
-  t.ok(result.operationsAccepted >= result.operations * 0.6, `${result.operationsAccepted} of ${result.operations} operations accepted a valid request`)
-  t.ok(result.headChecks > requests / 3, `${result.headChecks} refusals checked against the changelog head`)
-})
+t.test(
+  `${requests} fuzzed requests over every route (seed ${seed}): no 5xx, no crash, no change after a refusal`,
+  async (t) => {
+    const result = await runFuzz({ seed, requests })
+    t.comment(resultLine(result))
+    t.comment(detailLine(result))
+    t.equal(result.requests, requests, 'every request was sent')
+    // A closed connection without an answer (other than a body cut short, or one past four times the
+    // body limit) is a broken answer too: a HEAD answer with content was one.
+    const defects: Defect[] = ['serverErrors', 'crashes', 'hangs', 'changes', 'badBodies', 'resets']
+    for (const defect of defects) {
+      t.same(result.findings[defect], [], `${defect}: ${result.counts[defect]}`)
+    }
+    t.ok(result.readyAtEnd, '/readyz answers 200 at the end')
+    t.ok(
+      result.operationsRefused >= result.operations * 0.9,
+      `${result.operationsRefused} of ${result.operations} operations refused bad input`,
+    )
+    t.ok(
+      result.operationsAccepted >= result.operations * 0.6,
+      `${result.operationsAccepted} of ${result.operations} operations accepted a valid request`,
+    )
+    t.ok(result.headChecks > requests / 3, `${result.headChecks} refusals checked against the changelog head`)
+  },
+)

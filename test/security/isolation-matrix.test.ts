@@ -23,33 +23,50 @@ const { server } = await suiteServer()
 
 t.before(async () => {
   // acme has an owner, who signs in to its console.
-  if ((await server.admin('POST', '/admin/tenants', { slug: 'acme', tier: 'standard', region: 'local', owner_email: 'owner@acme.example' })).status !== 201) throw new Error('acme')
+  if (
+    (
+      await server.admin('POST', '/admin/tenants', {
+        slug: 'acme',
+        tier: 'standard',
+        region: 'local',
+        owner_email: 'owner@acme.example',
+      })
+    ).status !== 201
+  )
+    throw new Error('acme')
   const key = (await server.admin('POST', '/admin/tenants/acme/keys', { name: 'k' })).body
   acme = new TenantClient(server, 'acme', key.client_id, key.client_secret)
   await acme.refreshToken()
   beta = await server.tenant('beta', { tier: 'standard' })
-  for (const [client, code, name, sales] of [[acme, 'ACME-LIST', 'acme list', '12.5'], [beta, betaMarker, betaSecret, betaSales]] as const) {
+  for (const [client, code, name, sales] of [
+    [acme, 'ACME-LIST', 'acme list', '12.5'],
+    [beta, betaMarker, betaSecret, betaSales],
+  ] as const) {
     const written = [
       await client.call('PUT', '/currency/EUR', { is_active: true, vat_precision: 2 }),
       await client.call('PUT', `/pricelist/${code}`, { currency_code: 'EUR', vat_mode: 'NET', name }),
       await client.call('PUT', `/article/${code}`, { name }),
       await client.call('PUT', `/price/${code}/${code}`, { price: { sales } }),
     ]
-    if (written.some((answer) => answer.status !== 202)) throw new Error(`seeding ${client.slug}: ${written.map((answer) => answer.status).join(' ')}`)
+    if (written.some((answer) => answer.status !== 202))
+      throw new Error(`seeding ${client.slug}: ${written.map((answer) => answer.status).join(' ')}`)
   }
   if (!leaked((await beta.get(`/pricelist/${betaMarker}`)).text)) throw new Error("beta's own read shows its marker")
 })
 
 /** The tenant operations of the OpenAPI document: method and path template. */
 async function tenantOperations(): Promise<{ method: string; path: string }[]> {
-  const document = (await server.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> }
+  const document = (await server.request('GET', '/openapi.json')).body as {
+    paths: Record<string, Record<string, unknown>>
+  }
   return Object.entries(document.paths)
     .filter(([path]) => path.startsWith('/t/{slug}'))
     .flatMap(([path, item]) => Object.keys(item).map((method) => ({ method: method.toUpperCase(), path })))
 }
 
 /** The path with `slug` and every other parameter filled in with `code`. */
-const filled = (path: string, slug: string, code: string): string => path.replace('{slug}', slug).replace(/\{[^}]+\}/g, encodeURIComponent(code))
+const filled = (path: string, slug: string, code: string): string =>
+  path.replace('{slug}', slug).replace(/\{[^}]+\}/g, encodeURIComponent(code))
 
 /** A tenant's whole changelog as text: any write shows in it. */
 async function changelogOf(client: TenantClient): Promise<string> {
@@ -65,7 +82,10 @@ t.test("every tenant operation on beta's address with acme's API token: refused,
   const leaks: string[] = []
   for (const { method, path } of operations) {
     const url = filled(path, 'beta', betaMarker)
-    const answer = await server.request(method, url, { token: acme.token, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) })
+    const answer = await server.request(method, url, {
+      token: acme.token,
+      ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }),
+    })
     // 401: the token is another tenant's. The console's routes refuse any API token with 403 first.
     const expected = path.includes('/management') ? 403 : 401
     if (answer.status !== expected || leaked(answer.text)) leaks.push(`${method} ${url}: ${answer.status}`)
@@ -76,14 +96,21 @@ t.test("every tenant operation on beta's address with acme's API token: refused,
 
 t.test("acme's console token on beta's management operations: 401, nothing changes", async (t) => {
   const headers = await consoleHeaders(server, 'owner@acme.example', 'acme')
-  t.equal((await server.request('GET', '/t/acme/management/backups', { headers })).status, 200, 'the console token works on its own tenant')
+  t.equal(
+    (await server.request('GET', '/t/acme/management/backups', { headers })).status,
+    200,
+    'the console token works on its own tenant',
+  )
   const operations = (await tenantOperations()).filter((operation) => operation.path.includes('/management'))
   t.ok(operations.length > 0, `${operations.length} management operations`)
   const before = await changelogOf(beta)
   const leaks: string[] = []
   for (const { method, path } of operations) {
     const url = filled(path, 'beta', betaMarker)
-    const answer = await server.request(method, url, { headers, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) })
+    const answer = await server.request(method, url, {
+      headers,
+      ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }),
+    })
     if (answer.status !== 401 || leaked(answer.text)) leaks.push(`${method} ${url}: ${answer.status}`)
   }
   t.same(leaks, [], 'each answered 401 without beta data')
@@ -91,7 +118,9 @@ t.test("acme's console token on beta's management operations: 401, nothing chang
 })
 
 t.test("acme's token with beta's resource codes on acme's address: never beta's data", async (t) => {
-  const reads = (await tenantOperations()).filter((operation) => operation.method === 'GET' && /\{(?!slug)[^}]+\}/.test(operation.path))
+  const reads = (await tenantOperations()).filter(
+    (operation) => operation.method === 'GET' && /\{(?!slug)[^}]+\}/.test(operation.path),
+  )
   t.ok(reads.length > 5, `${reads.length} reads with a resource in the path`)
   const leaks: string[] = []
   let found = 0

@@ -13,21 +13,28 @@ import { suiteServer } from '../helpers/suite.js'
 
 let signing: Awaited<ReturnType<typeof serverSigningKey>>
 
-const { server, tenants: { acme, beta } } = await suiteServer({ tenants: { acme: {}, beta: {} } })
+const {
+  server,
+  tenants: { acme, beta },
+} = await suiteServer({ tenants: { acme: {}, beta: {} } })
 
 t.before(async () => {
   signing = await serverSigningKey(server)
 })
 
 const nowS = () => Math.floor(Date.now() / 1000)
-const articles = (token: string, slug = 'acme'): Promise<Answer> => server.request('GET', `/t/${slug}/article`, { token })
+const articles = (token: string, slug = 'acme'): Promise<Answer> =>
+  server.request('GET', `/t/${slug}/article`, { token })
 const claims = (iatS = nowS(), expS = nowS() + 600) => keyTokenClaims(server.url, 'acme', acme.clientId, iatS, expS)
 const serverSigned = async (token: SignJWT, header: Record<string, unknown> = {}): Promise<string> =>
-  token.setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'JWT', ...header }).sign(await importJWK(signing.privateJwk, signing.alg))
+  token
+    .setProtectedHeader({ alg: signing.alg, kid: signing.kid, typ: 'JWT', ...header })
+    .sign(await importJWK(signing.privateJwk, signing.alg))
 /** A JWT of `header` and `payload` with `signature` (base64url) as given: hand-made, for headers jose will not sign. */
 const raw = (header: object, payload: object, signature = ''): string =>
   `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(payload))}.${signature}`
-const payloadOf = async (): Promise<Record<string, unknown>> => JSON.parse(Buffer.from((await serverSigned(claims())).split('.')[1]!, 'base64url').toString())
+const payloadOf = async (): Promise<Record<string, unknown>> =>
+  JSON.parse(Buffer.from((await serverSigned(claims())).split('.')[1]!, 'base64url').toString())
 
 async function refused(t: Pick<typeof import('tap').default, 'equal'>, token: string, slug = 'acme'): Promise<void> {
   const answer = await articles(token, slug)
@@ -48,16 +55,26 @@ t.test('algorithm confusion: HS256 keyed with the public key', async (t) => {
   const payload = await payloadOf()
   const header = { alg: 'HS256', typ: 'JWT', kid: signing.kid }
   const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(payload))}`
-  for (const secret of [Buffer.from(String(signing.publicJwk.x), 'base64url'), Buffer.from(JSON.stringify(signing.publicJwk)), Buffer.from(String(signing.publicJwk.x))]) {
+  for (const secret of [
+    Buffer.from(String(signing.publicJwk.x), 'base64url'),
+    Buffer.from(JSON.stringify(signing.publicJwk)),
+    Buffer.from(String(signing.publicJwk.x)),
+  ]) {
     await refused(t, `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`)
   }
 })
 
 t.test("algorithm confusion: RS256 and ES256 signed by an attacker's key under the server's kid", async (t) => {
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  await refused(t, await claims().setProtectedHeader({ alg: 'RS256', kid: signing.kid, typ: 'JWT' }).sign(rsa.privateKey))
+  await refused(
+    t,
+    await claims().setProtectedHeader({ alg: 'RS256', kid: signing.kid, typ: 'JWT' }).sign(rsa.privateKey),
+  )
   const ec = await generateKeyPair('ES256')
-  await refused(t, await claims().setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'JWT' }).sign(ec.privateKey))
+  await refused(
+    t,
+    await claims().setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'JWT' }).sign(ec.privateKey),
+  )
 })
 
 t.test("EdDSA signed by an attacker's key, under the server's kid and under another", async (t) => {
@@ -88,7 +105,17 @@ t.test('issued in the future, and older than a token lives (a long exp the servi
 t.test('wrong iss, wrong aud, and a tid of another tenant', async (t) => {
   await refused(t, await serverSigned(claims().setIssuer('https://evil.example')))
   await refused(t, await serverSigned(claims().setAudience('beta')))
-  await refused(t, await serverSigned(new SignJWT({ tid: 'beta', typ: 'key', scope: 'api' }).setIssuer(server.url).setSubject(acme.clientId).setAudience('beta').setIssuedAt(nowS()).setExpirationTime(nowS() + 600)))
+  await refused(
+    t,
+    await serverSigned(
+      new SignJWT({ tid: 'beta', typ: 'key', scope: 'api' })
+        .setIssuer(server.url)
+        .setSubject(acme.clientId)
+        .setAudience('beta')
+        .setIssuedAt(nowS())
+        .setExpirationTime(nowS() + 600),
+    ),
+  )
   // beta's own valid token is valid on beta only.
   t.equal((await articles(beta.token, 'beta')).status, 200)
   await refused(t, beta.token, 'acme')
@@ -108,7 +135,11 @@ t.test('explicit typing: a typ other than JWT, and an unknown crit header', asyn
   // jose will not sign an unknown crit: signed here by hand with the server's key.
   const header = { alg: signing.alg, kid: signing.kid, typ: 'JWT', crit: ['x-unknown'], 'x-unknown': true }
   const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(await payloadOf()))}`
-  const signature = sign(null, Buffer.from(input), createPrivateKey({ key: signing.privateJwk as JsonWebKey, format: 'jwk' })).toString('base64url')
+  const signature = sign(
+    null,
+    Buffer.from(input),
+    createPrivateKey({ key: signing.privateJwk as JsonWebKey, format: 'jwk' }),
+  ).toString('base64url')
   await refused(t, `${input}.${signature}`)
 })
 

@@ -41,7 +41,15 @@ let attacker: TenantClient
 let prober: Worker
 const figures: string[] = []
 
-const unlimited = { query_rate: null, query_burst: null, ingest_rate: null, ingest_burst: null, articles: null, pricelists: null, prices: null }
+const unlimited = {
+  query_rate: null,
+  query_burst: null,
+  ingest_rate: null,
+  ingest_burst: null,
+  articles: null,
+  pricelists: null,
+  prices: null,
+}
 
 t.before(async () => {
   server = await startServer({ env: { PRICING_BODY_TIMEOUT_MS: String(bodyTimeoutMs) } })
@@ -52,7 +60,11 @@ t.before(async () => {
   const skus = Array.from({ length: 300 }, (_, index) => `A-${index}`)
   await retailReference(attacker, skus)
   await writeRetailPrices(attacker, skus, 10)
-  const articles = await attacker.call('POST', '/article/batch', skus.map((sku) => ({ sku, name: `Article ${sku}`, metadata: { color: ['red', 'blue'] } })))
+  const articles = await attacker.call(
+    'POST',
+    '/article/batch',
+    skus.map((sku) => ({ sku, name: `Article ${sku}`, metadata: { color: ['red', 'blue'] } })),
+  )
   if (articles.status !== 202) throw new Error(`articles: ${articles.status} ${articles.text}`)
   const url = `${server.url}/t/probe/price/P-1/RETAIL/SE`
   const first = await fetch(url, { headers: { authorization: `Bearer ${probe.token}` } })
@@ -76,7 +88,8 @@ function p99(values: readonly number[]): number {
 function probeP99(): Promise<number> {
   return new Promise((resolve, reject) => {
     prober.once('message', (result: { latencies: number[]; failures: string[] }) => {
-      if (result.failures.length > 0) reject(new Error(`probe requests failed: ${result.failures.slice(0, 5).join(', ')}`))
+      if (result.failures.length > 0)
+        reject(new Error(`probe requests failed: ${result.failures.slice(0, 5).join(', ')}`))
       else resolve(p99(result.latencies))
     })
     prober.postMessage({ count: probeSamples })
@@ -111,7 +124,12 @@ function flood(concurrency: number, once: () => Promise<number | string>): Attac
  * Quiet p99, then the attack, then p99 under it; again (at most 4 rounds) while the attack's p99
  * is 5x the quiet one or more. Asserts on the last round; `expected` checks what the attack got.
  */
-async function underAttack(t: Test, name: string, start: () => Attack, expected: (summary: string) => void): Promise<void> {
+async function underAttack(
+  t: Test,
+  name: string,
+  start: () => Attack,
+  expected: (summary: string) => void,
+): Promise<void> {
   const rounds: { quiet: number; attacked: number; summary: string }[] = []
   for (let round = 0; round < 4; round++) {
     const quiet = await probeP99()
@@ -123,9 +141,17 @@ async function underAttack(t: Test, name: string, start: () => Attack, expected:
     if (attacked < p99FactorMax * quiet) break
   }
   const last = rounds.at(-1)!
-  const text = rounds.map((round, index) => `round ${index + 1}: quiet ${round.quiet.toFixed(2)} ms, under attack ${round.attacked.toFixed(2)} ms (${(round.attacked / round.quiet).toFixed(1)}x)`).join('; ')
+  const text = rounds
+    .map(
+      (round, index) =>
+        `round ${index + 1}: quiet ${round.quiet.toFixed(2)} ms, under attack ${round.attacked.toFixed(2)} ms (${(round.attacked / round.quiet).toFixed(1)}x)`,
+    )
+    .join('; ')
   figures.push(`${name}: ${text}; attack: ${last.summary}`)
-  t.ok(last.attacked < p99FactorMax * last.quiet, `${name}: probe p99 under attack ${last.attacked.toFixed(2)} ms < ${p99FactorMax} x quiet p99 ${last.quiet.toFixed(2)} ms (${probeSamples} requests each; ${text})`)
+  t.ok(
+    last.attacked < p99FactorMax * last.quiet,
+    `${name}: probe p99 under attack ${last.attacked.toFixed(2)} ms < ${p99FactorMax} x quiet p99 ${last.quiet.toFixed(2)} ms (${probeSamples} requests each; ${text})`,
+  )
   expected(last.summary)
 }
 
@@ -140,7 +166,11 @@ function checkError(t: Test, answer: Answer, status: number, code: string): void
 }
 
 async function post(client: TenantClient, path: string, raw: string | Buffer): Promise<Answer> {
-  return client.server.request('POST', `${client.base}${path}`, { raw, headers: { 'content-type': 'application/json' }, token: client.token })
+  return client.server.request('POST', `${client.base}${path}`, {
+    raw,
+    headers: { 'content-type': 'application/json' },
+    token: client.token,
+  })
 }
 
 /** Opened by the first test, closed by the server (uWS: about 30 s) and checked by the last. */
@@ -148,88 +178,122 @@ const slowHeaders: Watched[] = []
 const idle: Watched[] = []
 let slowOpenedAt = 0
 
-t.test(`slow clients: a body byte by byte (or at 20 KB/s) is cut at the ${bodyTimeoutMs} ms body deadline (PRICING_BODY_TIMEOUT_MS); header trickles and idle sockets stay open meanwhile; the probe p99 holds`, async (t) => {
-  const idleCount = Math.max(100, Math.min(2_000, openFilesLimit() - 500))
-  const slowBodies: Watched[] = []
-  const steadyBodies: Watched[] = []
-  const path = `${attacker.base}/article/batch`
-  slowOpenedAt = performance.now()
-  await underAttack(
-    t,
-    `slow clients (50 header trickles, 50 body trickles, 10 bodies at 20 KB/s, ${idleCount} idle sockets)`,
-    () => {
-      const opening = (async () => {
-        if (slowHeaders.length > 0) return
-        for (let index = 0; index < 50; index++) {
-          const watched = await connect()
-          watched.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`)
-          trickle(watched, 'X-Slow: abcdefghijklmnopqrstuvwxyz\r\n', 500)
-          slowHeaders.push(watched)
+t.test(
+  `slow clients: a body byte by byte (or at 20 KB/s) is cut at the ${bodyTimeoutMs} ms body deadline (PRICING_BODY_TIMEOUT_MS); header trickles and idle sockets stay open meanwhile; the probe p99 holds`,
+  async (t) => {
+    const idleCount = Math.max(100, Math.min(2_000, openFilesLimit() - 500))
+    const slowBodies: Watched[] = []
+    const steadyBodies: Watched[] = []
+    const path = `${attacker.base}/article/batch`
+    slowOpenedAt = performance.now()
+    await underAttack(
+      t,
+      `slow clients (50 header trickles, 50 body trickles, 10 bodies at 20 KB/s, ${idleCount} idle sockets)`,
+      () => {
+        const opening = (async () => {
+          if (slowHeaders.length > 0) return
+          for (let index = 0; index < 50; index++) {
+            const watched = await connect()
+            watched.socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`)
+            trickle(watched, 'X-Slow: abcdefghijklmnopqrstuvwxyz\r\n', 500)
+            slowHeaders.push(watched)
+          }
+          for (let index = 0; index < 50; index++) {
+            const watched = await connect()
+            watched.socket.write(
+              `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${attacker.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
+            )
+            trickle(watched, '[{"sku":"SLOW","name":"x"}]', 200)
+            slowBodies.push(watched)
+          }
+          // Faster than uWS's own throughput floor (16 KB/s), so that only the body deadline ends them.
+          for (let index = 0; index < 10; index++) {
+            const watched = await connect()
+            watched.socket.write(
+              `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${attacker.token}\r\nContent-Type: application/json\r\nContent-Length: ${requestBodyBytesMax}\r\n\r\n`,
+            )
+            const chunk = Buffer.alloc(2_000, ' ')
+            const timer = setInterval(() => {
+              if (watched.closedAfterMs !== null) clearInterval(timer)
+              else watched.socket.write(chunk)
+            }, 100)
+            steadyBodies.push(watched)
+          }
+          for (let index = 0; index < idleCount; index++) idle.push(await connect())
+        })()
+        return {
+          async stop() {
+            await opening
+            return `${slowHeaders.length + slowBodies.length + steadyBodies.length + idle.length} connections open`
+          },
         }
-        for (let index = 0; index < 50; index++) {
-          const watched = await connect()
-          watched.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${attacker.token}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`)
-          trickle(watched, '[{"sku":"SLOW","name":"x"}]', 200)
-          slowBodies.push(watched)
-        }
-        // Faster than uWS's own throughput floor (16 KB/s), so that only the body deadline ends them.
-        for (let index = 0; index < 10; index++) {
-          const watched = await connect()
-          watched.socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${attacker.token}\r\nContent-Type: application/json\r\nContent-Length: ${requestBodyBytesMax}\r\n\r\n`)
-          const chunk = Buffer.alloc(2_000, ' ')
-          const timer = setInterval(() => {
-            if (watched.closedAfterMs !== null) clearInterval(timer)
-            else watched.socket.write(chunk)
-          }, 100)
-          steadyBodies.push(watched)
-        }
-        for (let index = 0; index < idleCount; index++) idle.push(await connect())
-      })()
-      return {
-        async stop() {
-          await opening
-          return `${slowHeaders.length + slowBodies.length + steadyBodies.length + idle.length} connections open`
-        },
-      }
-    },
-    () => {},
-  )
-  await waitClosed([...slowBodies, ...steadyBodies], bodyTimeoutMs + 5_000)
-  const worst = (sockets: readonly Watched[]): number => Math.max(...sockets.map((watched) => watched.closedAfterMs ?? Infinity))
-  figures.push(`slow bodies closed after at most: byte trickles ${worst(slowBodies).toFixed(0)} ms, 20 KB/s bodies ${worst(steadyBodies).toFixed(0)} ms`)
-  t.ok(worst(slowBodies) < bodyTimeoutMs + 2_000, `every body trickle was cut off, the last after ${worst(slowBodies).toFixed(0)} ms`)
-  t.ok(worst(steadyBodies) < bodyTimeoutMs + 2_000, `every 20 KB/s body was cut off at the body deadline, the last after ${worst(steadyBodies).toFixed(0)} ms`)
-  t.ok(worst(steadyBodies) > bodyTimeoutMs - 500, 'by the deadline, not before')
-  t.ok(slowBodies.every((watched) => watched.received === ''), 'without an answer: the connection is closed')
-  t.equal((await attacker.get('/article/SLOW')).status, 404, 'no trickled body was stored')
-})
+      },
+      () => {},
+    )
+    await waitClosed([...slowBodies, ...steadyBodies], bodyTimeoutMs + 5_000)
+    const worst = (sockets: readonly Watched[]): number =>
+      Math.max(...sockets.map((watched) => watched.closedAfterMs ?? Infinity))
+    figures.push(
+      `slow bodies closed after at most: byte trickles ${worst(slowBodies).toFixed(0)} ms, 20 KB/s bodies ${worst(steadyBodies).toFixed(0)} ms`,
+    )
+    t.ok(
+      worst(slowBodies) < bodyTimeoutMs + 2_000,
+      `every body trickle was cut off, the last after ${worst(slowBodies).toFixed(0)} ms`,
+    )
+    t.ok(
+      worst(steadyBodies) < bodyTimeoutMs + 2_000,
+      `every 20 KB/s body was cut off at the body deadline, the last after ${worst(steadyBodies).toFixed(0)} ms`,
+    )
+    t.ok(worst(steadyBodies) > bodyTimeoutMs - 500, 'by the deadline, not before')
+    t.ok(
+      slowBodies.every((watched) => watched.received === ''),
+      'without an answer: the connection is closed',
+    )
+    t.equal((await attacker.get('/article/SLOW')).status, 404, 'no trickled body was stored')
+  },
+)
 
 // ---- JSON nesting -------------------------------------------------------------------------------
 
-t.test(`JSON nesting: deeper than ${jsonDepthMax} levels is 400 validation_failed before parsing; a flood of 1 MiB deep bodies leaves the probe's p99 alone`, async (t) => {
-  const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
-  const deep = await post(attacker, '/article/batch', nested(jsonDepthMax + 1))
-  checkError(t, deep, 400, 'validation_failed')
-  t.match(deep.body.message, `nests deeper than ${jsonDepthMax}`)
-  const objects = await post(attacker, '/article/batch', '{"a":'.repeat(jsonDepthMax + 1) + '1' + '}'.repeat(jsonDepthMax + 1))
-  t.match(objects.body.message, `nests deeper than ${jsonDepthMax}`, 'objects count as arrays do')
-  const atLimit = await post(attacker, '/article/batch', nested(jsonDepthMax))
-  t.notMatch(atLimit.text, 'nests deeper', `at the limit the body is parsed (${atLimit.status}: its items are judged by the schema)`)
-  const inString = await post(attacker, '/article/batch', JSON.stringify([{ sku: 'NEST-1', name: '['.repeat(1000) + '\\"{' }]))
-  t.equal(inString.status, 202, 'brackets inside strings (and escaped quotes) do not count')
-  const huge = Buffer.alloc(4 * 1024 * 1024, '[')
-  const started = performance.now()
-  const hugeAnswer = await post(attacker, '/article/batch', huge)
-  checkError(t, hugeAnswer, 400, 'validation_failed')
-  t.ok(performance.now() - started < 2_000, `4 MiB of [ refused in ${(performance.now() - started).toFixed(0)} ms`)
-  const deepBody = Buffer.alloc(1024 * 1024, '[')
-  await underAttack(
-    t,
-    'deep nesting (2 loops posting 1 MiB of [)',
-    () => flood(2, async () => (await post(attacker, '/article/batch', deepBody)).status),
-    (summary) => t.match(summary, /^\d+ x 400$/, `every deep body answered 400: ${summary}`),
-  )
-})
+t.test(
+  `JSON nesting: deeper than ${jsonDepthMax} levels is 400 validation_failed before parsing; a flood of 1 MiB deep bodies leaves the probe's p99 alone`,
+  async (t) => {
+    const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
+    const deep = await post(attacker, '/article/batch', nested(jsonDepthMax + 1))
+    checkError(t, deep, 400, 'validation_failed')
+    t.match(deep.body.message, `nests deeper than ${jsonDepthMax}`)
+    const objects = await post(
+      attacker,
+      '/article/batch',
+      '{"a":'.repeat(jsonDepthMax + 1) + '1' + '}'.repeat(jsonDepthMax + 1),
+    )
+    t.match(objects.body.message, `nests deeper than ${jsonDepthMax}`, 'objects count as arrays do')
+    const atLimit = await post(attacker, '/article/batch', nested(jsonDepthMax))
+    t.notMatch(
+      atLimit.text,
+      'nests deeper',
+      `at the limit the body is parsed (${atLimit.status}: its items are judged by the schema)`,
+    )
+    const inString = await post(
+      attacker,
+      '/article/batch',
+      JSON.stringify([{ sku: 'NEST-1', name: '['.repeat(1000) + '\\"{' }]),
+    )
+    t.equal(inString.status, 202, 'brackets inside strings (and escaped quotes) do not count')
+    const huge = Buffer.alloc(4 * 1024 * 1024, '[')
+    const started = performance.now()
+    const hugeAnswer = await post(attacker, '/article/batch', huge)
+    checkError(t, hugeAnswer, 400, 'validation_failed')
+    t.ok(performance.now() - started < 2_000, `4 MiB of [ refused in ${(performance.now() - started).toFixed(0)} ms`)
+    const deepBody = Buffer.alloc(1024 * 1024, '[')
+    await underAttack(
+      t,
+      'deep nesting (2 loops posting 1 MiB of [)',
+      () => flood(2, async () => (await post(attacker, '/article/batch', deepBody)).status),
+      (summary) => t.match(summary, /^\d+ x 400$/, `every deep body answered 400: ${summary}`),
+    )
+  },
+)
 
 // ---- Body size ----------------------------------------------------------------------------------
 
@@ -252,30 +316,65 @@ function ruleError(t: Test, answer: Answer, pattern: RegExp | string, what: stri
   t.match(answer.body.message, pattern, what)
 }
 
-t.test('CEL compile limits: length, syntax tree nodes and depth, literal elements, functions; each refused with 400 rule_invalid', async (t) => {
-  const put = (code: string, rule: { filter?: string; expression?: string }): Promise<Answer> =>
-    attacker.call('PUT', `/pricelist/${code}`, { currency_code: 'EUR', vat_mode: 'NET', price_rules: [{ filter: rule.filter ?? '', expression: rule.expression ?? 'sales' }] })
-  ruleError(t, await put('LONG', { expression: `sales${' '.repeat(celExpressionLengthMax)}` }), `longer than ${celExpressionLengthMax}`, 'length')
-  ruleError(t, await put('NODES', { expression: Array.from({ length: celAstNodesMax }, () => 'sales').join(' + ') }), 'maxAstNodes', 'syntax tree nodes')
-  ruleError(t, await put('DEPTH', { expression: '('.repeat(celAstDepthMax + 1) + 'sales' + ')'.repeat(celAstDepthMax + 1) }), 'maxDepth', 'depth')
-  const list = `[${Array.from({ length: celLiteralElementsMax + 1 }, (_, index) => index).join(', ')}]`
-  ruleError(t, await put('LIST', { filter: `${list}.exists(x, x == 1)` }), 'maxListElements', 'list literal elements')
-  ruleError(t, await put('REGEX', { filter: 'article.name.matches("^(a+)+$")' }), /matches\(\): regular expressions are not allowed/, 'matches() is refused')
-  for (const [code, text] of [
-    ['SPLIT', 'article.name.split("").join(article.name) == ""'],
-    ['MAP', 'size([1, 2].map(x, x)) == 2'],
-    ['FILTER', 'size([1, 2].filter(x, x > 1)) == 1'],
-    ['BIND', 'cel.bind(x, article.name, x + x) == ""'],
-    ['HEX', 'bytes(article.name).hex() == ""'],
-    ['METER', 'pricingCostMeter()'],
-  ] as const) {
-    ruleError(t, await put(code, { filter: text }), /which rules may not use/, `${code}: a function that can grow a value (or the meter) is refused`)
-  }
-  const search = await attacker.call('POST', '/article/search', { filter: 'article.name.matches("(a|aa)+$")' })
-  ruleError(t, search, /matches\(\)/, 'a search filter is held to the same rules')
-  const fine = await put('FINE', { filter: 'article.metadata["color"].exists(c, c.startsWith("r")) && size(article.name) < 100', expression: 'sales * 0.9' })
-  t.equal(fine.status, 202, `an ordinary rule with a comprehension compiles: ${fine.text}`)
-})
+t.test(
+  'CEL compile limits: length, syntax tree nodes and depth, literal elements, functions; each refused with 400 rule_invalid',
+  async (t) => {
+    const put = (code: string, rule: { filter?: string; expression?: string }): Promise<Answer> =>
+      attacker.call('PUT', `/pricelist/${code}`, {
+        currency_code: 'EUR',
+        vat_mode: 'NET',
+        price_rules: [{ filter: rule.filter ?? '', expression: rule.expression ?? 'sales' }],
+      })
+    ruleError(
+      t,
+      await put('LONG', { expression: `sales${' '.repeat(celExpressionLengthMax)}` }),
+      `longer than ${celExpressionLengthMax}`,
+      'length',
+    )
+    ruleError(
+      t,
+      await put('NODES', { expression: Array.from({ length: celAstNodesMax }, () => 'sales').join(' + ') }),
+      'maxAstNodes',
+      'syntax tree nodes',
+    )
+    ruleError(
+      t,
+      await put('DEPTH', { expression: '('.repeat(celAstDepthMax + 1) + 'sales' + ')'.repeat(celAstDepthMax + 1) }),
+      'maxDepth',
+      'depth',
+    )
+    const list = `[${Array.from({ length: celLiteralElementsMax + 1 }, (_, index) => index).join(', ')}]`
+    ruleError(t, await put('LIST', { filter: `${list}.exists(x, x == 1)` }), 'maxListElements', 'list literal elements')
+    ruleError(
+      t,
+      await put('REGEX', { filter: 'article.name.matches("^(a+)+$")' }),
+      /matches\(\): regular expressions are not allowed/,
+      'matches() is refused',
+    )
+    for (const [code, text] of [
+      ['SPLIT', 'article.name.split("").join(article.name) == ""'],
+      ['MAP', 'size([1, 2].map(x, x)) == 2'],
+      ['FILTER', 'size([1, 2].filter(x, x > 1)) == 1'],
+      ['BIND', 'cel.bind(x, article.name, x + x) == ""'],
+      ['HEX', 'bytes(article.name).hex() == ""'],
+      ['METER', 'pricingCostMeter()'],
+    ] as const) {
+      ruleError(
+        t,
+        await put(code, { filter: text }),
+        /which rules may not use/,
+        `${code}: a function that can grow a value (or the meter) is refused`,
+      )
+    }
+    const search = await attacker.call('POST', '/article/search', { filter: 'article.name.matches("(a|aa)+$")' })
+    ruleError(t, search, /matches\(\)/, 'a search filter is held to the same rules')
+    const fine = await put('FINE', {
+      filter: 'article.metadata["color"].exists(c, c.startsWith("r")) && size(article.name) < 100',
+      expression: 'sales * 0.9',
+    })
+    t.equal(fine.status, 202, `an ordinary rule with a comprehension compiles: ${fine.text}`)
+  },
+)
 
 t.test('CEL compile time: the costliest accepted text compiles in under 5 ms, a refused one sooner', async (t) => {
   const cases: [string, string][] = [
@@ -309,143 +408,299 @@ const costlyFilter = (() => {
   return `${list}.exists(a, ${list}.exists(b, a + b < 0))`
 })()
 
-t.test(`CEL run-time budget: a run past ${celEvaluationStepsMax} steps fails (rule_error for prices, no match for searches); ordinary runs are untouched; reads past the main thread's allowance run on workers`, async (t) => {
-  const [costly] = compileRules([{ filter: costlyFilter, expression: 'sales' }])
-  startRuleBudget()
-  const started = performance.now()
-  // Without the budget this filter answers false; it throws only because the meter stopped it.
-  t.throws(() => costly!.filter!({ article: {} }), 'the nested comprehension stops at the budget')
-  const elapsed = performance.now() - started
-  t.ok(elapsed < 50, `stopped after ${elapsed.toFixed(2)} ms`)
-  const [ordinary] = compileRules([{ filter: 'article.metadata["color"].exists(c, c == "red")', expression: 'sales * 0.9' }])
-  let right = 0
-  for (let run = 0; run < 1000; run++) {
+t.test(
+  `CEL run-time budget: a run past ${celEvaluationStepsMax} steps fails (rule_error for prices, no match for searches); ordinary runs are untouched; reads past the main thread's allowance run on workers`,
+  async (t) => {
+    const [costly] = compileRules([{ filter: costlyFilter, expression: 'sales' }])
     startRuleBudget()
-    if (ordinary!.filter!({ article: { metadata: { color: ['blue', 'red'] } } }) === true && ordinary!.expression!({ sales: 10, fields: {}, article: {} }) === 9) right++
-  }
-  t.equal(right, 1000, 'a thousand ordinary runs, each with its own budget, all right')
-  const filter = compileFilter(costlyFilter)!
-  t.equal(matches(filter, { sku: 'x' }), false, 'a search filter past the budget does not match')
-  t.equal(matches(compileFilter('article.sku == "x"')!, { sku: 'x' }), true, 'and the next article has a budget of its own')
-  // `||` absorbs an error of one side in CEL; past the budget the run still fails.
-  const [absorbing] = compileRules([{ filter: `${costlyFilter} || true`, expression: 'sales' }])
-  startRuleBudget()
-  t.throws(() => absorbing!.filter!({ article: {} }), 'an absorbed budget error still fails the run (without the budget: true)')
+    const started = performance.now()
+    // Without the budget this filter answers false; it throws only because the meter stopped it.
+    t.throws(() => costly!.filter!({ article: {} }), 'the nested comprehension stops at the budget')
+    const elapsed = performance.now() - started
+    t.ok(elapsed < 50, `stopped after ${elapsed.toFixed(2)} ms`)
+    const [ordinary] = compileRules([
+      { filter: 'article.metadata["color"].exists(c, c == "red")', expression: 'sales * 0.9' },
+    ])
+    let right = 0
+    for (let run = 0; run < 1000; run++) {
+      startRuleBudget()
+      if (
+        ordinary!.filter!({ article: { metadata: { color: ['blue', 'red'] } } }) === true &&
+        ordinary!.expression!({ sales: 10, fields: {}, article: {} }) === 9
+      )
+        right++
+    }
+    t.equal(right, 1000, 'a thousand ordinary runs, each with its own budget, all right')
+    const filter = compileFilter(costlyFilter)!
+    t.equal(matches(filter, { sku: 'x' }), false, 'a search filter past the budget does not match')
+    t.equal(
+      matches(compileFilter('article.sku == "x"')!, { sku: 'x' }),
+      true,
+      'and the next article has a budget of its own',
+    )
+    // `||` absorbs an error of one side in CEL; past the budget the run still fails.
+    const [absorbing] = compileRules([{ filter: `${costlyFilter} || true`, expression: 'sales' }])
+    startRuleBudget()
+    t.throws(
+      () => absorbing!.filter!({ article: {} }),
+      'an absorbed budget error still fails the run (without the budget: true)',
+    )
 
-  // Through the API: 10 costly rules on a pricelist; the first one's failure decides.
-  const rules = Array.from({ length: 10 }, () => ({ filter: costlyFilter, expression: 'sales * 2' }))
-  const written = await attacker.call('PUT', '/pricelist/COSTLY', { currency_code: 'EUR', vat_mode: 'NET', parent_code: 'RETAIL', price_rules: rules })
-  t.equal(written.status, 202, `the costly rules compile (their cost shows at run time): ${written.text}`)
-  const read = await attacker.get('/price/A-1/COSTLY/SE')
-  checkError(t, read, 404, 'not_found')
-  t.equal(read.body.reason, 'rule_error', 'the SKU answers rule_error')
-  t.equal(read.headers.get('x-price-engine'), 'worker', 'a read past the main thread allowance is answered by a worker')
-  const query = await attacker.call('POST', '/price/query', { currency_code: 'EUR', skus: ['A-1', 'A-2'], pricelist_filter: { pricelists: ['COSTLY'] }, tax_area: 'SE' })
-  t.equal(query.status, 200, query.text.slice(0, 300))
-  t.same(query.body.unavailable, [{ sku: 'A-1', reason: 'rule_error' }, { sku: 'A-2', reason: 'rule_error' }], 'the query answers rule_error for both')
-  t.equal(query.headers.get('x-price-engine'), 'worker', 'a 2-SKU query past its allowance is answered by a worker')
-  const listing = await attacker.get('/price/skus-for-pricelist/COSTLY')
-  t.same([listing.status, listing.body.items, listing.body.has_more], [200, [], false], 'no SKU is priced on COSTLY (each one passed the allowance and went to a worker)')
-  const listed = await attacker.get('/price/pricelists-for-sku/A-1?currency_code=EUR')
-  t.equal(listed.status, 200)
-  t.same(listed.body.items.map((item: { pricelist: { code: string } }) => item.pricelist.code), ['RETAIL'], 'pricelists-for-sku lists RETAIL, not COSTLY')
+    // Through the API: 10 costly rules on a pricelist; the first one's failure decides.
+    const rules = Array.from({ length: 10 }, () => ({ filter: costlyFilter, expression: 'sales * 2' }))
+    const written = await attacker.call('PUT', '/pricelist/COSTLY', {
+      currency_code: 'EUR',
+      vat_mode: 'NET',
+      parent_code: 'RETAIL',
+      price_rules: rules,
+    })
+    t.equal(written.status, 202, `the costly rules compile (their cost shows at run time): ${written.text}`)
+    const read = await attacker.get('/price/A-1/COSTLY/SE')
+    checkError(t, read, 404, 'not_found')
+    t.equal(read.body.reason, 'rule_error', 'the SKU answers rule_error')
+    t.equal(
+      read.headers.get('x-price-engine'),
+      'worker',
+      'a read past the main thread allowance is answered by a worker',
+    )
+    const query = await attacker.call('POST', '/price/query', {
+      currency_code: 'EUR',
+      skus: ['A-1', 'A-2'],
+      pricelist_filter: { pricelists: ['COSTLY'] },
+      tax_area: 'SE',
+    })
+    t.equal(query.status, 200, query.text.slice(0, 300))
+    t.same(
+      query.body.unavailable,
+      [
+        { sku: 'A-1', reason: 'rule_error' },
+        { sku: 'A-2', reason: 'rule_error' },
+      ],
+      'the query answers rule_error for both',
+    )
+    t.equal(query.headers.get('x-price-engine'), 'worker', 'a 2-SKU query past its allowance is answered by a worker')
+    const listing = await attacker.get('/price/skus-for-pricelist/COSTLY')
+    t.same(
+      [listing.status, listing.body.items, listing.body.has_more],
+      [200, [], false],
+      'no SKU is priced on COSTLY (each one passed the allowance and went to a worker)',
+    )
+    const listed = await attacker.get('/price/pricelists-for-sku/A-1?currency_code=EUR')
+    t.equal(listed.status, 200)
+    t.same(
+      listed.body.items.map((item: { pricelist: { code: string } }) => item.pricelist.code),
+      ['RETAIL'],
+      'pricelists-for-sku lists RETAIL, not COSTLY',
+    )
 
-  // Rules that succeed after more steps than the main thread allows (about 3,200 of the 5,000): the
-  // worker answers exactly what the main thread answers for the same price through a cheap rule.
-  const list = `[${Array.from({ length: celLiteralElementsMax }, (_, index) => index).join(', ')}]`
-  const slowTrue = `${list}.exists(a, ${list}.exists(b, a + b == 68))`
-  t.equal((await attacker.call('PUT', '/pricelist/SLOW', { currency_code: 'EUR', vat_mode: 'NET', parent_code: 'RETAIL', price_rules: [{ filter: slowTrue, expression: 'sales * 2' }] })).status, 202)
-  t.equal((await attacker.call('PUT', '/pricelist/FAST', { currency_code: 'EUR', vat_mode: 'NET', parent_code: 'RETAIL', price_rules: [{ filter: 'true', expression: 'sales * 2' }] })).status, 202)
-  const slow = await attacker.get('/price/A-7/SLOW/SE?rounding_profile=default&quantity=3')
-  const fast = await attacker.get('/price/A-7/FAST/SE?rounding_profile=default&quantity=3')
-  t.equal(slow.status, 200, slow.text.slice(0, 300))
-  t.equal(slow.headers.get('x-price-engine'), 'worker', 'the slow rule is run by a worker')
-  t.equal(fast.headers.get('x-price-engine'), 'main', 'the cheap rule by the main thread')
-  t.same({ ...slow.body, pricelist: 'FAST' }, fast.body, 'both answer the same price (doubled)')
-  t.equal(slow.body.net, 2 * (await attacker.get('/price/A-7/RETAIL/SE')).body.net, 'the rule doubled the base')
-  const slowRaw = await attacker.get('/price/A-7/SLOW')
-  t.same([slowRaw.status, slowRaw.headers.get('x-price-engine'), slowRaw.body.price], [200, 'worker', (await attacker.get('/price/A-7/FAST')).body.price], 'the raw read too')
-  const slowQuery = await attacker.call('POST', '/price/query', { currency_code: 'EUR', skus: ['A-7', 'A-8'], pricelist_filter: { pricelists: ['SLOW'] }, tax_area: 'SE' })
-  const fastQuery = await attacker.call('POST', '/price/query', { currency_code: 'EUR', skus: ['A-7', 'A-8'], pricelist_filter: { pricelists: ['FAST'] }, tax_area: 'SE' })
-  t.same([slowQuery.headers.get('x-price-engine'), fastQuery.headers.get('x-price-engine')], ['worker', 'main'])
-  t.equal(slowQuery.text.replaceAll('"SLOW"', '"FAST"'), fastQuery.text, 'the worker answers the query byte for byte as the main thread does')
-  const slowListing = await attacker.get('/price/skus-for-pricelist/SLOW?limit=5')
-  t.same(slowListing.body, { items: ['A-0', 'A-1', 'A-10', 'A-100', 'A-101'], next_cursor: 'A-101', has_more: true }, 'a listing over slow rules pages as any other')
-  const slowSearch = await attacker.call('POST', '/article/search', { text: 'A-29', filter: slowTrue })
-  t.same([slowSearch.status, slowSearch.body.total, slowSearch.body.items[0].sku], [200, 11, 'A-29'], 'a search whose filter passes the main thread allowance (on a worker) finds all 11 articles')
-  const slowPricelists = await attacker.get('/price/pricelists-for-sku/A-7?currency_code=EUR')
-  const nets = Object.fromEntries(slowPricelists.body.items.map((item: { pricelist: { code: string }; price: { net: number } | null }) => [item.pricelist.code, item.price?.net]))
-  t.same(Object.keys(nets).sort(), ['FAST', 'RETAIL', 'SLOW'], 'pricelists-for-sku lists the slow pricelist')
-  t.ok(nets['SLOW'] === nets['FAST'] && nets['SLOW'] === 2 * nets['RETAIL'], `and prices it through its slow rule: ${JSON.stringify(nets)}`)
-  const search = await attacker.call('POST', '/article/search', { text: 'A-299', filter: costlyFilter })
-  t.equal(search.status, 200, 'a search with a filter past the budget on its one article answers')
-  t.equal(search.body.total, 0, 'and matches nothing')
-  const searchStarted = performance.now()
-  const wide = await attacker.call('POST', '/article/search', { filter: costlyFilter })
-  const searchMs = performance.now() - searchStarted
-  checkError(t, wide, 400, 'rule_invalid')
-  t.match(wide.body.message, `more than ${searchFilterStepsMax} evaluation steps`, `over 300 articles it passes the search's budget, answered in ${searchMs.toFixed(0)} ms`)
-  t.ok(searchMs < 2_000, `a search stops at its budget: ${searchMs.toFixed(0)} ms`)
-  figures.push(`a search past its budget of ${searchFilterStepsMax} steps answered 400 in ${searchMs.toFixed(0)} ms`)
+    // Rules that succeed after more steps than the main thread allows (about 3,200 of the 5,000): the
+    // worker answers exactly what the main thread answers for the same price through a cheap rule.
+    const list = `[${Array.from({ length: celLiteralElementsMax }, (_, index) => index).join(', ')}]`
+    const slowTrue = `${list}.exists(a, ${list}.exists(b, a + b == 68))`
+    t.equal(
+      (
+        await attacker.call('PUT', '/pricelist/SLOW', {
+          currency_code: 'EUR',
+          vat_mode: 'NET',
+          parent_code: 'RETAIL',
+          price_rules: [{ filter: slowTrue, expression: 'sales * 2' }],
+        })
+      ).status,
+      202,
+    )
+    t.equal(
+      (
+        await attacker.call('PUT', '/pricelist/FAST', {
+          currency_code: 'EUR',
+          vat_mode: 'NET',
+          parent_code: 'RETAIL',
+          price_rules: [{ filter: 'true', expression: 'sales * 2' }],
+        })
+      ).status,
+      202,
+    )
+    const slow = await attacker.get('/price/A-7/SLOW/SE?rounding_profile=default&quantity=3')
+    const fast = await attacker.get('/price/A-7/FAST/SE?rounding_profile=default&quantity=3')
+    t.equal(slow.status, 200, slow.text.slice(0, 300))
+    t.equal(slow.headers.get('x-price-engine'), 'worker', 'the slow rule is run by a worker')
+    t.equal(fast.headers.get('x-price-engine'), 'main', 'the cheap rule by the main thread')
+    t.same({ ...slow.body, pricelist: 'FAST' }, fast.body, 'both answer the same price (doubled)')
+    t.equal(slow.body.net, 2 * (await attacker.get('/price/A-7/RETAIL/SE')).body.net, 'the rule doubled the base')
+    const slowRaw = await attacker.get('/price/A-7/SLOW')
+    t.same(
+      [slowRaw.status, slowRaw.headers.get('x-price-engine'), slowRaw.body.price],
+      [200, 'worker', (await attacker.get('/price/A-7/FAST')).body.price],
+      'the raw read too',
+    )
+    const slowQuery = await attacker.call('POST', '/price/query', {
+      currency_code: 'EUR',
+      skus: ['A-7', 'A-8'],
+      pricelist_filter: { pricelists: ['SLOW'] },
+      tax_area: 'SE',
+    })
+    const fastQuery = await attacker.call('POST', '/price/query', {
+      currency_code: 'EUR',
+      skus: ['A-7', 'A-8'],
+      pricelist_filter: { pricelists: ['FAST'] },
+      tax_area: 'SE',
+    })
+    t.same([slowQuery.headers.get('x-price-engine'), fastQuery.headers.get('x-price-engine')], ['worker', 'main'])
+    t.equal(
+      slowQuery.text.replaceAll('"SLOW"', '"FAST"'),
+      fastQuery.text,
+      'the worker answers the query byte for byte as the main thread does',
+    )
+    const slowListing = await attacker.get('/price/skus-for-pricelist/SLOW?limit=5')
+    t.same(
+      slowListing.body,
+      { items: ['A-0', 'A-1', 'A-10', 'A-100', 'A-101'], next_cursor: 'A-101', has_more: true },
+      'a listing over slow rules pages as any other',
+    )
+    const slowSearch = await attacker.call('POST', '/article/search', { text: 'A-29', filter: slowTrue })
+    t.same(
+      [slowSearch.status, slowSearch.body.total, slowSearch.body.items[0].sku],
+      [200, 11, 'A-29'],
+      'a search whose filter passes the main thread allowance (on a worker) finds all 11 articles',
+    )
+    const slowPricelists = await attacker.get('/price/pricelists-for-sku/A-7?currency_code=EUR')
+    const nets = Object.fromEntries(
+      slowPricelists.body.items.map((item: { pricelist: { code: string }; price: { net: number } | null }) => [
+        item.pricelist.code,
+        item.price?.net,
+      ]),
+    )
+    t.same(Object.keys(nets).sort(), ['FAST', 'RETAIL', 'SLOW'], 'pricelists-for-sku lists the slow pricelist')
+    t.ok(
+      nets['SLOW'] === nets['FAST'] && nets['SLOW'] === 2 * nets['RETAIL'],
+      `and prices it through its slow rule: ${JSON.stringify(nets)}`,
+    )
+    const search = await attacker.call('POST', '/article/search', { text: 'A-299', filter: costlyFilter })
+    t.equal(search.status, 200, 'a search with a filter past the budget on its one article answers')
+    t.equal(search.body.total, 0, 'and matches nothing')
+    const searchStarted = performance.now()
+    const wide = await attacker.call('POST', '/article/search', { filter: costlyFilter })
+    const searchMs = performance.now() - searchStarted
+    checkError(t, wide, 400, 'rule_invalid')
+    t.match(
+      wide.body.message,
+      `more than ${searchFilterStepsMax} evaluation steps`,
+      `over 300 articles it passes the search's budget, answered in ${searchMs.toFixed(0)} ms`,
+    )
+    t.ok(searchMs < 2_000, `a search stops at its budget: ${searchMs.toFixed(0)} ms`)
+    figures.push(`a search past its budget of ${searchFilterStepsMax} steps answered 400 in ${searchMs.toFixed(0)} ms`)
 
-  await underAttack(
-    t,
-    `costly CEL rules (2 loops of GET price on 10 rules, each read stopped at ${celEvaluationStepsMax} steps)`,
-    () => flood(2, async () => {
-      const answer = await attacker.get(`/price/A-${Math.floor(Math.random() * 300)}/COSTLY/SE`)
-      return `${answer.status} on ${answer.headers.get('x-price-engine')}`
-    }),
-    (summary) => t.match(summary, /^\d+ x 404 on worker$/, `every costly read answered 404 rule_error, from a worker: ${summary}`),
-  )
-  await underAttack(
-    t,
-    'costly CEL rules in queries below the worker threshold (2 loops of POST /price/query, 100 SKUs each)',
-    () => flood(2, async () => {
-      const answer = await attacker.call('POST', '/price/query', { currency_code: 'EUR', skus: Array.from({ length: 100 }, (_, index) => `A-${index}`), pricelist_filter: { pricelists: ['COSTLY'] }, tax_area: 'SE' })
-      return `${answer.status} on ${answer.headers.get('x-price-engine')}`
-    }),
-    (summary) => t.match(summary, /^\d+ x 200 on worker$/, `every costly query answered on a worker: ${summary}`),
-  )
-  await underAttack(
-    t,
-    'costly CEL rules in listings (2 loops of GET skus-for-pricelist over 300 SKUs)',
-    () => flood(2, async () => (await attacker.get('/price/skus-for-pricelist/COSTLY')).status),
-    (summary) => t.match(summary, /^\d+ x 200$/, `every listing answered: ${summary}`),
-  )
-  await underAttack(
-    t,
-    'costly CEL search filters (2 loops of POST /article/search, the one article stopped at the budget)',
-    () => flood(2, async () => (await attacker.call('POST', '/article/search', { text: 'A-299', filter: costlyFilter })).status),
-    (summary) => t.match(summary, /^\d+ x 200$/, `every search answered: ${summary}`),
-  )
-  await underAttack(
-    t,
-    'costly CEL search filters over all 300 articles (2 loops of POST /article/search, each stopped at the search budget on a worker)',
-    () => flood(2, async () => (await attacker.call('POST', '/article/search', { filter: costlyFilter })).status),
-    (summary) => t.match(summary, /^\d+ x 400$/, `every wide search answered 400 rule_invalid: ${summary}`),
-  )
-  const large = { filter: '', expression: Array.from({ length: Math.floor(celAstNodesMax / 2) - 1 }, () => 'sales').join(' + ') }
-  const tooMany = await attacker.call('PUT', '/pricelist/TOTAL', { currency_code: 'EUR', vat_mode: 'NET', price_rules: Array.from({ length: 5 }, () => large) })
-  ruleError(t, tooMany, `larger than ${celPricelistNodesMax} syntax tree nodes together`, "a pricelist's rules together are bounded too")
-  const hostile = Array.from({ length: Math.floor(celPricelistNodesMax / (celAstNodesMax - 3)) }, () => large)
-  await underAttack(
-    t,
-    `CEL compile flood (2 loops of PUT pricelist: ${hostile.length} rules at ${celAstNodesMax - 3} nodes, the most a pricelist takes, and a refused last one)`,
-    () => flood(2, async () => (await attacker.call('PUT', '/pricelist/HOSTILE', { currency_code: 'EUR', vat_mode: 'NET', price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }] })).status),
-    (summary) => t.match(summary, /^\d+ x 400$/, `every hostile pricelist answered 400: ${summary}`),
-  )
-  // A batch of 20 such pricelists: about 50 ms of compiling per request, done a rule at a time.
-  const batch = Array.from({ length: 20 }, (_, index) => ({ code: `HOSTILE-${index}`, currency_code: 'EUR', vat_mode: 'NET', price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }] }))
-  const refusedBatch = await attacker.call('POST', '/pricelist/batch', batch)
-  t.same([refusedBatch.status, refusedBatch.body.accepted, refusedBatch.body.failed.length, refusedBatch.body.failed[19].code], [202, 0, 20, 'HOSTILE-19'], 'the batch refuses every hostile pricelist, in order')
-  t.match(refusedBatch.body.failed[0].message, /matches\(\)/, 'naming the refused function')
-  await underAttack(
-    t,
-    'CEL compile flood in batches (2 loops of POST /pricelist/batch: 20 hostile pricelists each)',
-    () => flood(2, async () => (await attacker.call('POST', '/pricelist/batch', batch)).status),
-    (summary) => t.match(summary, /^\d+ x 202$/, `every batch answered: ${summary}`),
-  )
-})
+    await underAttack(
+      t,
+      `costly CEL rules (2 loops of GET price on 10 rules, each read stopped at ${celEvaluationStepsMax} steps)`,
+      () =>
+        flood(2, async () => {
+          const answer = await attacker.get(`/price/A-${Math.floor(Math.random() * 300)}/COSTLY/SE`)
+          return `${answer.status} on ${answer.headers.get('x-price-engine')}`
+        }),
+      (summary) =>
+        t.match(
+          summary,
+          /^\d+ x 404 on worker$/,
+          `every costly read answered 404 rule_error, from a worker: ${summary}`,
+        ),
+    )
+    await underAttack(
+      t,
+      'costly CEL rules in queries below the worker threshold (2 loops of POST /price/query, 100 SKUs each)',
+      () =>
+        flood(2, async () => {
+          const answer = await attacker.call('POST', '/price/query', {
+            currency_code: 'EUR',
+            skus: Array.from({ length: 100 }, (_, index) => `A-${index}`),
+            pricelist_filter: { pricelists: ['COSTLY'] },
+            tax_area: 'SE',
+          })
+          return `${answer.status} on ${answer.headers.get('x-price-engine')}`
+        }),
+      (summary) => t.match(summary, /^\d+ x 200 on worker$/, `every costly query answered on a worker: ${summary}`),
+    )
+    await underAttack(
+      t,
+      'costly CEL rules in listings (2 loops of GET skus-for-pricelist over 300 SKUs)',
+      () => flood(2, async () => (await attacker.get('/price/skus-for-pricelist/COSTLY')).status),
+      (summary) => t.match(summary, /^\d+ x 200$/, `every listing answered: ${summary}`),
+    )
+    await underAttack(
+      t,
+      'costly CEL search filters (2 loops of POST /article/search, the one article stopped at the budget)',
+      () =>
+        flood(
+          2,
+          async () => (await attacker.call('POST', '/article/search', { text: 'A-299', filter: costlyFilter })).status,
+        ),
+      (summary) => t.match(summary, /^\d+ x 200$/, `every search answered: ${summary}`),
+    )
+    await underAttack(
+      t,
+      'costly CEL search filters over all 300 articles (2 loops of POST /article/search, each stopped at the search budget on a worker)',
+      () => flood(2, async () => (await attacker.call('POST', '/article/search', { filter: costlyFilter })).status),
+      (summary) => t.match(summary, /^\d+ x 400$/, `every wide search answered 400 rule_invalid: ${summary}`),
+    )
+    const large = {
+      filter: '',
+      expression: Array.from({ length: Math.floor(celAstNodesMax / 2) - 1 }, () => 'sales').join(' + '),
+    }
+    const tooMany = await attacker.call('PUT', '/pricelist/TOTAL', {
+      currency_code: 'EUR',
+      vat_mode: 'NET',
+      price_rules: Array.from({ length: 5 }, () => large),
+    })
+    ruleError(
+      t,
+      tooMany,
+      `larger than ${celPricelistNodesMax} syntax tree nodes together`,
+      "a pricelist's rules together are bounded too",
+    )
+    const hostile = Array.from({ length: Math.floor(celPricelistNodesMax / (celAstNodesMax - 3)) }, () => large)
+    await underAttack(
+      t,
+      `CEL compile flood (2 loops of PUT pricelist: ${hostile.length} rules at ${celAstNodesMax - 3} nodes, the most a pricelist takes, and a refused last one)`,
+      () =>
+        flood(
+          2,
+          async () =>
+            (
+              await attacker.call('PUT', '/pricelist/HOSTILE', {
+                currency_code: 'EUR',
+                vat_mode: 'NET',
+                price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }],
+              })
+            ).status,
+        ),
+      (summary) => t.match(summary, /^\d+ x 400$/, `every hostile pricelist answered 400: ${summary}`),
+    )
+    // A batch of 20 such pricelists: about 50 ms of compiling per request, done a rule at a time.
+    const batch = Array.from({ length: 20 }, (_, index) => ({
+      code: `HOSTILE-${index}`,
+      currency_code: 'EUR',
+      vat_mode: 'NET',
+      price_rules: [...hostile, { filter: 'article.name.matches("x")', expression: 'sales' }],
+    }))
+    const refusedBatch = await attacker.call('POST', '/pricelist/batch', batch)
+    t.same(
+      [
+        refusedBatch.status,
+        refusedBatch.body.accepted,
+        refusedBatch.body.failed.length,
+        refusedBatch.body.failed[19].code,
+      ],
+      [202, 0, 20, 'HOSTILE-19'],
+      'the batch refuses every hostile pricelist, in order',
+    )
+    t.match(refusedBatch.body.failed[0].message, /matches\(\)/, 'naming the refused function')
+    await underAttack(
+      t,
+      'CEL compile flood in batches (2 loops of POST /pricelist/batch: 20 hostile pricelists each)',
+      () => flood(2, async () => (await attacker.call('POST', '/pricelist/batch', batch)).status),
+      (summary) => t.match(summary, /^\d+ x 202$/, `every batch answered: ${summary}`),
+    )
+  },
+)
 
 // ---- Slow clients and idle connections ----------------------------------------------------------
 
@@ -493,7 +748,9 @@ async function waitClosed(sockets: readonly Watched[], boundMs: number): Promise
 /** The soft limit on open files of this process (Linux), or 1024. */
 function openFilesLimit(): number {
   try {
-    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((text) => text.startsWith('Max open files'))
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((text) => text.startsWith('Max open files'))
     const soft = Number(line?.split(/\s{2,}/)[1])
     return Number.isFinite(soft) ? soft : 1024
   } catch {
@@ -501,16 +758,31 @@ function openFilesLimit(): number {
   }
 }
 
-t.test("header trickles and idle sockets (opened by the first test) are closed by uWS's idle time-out, about 30 s, whatever trickles in", async (t) => {
-  const boundMs = 40_000
-  await waitClosed([...slowHeaders, ...idle], Math.max(0, boundMs - (performance.now() - slowOpenedAt)))
-  const worst = (sockets: readonly Watched[]): number => Math.max(...sockets.map((watched) => watched.closedAfterMs ?? Infinity))
-  figures.push(`closed by uWS after at most: header trickles ${worst(slowHeaders).toFixed(0)} ms, idle sockets ${worst(idle).toFixed(0)} ms (${idle.length})`)
-  t.ok(worst(slowHeaders) < boundMs, `every header trickle was closed, the last after ${worst(slowHeaders).toFixed(0)} ms`)
-  t.ok(slowHeaders.every((watched) => !watched.received.startsWith('HTTP/1.1 2')), 'none was answered as a request')
-  t.ok(worst(idle) < boundMs, `all ${idle.length} idle sockets were closed, the last after ${worst(idle).toFixed(0)} ms`)
-  t.equal((await probe.get('/price/P-1/RETAIL/SE')).status, 200, 'the server serves on')
-})
+t.test(
+  "header trickles and idle sockets (opened by the first test) are closed by uWS's idle time-out, about 30 s, whatever trickles in",
+  async (t) => {
+    const boundMs = 40_000
+    await waitClosed([...slowHeaders, ...idle], Math.max(0, boundMs - (performance.now() - slowOpenedAt)))
+    const worst = (sockets: readonly Watched[]): number =>
+      Math.max(...sockets.map((watched) => watched.closedAfterMs ?? Infinity))
+    figures.push(
+      `closed by uWS after at most: header trickles ${worst(slowHeaders).toFixed(0)} ms, idle sockets ${worst(idle).toFixed(0)} ms (${idle.length})`,
+    )
+    t.ok(
+      worst(slowHeaders) < boundMs,
+      `every header trickle was closed, the last after ${worst(slowHeaders).toFixed(0)} ms`,
+    )
+    t.ok(
+      slowHeaders.every((watched) => !watched.received.startsWith('HTTP/1.1 2')),
+      'none was answered as a request',
+    )
+    t.ok(
+      worst(idle) < boundMs,
+      `all ${idle.length} idle sockets were closed, the last after ${worst(idle).toFixed(0)} ms`,
+    )
+    t.equal((await probe.get('/price/P-1/RETAIL/SE')).status, 200, 'the server serves on')
+  },
+)
 
 t.test('figures', async (t) => {
   for (const line of figures) t.comment(line)

@@ -29,10 +29,15 @@ function cleanEnvironment(): Record<string, string | undefined> {
 /** Runs `pricing-service <args>` from the compiled tree, with no PRICING_* variables inherited. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [entryPath, ...args], { env: { ...cleanEnvironment(), ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [entryPath, ...args],
+      { env: { ...cleanEnvironment(), ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -70,7 +75,11 @@ t.test('tenant create refuses a duplicate and a bad slug with exit code 1, a bad
   t.equal(tier.code, 2)
   t.equal(tier.stderr, '--tier=gold: expected one of starter, standard, enterprise\n')
   const list = json(await cli(['tenant', 'list', ...onDir]))
-  t.same(list.map((tenant: { slug: string }) => tenant.slug), ['shop'], 'nothing else was created')
+  t.same(
+    list.map((tenant: { slug: string }) => tenant.slug),
+    ['shop'],
+    'nothing else was created',
+  )
   t.equal(list[0].tier, 'standard', 'the duplicate did not change the first')
 })
 
@@ -108,7 +117,16 @@ t.test('tenant list and show print the tenants', async (t) => {
 })
 
 t.test('tenant update changes tier and limits on the data directory', async (t) => {
-  const result = await cli(['tenant', 'update', 'shop', '--tier', 'enterprise', '--limits', '{"query_burst":9}', ...onDir])
+  const result = await cli([
+    'tenant',
+    'update',
+    'shop',
+    '--tier',
+    'enterprise',
+    '--limits',
+    '{"query_burst":9}',
+    ...onDir,
+  ])
   t.equal(result.code, 0, result.stderr)
   t.match(json(result), { tier: 'enterprise', limits: { query_burst: 9 } })
   const back = await cli(['tenant', 'update', 'shop', '--tier', 'standard', ...onDir])
@@ -160,7 +178,10 @@ t.test('with --url the CLI works through a running server and its admin token', 
   t.equal(json(list)[0].client_id, credentials.client_id)
   t.notOk(list.stdout.includes(credentials.client_secret))
   const tenants = json(await cli(['tenant', 'list', ...remote]))
-  t.same(tenants.map((entry: { slug: string }) => entry.slug), ['web'])
+  t.same(
+    tenants.map((entry: { slug: string }) => entry.slug),
+    ['web'],
+  )
   const update = await cli(['tenant', 'update', 'web', '--status', 'suspended', ...remote])
   t.match(json(update), { status: 'suspended' })
   t.equal((await client.get('/article')).status, 403)
@@ -174,19 +195,37 @@ t.test("people's tenant requests: listed, approved and rejected from the command
   const remote = ['--url', server.url, '--admin-token-file', adminTokenFile]
   const cookie = `pricing_session=${await signIn(server, 'asker@example.com')}`
   for (const slug of ['wanted', 'unwanted']) {
-    const asked = await server.request('POST', '/portal/tenant-requests', { headers: { cookie, origin: server.url }, body: { slug, tier: 'starter', region: 'local' } })
+    const asked = await server.request('POST', '/portal/tenant-requests', {
+      headers: { cookie, origin: server.url },
+      body: { slug, tier: 'starter', region: 'local' },
+    })
     t.equal(asked.status, 201)
   }
   const list = await cli(['request', 'list', ...remote])
   t.equal(list.code, 0, list.stderr)
   const requests = json(list) as { id: string; slug: string; status: string }[]
-  t.same(requests.map((request) => [request.slug, request.status]), [['unwanted', 'requested'], ['wanted', 'requested']], 'newest first')
+  t.same(
+    requests.map((request) => [request.slug, request.status]),
+    [
+      ['unwanted', 'requested'],
+      ['wanted', 'requested'],
+    ],
+    'newest first',
+  )
   const onDisk = await cli(['request', 'list', '--data-dir', server.dataDir])
-  t.same(json(onDisk).map((request: { slug: string }) => request.slug), ['unwanted', 'wanted'], 'the list reads the data directory too')
+  t.same(
+    json(onDisk).map((request: { slug: string }) => request.slug),
+    ['unwanted', 'wanted'],
+    'the list reads the data directory too',
+  )
   const approved = await cli(['request', 'approve', requests[1]!.id, ...remote])
   t.equal(approved.code, 0, approved.stderr)
   t.match(json(approved), { slug: 'wanted', status: 'active', email: 'asker@example.com' })
-  t.equal((await server.admin('GET', '/admin/tenants/wanted')).body.owner_email, 'asker@example.com', 'the requester owns the new tenant')
+  t.equal(
+    (await server.admin('GET', '/admin/tenants/wanted')).body.owner_email,
+    'asker@example.com',
+    'the requester owns the new tenant',
+  )
   const rejected = await cli(['request', 'reject', requests[0]!.id, '--reason', 'not a real company', ...remote])
   t.match(json(rejected), { slug: 'unwanted', status: 'rejected', reason: 'not a real company' })
   const again = await cli(['request', 'approve', requests[0]!.id, ...remote])
@@ -200,7 +239,9 @@ t.test("people's tenant requests: listed, approved and rejected from the command
 t.test('with --url a wrong admin token fails with exit code 1 and the status', async (t) => {
   const server = await startServer()
   t.teardown(() => server.dispose())
-  const result = await cli(['tenant', 'create', 'web', '--tier', 'starter', '--url', server.url], { PRICING_ADMIN_TOKEN: 'wrong' })
+  const result = await cli(['tenant', 'create', 'web', '--tier', 'starter', '--url', server.url], {
+    PRICING_ADMIN_TOKEN: 'wrong',
+  })
   t.equal(result.code, 1)
   t.match(result.stderr, /401/)
   t.equal((await server.admin('GET', '/admin/tenants/web')).status, 404)
@@ -212,10 +253,20 @@ t.test('with --url on a server without an admin token the CLI says the admin API
   // The quick start's server: `npm start` sets no PRICING_ADMIN_TOKEN.
   const server = await startServer({ env: { PRICING_ADMIN_TOKEN: '' } })
   t.teardown(() => server.dispose())
-  for (const args of [['backup', 'list', 'acme'], ['backup', 'create', 'acme'], ['tenant', 'list']]) {
-    const result = await cli([...args, '--url', server.url], { PRICING_ADMIN_TOKEN: 'a-token-the-server-does-not-have' })
+  for (const args of [
+    ['backup', 'list', 'acme'],
+    ['backup', 'create', 'acme'],
+    ['tenant', 'list'],
+  ]) {
+    const result = await cli([...args, '--url', server.url], {
+      PRICING_ADMIN_TOKEN: 'a-token-the-server-does-not-have',
+    })
     t.equal(result.code, 1, `${args.join(' ')} fails`)
-    t.match(result.stderr, `the server at ${server.url} has its admin API off: it was started without PRICING_ADMIN_TOKEN`, 'naming the cause')
+    t.match(
+      result.stderr,
+      `the server at ${server.url} has its admin API off: it was started without PRICING_ADMIN_TOKEN`,
+      'naming the cause',
+    )
     t.match(result.stderr, 'start it again with PRICING_ADMIN_TOKEN set in its environment', 'and the remedy')
   }
   // A tenant that does not exist on a server with the admin API on is still a plain 404.
@@ -228,7 +279,7 @@ t.test('with --url on a server without an admin token the CLI says the admin API
   // No token given to a server that wants one: the 401 says where the token goes.
   const tokenless = await cli(['tenant', 'list', '--url', on.url])
   t.equal(tokenless.code, 1)
-  t.match(tokenless.stderr, 'set PRICING_ADMIN_TOKEN in this command\'s environment')
+  t.match(tokenless.stderr, "set PRICING_ADMIN_TOKEN in this command's environment")
 })
 
 t.test('an unknown command prints the usage and exits 2', async (t) => {
@@ -249,13 +300,16 @@ function usageProblems(group: string, args: string[], env: Record<string, string
 }
 
 t.test('tenant and key arguments: both flag forms, strict names, every problem at once', async (t) => {
-  t.match(parseInvocation('tenant', ['create', 'a', '--tier=enterprise', '--region', 'ap', '--owner-email=o@x.test'], {}), {
-    command: 'tenant create',
-    slug: 'a',
-    tier: 'enterprise',
-    region: 'ap',
-    ownerEmail: 'o@x.test',
-  })
+  t.match(
+    parseInvocation('tenant', ['create', 'a', '--tier=enterprise', '--region', 'ap', '--owner-email=o@x.test'], {}),
+    {
+      command: 'tenant create',
+      slug: 'a',
+      tier: 'enterprise',
+      region: 'ap',
+      ownerEmail: 'o@x.test',
+    },
+  )
   t.match(parseInvocation('tenant', ['update', 'a', '--status=suspended', '--limits={"query_burst":3}'], {}), {
     status: 'suspended',
     limits: { query_burst: 3 },
@@ -267,19 +321,35 @@ t.test('tenant and key arguments: both flag forms, strict names, every problem a
     adminToken,
   })
   t.equal(parseInvocation('key', ['list', 'a'], { PRICING_ADMIN_TOKEN: 'from-env' }).adminToken, 'from-env')
-  t.same(usageProblems('tenant', ['create', 'a', '--teir', 'standard']), ['tenant create: --teir: unknown flag; did you mean --tier?'])
-  t.same(usageProblems('key', ['create', 'a', '--tier', 'standard']), ['key create: --tier: unknown flag'], 'a flag of another command')
+  t.same(usageProblems('tenant', ['create', 'a', '--teir', 'standard']), [
+    'tenant create: --teir: unknown flag; did you mean --tier?',
+  ])
+  t.same(
+    usageProblems('key', ['create', 'a', '--tier', 'standard']),
+    ['key create: --tier: unknown flag'],
+    'a flag of another command',
+  )
   t.same(usageProblems('tenant', ['update', '--status', 'gone', '--limits', '{oops', 'x', 'y']), [
     'tenant update: y: unexpected argument',
     '--status=gone: expected one of active, suspended',
     '--limits={oops: expected a JSON object, e.g. {"query_burst":9}',
   ])
-  t.same(usageProblems('tenant', ['update', 'a', '--limits=[1]']), ['--limits=[1]: expected a JSON object, e.g. {"query_burst":9}'])
+  t.same(usageProblems('tenant', ['update', 'a', '--limits=[1]']), [
+    '--limits=[1]: expected a JSON object, e.g. {"query_burst":9}',
+  ])
   t.same(usageProblems('key', ['revoke', 'a']), ['key revoke: expects <client_id>'])
-  t.same(usageProblems('key', ['create', 'a', '--name']), ['key create: --name: expects a value (--name VALUE or --name=VALUE)'])
-  t.same(usageProblems('tenant', ['list', '--url', 'localhost:8080']), ['--url=localhost:8080: expected an http:// or https:// URL'])
-  t.same(usageProblems('tenant', ['delete', 'a']), ['tenant delete: unknown command; expected tenant create, tenant list, tenant show, tenant update'])
-  t.same(usageProblems('tenant', ['list'], { PRICING_DATADIR: '/x' }), ['PRICING_DATADIR: unknown variable; did you mean PRICING_DATA_DIR?'])
+  t.same(usageProblems('key', ['create', 'a', '--name']), [
+    'key create: --name: expects a value (--name VALUE or --name=VALUE)',
+  ])
+  t.same(usageProblems('tenant', ['list', '--url', 'localhost:8080']), [
+    '--url=localhost:8080: expected an http:// or https:// URL',
+  ])
+  t.same(usageProblems('tenant', ['delete', 'a']), [
+    'tenant delete: unknown command; expected tenant create, tenant list, tenant show, tenant update',
+  ])
+  t.same(usageProblems('tenant', ['list'], { PRICING_DATADIR: '/x' }), [
+    'PRICING_DATADIR: unknown variable; did you mean PRICING_DATA_DIR?',
+  ])
 })
 
 t.test('tenant and key commands run with = flags; a usage mistake exits 2 and changes nothing', async (t) => {
@@ -294,15 +364,21 @@ t.test('tenant and key commands run with = flags; a usage mistake exits 2 and ch
   t.same(list.map((entry: { slug: string }) => entry.slug).sort(), ['equals', 'shop'], 'typo was not created')
 })
 
-t.test('start: bad values, unknown flags and variables exit 2, named, with what is allowed or a suggestion', async (t) => {
-  const value = await cli(['start', '--port=abc'])
-  t.equal(value.code, 2)
-  t.equal(value.stderr, 'Invalid configuration (see pricing-service --help):\n  --port=abc: expected an integer from 0 to 65535\n')
-  const names = await cli(['start', '--prot', '1'], { PRICING_PROT: '1' })
-  t.equal(names.code, 2)
-  t.match(names.stderr, /\n {2}PRICING_PROT: unknown variable; did you mean PRICING_PORT\?\n/)
-  t.match(names.stderr, /\n {2}--prot: unknown flag; did you mean --port\?\n/)
-})
+t.test(
+  'start: bad values, unknown flags and variables exit 2, named, with what is allowed or a suggestion',
+  async (t) => {
+    const value = await cli(['start', '--port=abc'])
+    t.equal(value.code, 2)
+    t.equal(
+      value.stderr,
+      'Invalid configuration (see pricing-service --help):\n  --port=abc: expected an integer from 0 to 65535\n',
+    )
+    const names = await cli(['start', '--prot', '1'], { PRICING_PROT: '1' })
+    t.equal(names.code, 2)
+    t.match(names.stderr, /\n {2}PRICING_PROT: unknown variable; did you mean PRICING_PORT\?\n/)
+    t.match(names.stderr, /\n {2}--prot: unknown flag; did you mean --port\?\n/)
+  },
+)
 
 t.test('start --port=0 listens on a free port; a tooling variable is no error', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pricing-cli-start-'))
@@ -330,17 +406,24 @@ t.test('start --port=0 listens on a free port; a tooling variable is no error', 
 })
 
 t.test('the admin token is refused as a flag (ps shows it) and read from a file or the variable', async (t) => {
-  const refusal = '--admin-token: a secret on the command line is shown to every local user (ps, /proc/PID/cmdline) and kept in the shell\'s history; set PRICING_ADMIN_TOKEN or --admin-token-file FILE instead'
+  const refusal =
+    "--admin-token: a secret on the command line is shown to every local user (ps, /proc/PID/cmdline) and kept in the shell's history; set PRICING_ADMIN_TOKEN or --admin-token-file FILE instead"
   t.same(usageProblems('tenant', ['list', '--url', 'http://h:1', '--admin-token', 's3cret-token']), [refusal])
   const run = await cli(['tenant', 'list', '--url', 'http://127.0.0.1:9', '--admin-token=s3cret-token'])
   t.equal(run.code, 2, 'a usage mistake')
   t.equal(run.stderr, `${refusal}\n`, 'the message, without the value')
-  t.equal(parseInvocation('tenant', ['list'], { PRICING_ADMIN_TOKEN_FILE: adminTokenFile }).adminToken, adminToken, 'PRICING_ADMIN_TOKEN_FILE')
+  t.equal(
+    parseInvocation('tenant', ['list'], { PRICING_ADMIN_TOKEN_FILE: adminTokenFile }).adminToken,
+    adminToken,
+    'PRICING_ADMIN_TOKEN_FILE',
+  )
   t.same(usageProblems('tenant', ['list'], { PRICING_ADMIN_TOKEN_FILE: adminTokenFile, PRICING_ADMIN_TOKEN: 'x' }), [
     'PRICING_ADMIN_TOKEN and PRICING_ADMIN_TOKEN_FILE: set one of them, not both',
   ])
   const missing = path.join(dataDir, 'no-such-file')
-  t.same(usageProblems('tenant', ['list', '--admin-token-file', missing]), [`--admin-token-file=${missing}: cannot read it (ENOENT)`])
+  t.same(usageProblems('tenant', ['list', '--admin-token-file', missing]), [
+    `--admin-token-file=${missing}: cannot read it (ENOENT)`,
+  ])
 })
 
 t.test('--help lists every setting with its flag, variable and default', async (t) => {
@@ -370,7 +453,11 @@ t.test('backup create and list on the data directory, and through a running serv
   t.equal(second.retain, false)
   const listed = await cli(['backup', 'list', 'shop', ...onDir])
   t.equal(listed.code, 0, listed.stderr)
-  t.same(json(listed).map((entry: { id: string }) => entry.id), [second.id, backup.id], 'newest first')
+  t.same(
+    json(listed).map((entry: { id: string }) => entry.id),
+    [second.id, backup.id],
+    'newest first',
+  )
   const unknown = await cli(['backup', 'create', 'nobody', ...onDir])
   t.equal(unknown.code, 1)
   t.match(unknown.stderr, /Tenant nobody not found/)
@@ -386,7 +473,11 @@ t.test('backup create and list on the data directory, and through a running serv
   t.equal(live.code, 0, live.stderr)
   t.equal(json(live).retain, true)
   const liveList = json(await cli(['backup', 'list', 'live', ...remote]))
-  t.same(liveList.map((entry: { id: string }) => entry.id), [json(live).id], 'the running server lists it')
+  t.same(
+    liveList.map((entry: { id: string }) => entry.id),
+    [json(live).id],
+    'the running server lists it',
+  )
   const missing = await cli(['backup', 'list', 'nobody', ...remote])
   t.equal(missing.code, 1)
 

@@ -12,7 +12,12 @@ import { startServer } from '../helpers/server.js'
 const skus = Array.from({ length: 2_000 }, (_, index) => `HALT-${index}`)
 
 /** Sends a request's head and the first part of its body; answers the socket and a function that sends the rest and reads the whole answer. */
-function partialRequest(port: number, head: string, body: string, firstBytes: number): { socket: net.Socket; finish: () => Promise<string> } {
+function partialRequest(
+  port: number,
+  head: string,
+  body: string,
+  firstBytes: number,
+): { socket: net.Socket; finish: () => Promise<string> } {
   const socket = net.connect(port, '127.0.0.1')
   let answer = ''
   socket.on('data', (chunk) => (answer += chunk.toString()))
@@ -61,14 +66,23 @@ t.test('SIGTERM: no new connections, the request in flight is answered and store
   t.match(server.stdout, /"msg":"closed"/)
   await server.start()
   await client.refreshToken()
-  t.equal(await retailBase(client, skus, 'HALT-'), 500, 'every price of the answered request is there after the restart')
+  t.equal(
+    await retailBase(client, skus, 'HALT-'),
+    500,
+    'every price of the answered request is there after the restart',
+  )
 })
 
 t.test('a request that never finishes holds the shutdown only PRICING_SHUTDOWN_TIMEOUT_MS', async (t) => {
   const server = await startServer({ env: { PRICING_SHUTDOWN_TIMEOUT_MS: '1000' } })
   t.teardown(() => server.dispose())
   const client = await server.tenant('stuck')
-  const stalled = partialRequest(server.port, `POST /t/stuck/article/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${client.token}\r\nContent-Type: application/json\r\n`, '[{"sku":"A","name":"a"}]', 5)
+  const stalled = partialRequest(
+    server.port,
+    `POST /t/stuck/article/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${client.token}\r\nContent-Type: application/json\r\n`,
+    '[{"sku":"A","name":"a"}]',
+    5,
+  )
   await delay(300)
   const signalled = Date.now()
   process.kill(server.pid, 'SIGTERM')

@@ -41,7 +41,11 @@ t.test('a backup taken while writes go on is whole and verified; listing is newe
   t.match(first.id, /^acme-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{6}Z$/)
   t.ok(first.sequence >= 10_000, `the first holds at least the 10,000 entries durable before it (${first.sequence})`)
   t.ok(second.sequence >= first.sequence, 'the second no fewer')
-  t.same(backups.list().map((record) => record.id), [second.id, first.id], 'newest first')
+  t.same(
+    backups.list().map((record) => record.id),
+    [second.id, first.id],
+    'newest first',
+  )
   t.same(backups.list()[1], first, 'the record as created: type, retain, sequence, bytes')
   t.equal(first.type, 'manual')
   t.equal(first.retain, true)
@@ -61,7 +65,10 @@ t.test('the disk bound refuses a backup before anything is written', async (t) =
   const store = new TenantStore(path.join(directory, 'tenant'))
   await store.commit([], articleEntries(2_000, 'x'))
   const backups = new TenantBackups(path.join(directory, 'backups', 'acme'), 'acme', 1)
-  const refusal = await backups.create(store, 'manual', false, Date.now()).then(() => null, (error: unknown) => error)
+  const refusal = await backups.create(store, 'manual', false, Date.now()).then(
+    () => null,
+    (error: unknown) => error,
+  )
   t.ok(refusal instanceof BackupRefused, 'refused')
   t.equal((refusal as BackupRefused).reason, 'insufficient_storage')
   t.same(readdirSync(backups.directory), [], 'no directory left behind')

@@ -49,14 +49,18 @@ t.test('the commit that passes the capacity evicts exactly the oldest entries', 
   const directory = temporaryDir(t)
   const store = new TenantStore(directory)
   store.capacity = 10
-  for (let index = 0; index < 15; index++) await store.commit([], entries(1, index % 2 === 0 ? 'article' : 'pricelist', `K${index}`))
+  for (let index = 0; index < 15; index++)
+    await store.commit([], entries(1, index % 2 === 0 ? 'article' : 'pricelist', `K${index}`))
   t.equal(store.oldestSequence(), 6)
   t.same(sequences(store, 6), range(6, 15))
   t.same(sequences(store, 1), range(6, 15), 'nothing older is left to read')
   t.same(sequences(store, 1, 'pricelist'), [6, 8, 10, 12, 14], 'the type index holds only held entries')
   await store.close()
   const runs = await typeRuns(directory)
-  t.ok(runs.every(([, last]) => last >= 6), `no run ends before the oldest entry: ${JSON.stringify(runs)}`)
+  t.ok(
+    runs.every(([, last]) => last >= 6),
+    `no run ends before the oldest entry: ${JSON.stringify(runs)}`,
+  )
   t.equal(runs.length, 10)
 })
 
@@ -98,7 +102,8 @@ t.test('capacity null holds everything; capacity 0 holds nothing', async (t) => 
 t.test('a lowered capacity evicts at most evictPerCommitMax entries per commit', async (t) => {
   const store = new TenantStore(temporaryDir(t))
   const total = evictPerCommitMax + 30_000
-  for (let written = 0; written < total; written += 50_000) await store.commit([], entries(Math.min(50_000, total - written)))
+  for (let written = 0; written < total; written += 50_000)
+    await store.commit([], entries(Math.min(50_000, total - written)))
   store.capacity = 5
   await store.commit([], entries(1))
   t.equal(store.oldestSequence(), 1 + evictPerCommitMax)

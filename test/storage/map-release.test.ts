@@ -52,13 +52,22 @@ t.test('concurrent writes across many reopens all land, in order, and reads neve
   const writes: Promise<number[]>[] = []
   for (let round = 0; round < 40; round++) {
     // Eight writers at a time, as concurrent requests: the due reopen waits for them to drain.
-    for (let writer = 0; writer < 8; writer++) writes.push(store.commit([], articleEntries(50, `r${round}w${writer}`, 200)).then((done) => done.map((entry) => entry.sequence)))
+    for (let writer = 0; writer < 8; writer++)
+      writes.push(
+        store
+          .commit([], articleEntries(50, `r${round}w${writer}`, 200))
+          .then((done) => done.map((entry) => entry.sequence)),
+      )
     await new Promise((resolve) => setImmediate(resolve))
   }
   const sequences = (await Promise.all(writes)).flat()
   reading = false
   t.ok(store.mapRelease.count >= 5, `reopened ${store.mapRelease.count} times (256 KiB due, 40 x 8 x ~15 KiB written)`)
-  t.same(sequences, Array.from({ length: 40 * 8 * 50 }, (_, index) => index + 1), 'every write landed, sequences in call order')
+  t.same(
+    sequences,
+    Array.from({ length: 40 * 8 * 50 }, (_, index) => index + 1),
+    'every write landed, sequences in call order',
+  )
   t.equal(readFailures, 0, `${reads} reads in between, none failed`)
   const log = store.readLog(1, 100_000, null)
   t.equal(log.length, 16_000)
@@ -98,7 +107,14 @@ t.test('a load in chunks that outlasts the quiet time after writes is not cut by
   const source = new Catalog()
   const changes: Change[] = []
   for (let index = 0; index < 400; index++) {
-    const change = source.plan('article', `A-${index}`, { name: `a${index}`, type: null, metadata: {} } as never, 1_000, 1_000, 'test')!
+    const change = source.plan(
+      'article',
+      `A-${index}`,
+      { name: `a${index}`, type: null, metadata: {} } as never,
+      1_000,
+      1_000,
+      'test',
+    )!
     source.apply('article', `A-${index}`, change.versions)
     changes.push(change)
   }

@@ -23,27 +23,45 @@ const cursorAt = (sequence: number): string => Buffer.from(`v1:${sequence}`, 'ut
 /** One PUT per article, so each is its own commit and its own entry. */
 async function writeArticles(client: TenantClient, prefix: string, first: number, count: number): Promise<void> {
   for (let index = first; index < first + count; index++) {
-    await expectStatus(client.call('PUT', `/article/${prefix}-${String(index).padStart(3, '0')}`, { name: `n${index}` }), 202, `article ${index}`)
+    await expectStatus(
+      client.call('PUT', `/article/${prefix}-${String(index).padStart(3, '0')}`, { name: `n${index}` }),
+      202,
+      `article ${index}`,
+    )
   }
 }
 
 /** Every entry from `cursor` (or from the start), walking pages of `limit`. */
-async function walk(client: TenantClient, options: { limit?: number; cursor?: string; entityType?: string } = {}): Promise<ChangelogWalk> {
+async function walk(
+  client: TenantClient,
+  options: { limit?: number; cursor?: string; entityType?: string } = {},
+): Promise<ChangelogWalk> {
   const query = new URLSearchParams({ limit: String(options.limit ?? 1000) })
   if (options.entityType !== undefined) query.set('entity_type', options.entityType)
   return walkChangelog(client, query.toString(), options.cursor)
 }
 
 const sequences = (entries: readonly ChangelogEntry[]): number[] => entries.map((entry) => entry.sequence)
-const range = (first: number, last: number): number[] => Array.from({ length: last - first + 1 }, (_, index) => first + index)
+const range = (first: number, last: number): number[] =>
+  Array.from({ length: last - first + 1 }, (_, index) => first + index)
 
 /** The log holds exactly sequences first..last: no-cursor read, paged walk, and the 410 below first. */
-async function expectHeld(t: Test, client: TenantClient, first: number, last: number, what: string): Promise<ChangelogEntry[]> {
+async function expectHeld(
+  t: Test,
+  client: TenantClient,
+  first: number,
+  last: number,
+  what: string,
+): Promise<ChangelogEntry[]> {
   const read = await client.get('/changelog?limit=1000')
   t.equal(read.status, 200, `${what}: read`)
   t.same(sequences(read.body.items), range(first, last), `${what}: a read without a cursor answers ${first}..${last}`)
   const paged = await walk(client, { limit: 3 })
-  t.same(sequences(paged.entries), range(first, last), `${what}: walking pages of 3 gives the same ${last - first + 1} entries`)
+  t.same(
+    sequences(paged.entries),
+    range(first, last),
+    `${what}: walking pages of 3 gives the same ${last - first + 1} entries`,
+  )
   if (first > 1) {
     const expired = await client.get(`/changelog?cursor=${cursorAt(first - 1)}`)
     t.equal(expired.status, 410, `${what}: a cursor just below the oldest answers 410`)
@@ -55,40 +73,55 @@ async function expectHeld(t: Test, client: TenantClient, first: number, last: nu
   return read.body.items
 }
 
-t.test('past the capacity the log holds exactly the newest entries; older cursors answer 410 cursor_expired', async (t) => {
-  const client = await server.tenant('cap', { limits: { changelog_capacity: 10 } })
-  await writeArticles(client, 'A', 1, 2)
-  const early = await client.get('/changelog?limit=1')
-  t.equal(early.status, 200)
-  const heldCursor: string = early.body.next_cursor
-  await writeArticles(client, 'A', 3, 13)
+t.test(
+  'past the capacity the log holds exactly the newest entries; older cursors answer 410 cursor_expired',
+  async (t) => {
+    const client = await server.tenant('cap', { limits: { changelog_capacity: 10 } })
+    await writeArticles(client, 'A', 1, 2)
+    const early = await client.get('/changelog?limit=1')
+    t.equal(early.status, 200)
+    const heldCursor: string = early.body.next_cursor
+    await writeArticles(client, 'A', 3, 13)
 
-  const items = await expectHeld(t, client, 6, 15, '15 entries, capacity 10')
-  t.same(items.map((entry) => entry.entity_code), range(6, 15).map((index) => `A-${String(index).padStart(3, '0')}`), 'the newest ten articles')
+    const items = await expectHeld(t, client, 6, 15, '15 entries, capacity 10')
+    t.same(
+      items.map((entry) => entry.entity_code),
+      range(6, 15).map((index) => `A-${String(index).padStart(3, '0')}`),
+      'the newest ten articles',
+    )
 
-  const expired = await client.get(`/changelog?cursor=${cursorAt(3)}`)
-  t.equal(expired.status, 410)
-  t.same(Object.keys(expired.body).sort(), ['code', 'error', 'message', 'oldest_available_sequence', 'request_id', 'status', 'timestamp'], 'the documented fields')
-  t.equal(expired.body.error, 'cursor_expired')
-  t.equal(expired.body.code, 'cursor_expired')
-  t.equal(expired.body.status, 410)
-  t.equal(expired.body.oldest_available_sequence, 6)
-  t.type(expired.body.message, 'string')
-  t.ok(expired.body.message.length > 0, 'a message')
-  t.match(expired.body.timestamp, rfc3339)
+    const expired = await client.get(`/changelog?cursor=${cursorAt(3)}`)
+    t.equal(expired.status, 410)
+    t.same(
+      Object.keys(expired.body).sort(),
+      ['code', 'error', 'message', 'oldest_available_sequence', 'request_id', 'status', 'timestamp'],
+      'the documented fields',
+    )
+    t.equal(expired.body.error, 'cursor_expired')
+    t.equal(expired.body.code, 'cursor_expired')
+    t.equal(expired.body.status, 410)
+    t.equal(expired.body.oldest_available_sequence, 6)
+    t.type(expired.body.message, 'string')
+    t.ok(expired.body.message.length > 0, 'a message')
+    t.match(expired.body.timestamp, rfc3339)
 
-  const stale = await client.get(`/changelog?cursor=${heldCursor}`)
-  t.equal(stale.status, 410, 'a next_cursor handed out before the eviction answers 410')
-  t.equal(stale.body.oldest_available_sequence, 6)
-  const filteredStale = await client.get(`/changelog?entity_type=article&cursor=${cursorAt(1)}`)
-  t.equal(filteredStale.status, 410, 'also with entity_type')
-  t.equal(filteredStale.body.oldest_available_sequence, 6)
+    const stale = await client.get(`/changelog?cursor=${heldCursor}`)
+    t.equal(stale.status, 410, 'a next_cursor handed out before the eviction answers 410')
+    t.equal(stale.body.oldest_available_sequence, 6)
+    const filteredStale = await client.get(`/changelog?entity_type=article&cursor=${cursorAt(1)}`)
+    t.equal(filteredStale.status, 410, 'also with entity_type')
+    t.equal(filteredStale.body.oldest_available_sequence, 6)
 
-  const end = await client.get(`/changelog?cursor=${cursorAt(16)}`)
-  t.equal(end.status, 200, 'the cursor after the last entry answers 200')
-  t.same(end.body.items, [])
-  t.equal((await client.get(`/changelog?cursor=${cursorAt(17)}`)).status, 400, 'a cursor ahead of the log still answers 400')
-})
+    const end = await client.get(`/changelog?cursor=${cursorAt(16)}`)
+    t.equal(end.status, 200, 'the cursor after the last entry answers 200')
+    t.same(end.body.items, [])
+    t.equal(
+      (await client.get(`/changelog?cursor=${cursorAt(17)}`)).status,
+      400,
+      'a cursor ahead of the log still answers 400',
+    )
+  },
+)
 
 t.test('sequences are never reused: new entries continue the sequence and push the oldest on', async (t) => {
   const client = await server.tenant('cap2', { limits: { changelog_capacity: 10 } })
@@ -113,7 +146,11 @@ t.test('an entity_type read after eviction starts at the oldest held entry of th
 
   await expectHeld(t, client, 6, 15, 'mixed types')
   const articles = await walk(client, { entityType: 'article' })
-  t.same(sequences(articles.entries), [6, 7, 9, 10, 11, 12, 13, 14, 15], 'articles from 6: the evicted part of a batch is skipped')
+  t.same(
+    sequences(articles.entries),
+    [6, 7, 9, 10, 11, 12, 13, 14, 15],
+    'articles from 6: the evicted part of a batch is skipped',
+  )
   t.same(articles.entries.map((entry) => entry.entity_code).slice(0, 2), ['M-4', 'M-5'])
   const articlePages = await walk(client, { entityType: 'article', limit: 2 })
   t.same(sequences(articlePages.entries), [6, 7, 9, 10, 11, 12, 13, 14, 15], 'the same in pages of 2')
@@ -154,7 +191,13 @@ t.test('concurrent writes past the capacity leave exactly the newest entries, al
   const writes: Promise<Answer>[] = []
   for (let index = 1; index <= 30; index++) writes.push(client.call('PUT', `/article/R-${index}`, { name: 'r' }))
   for (let index = 0; index < 4; index++) {
-    writes.push(client.call('POST', '/article/batch', [1, 2, 3].map((item) => ({ sku: `RB-${index}-${item}` }))))
+    writes.push(
+      client.call(
+        'POST',
+        '/article/batch',
+        [1, 2, 3].map((item) => ({ sku: `RB-${index}-${item}` })),
+      ),
+    )
   }
   const answers = await Promise.all(writes)
   t.same([...new Set(answers.map((answer) => answer.status))], [202], 'every write accepted')
@@ -169,41 +212,48 @@ t.test('one batch larger than the capacity leaves exactly its newest entries', a
   const answer = await expectStatus(client.call('POST', '/article/batch', batch), 202, 'batch of 25')
   t.same(answer.body, { accepted: 25, failed: [] })
   const items = await expectHeld(t, client, 16, 25, 'a batch of 25')
-  t.same(items.map((entry) => entry.entity_code), range(16, 25).map((index) => `G-${index}`), 'the batch\'s last ten items')
+  t.same(
+    items.map((entry) => entry.entity_code),
+    range(16, 25).map((index) => `G-${index}`),
+    "the batch's last ten items",
+  )
   const articles = await walk(client, { entityType: 'article' })
   t.same(sequences(articles.entries), range(16, 25), 'the filtered read too')
   const all = await client.get('/article')
   t.equal(all.body.length, 25, 'eviction drops log entries only: all 25 articles are stored')
 })
 
-t.test('PATCH /admin/tenants/{slug}: a larger capacity stops eviction, a smaller one evicts at the next write, null is unlimited', async (t) => {
-  const client = await server.tenant('grow', { limits: { changelog_capacity: 10 } })
-  await writeArticles(client, 'A', 1, 15)
-  await expectHeld(t, client, 6, 15, 'capacity 10')
+t.test(
+  'PATCH /admin/tenants/{slug}: a larger capacity stops eviction, a smaller one evicts at the next write, null is unlimited',
+  async (t) => {
+    const client = await server.tenant('grow', { limits: { changelog_capacity: 10 } })
+    await writeArticles(client, 'A', 1, 15)
+    await expectHeld(t, client, 6, 15, 'capacity 10')
 
-  const raised = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: 20 } })
-  t.equal(raised.status, 200)
-  t.equal(raised.body.limits.changelog_capacity, 20, 'the tenant answers the new capacity')
-  await writeArticles(client, 'A', 16, 5)
-  await expectHeld(t, client, 6, 20, 'capacity 20: nothing evicted up to 20 entries held')
-  await writeArticles(client, 'A', 21, 6)
-  await expectHeld(t, client, 7, 26, 'capacity 20: past it, the newest 20')
+    const raised = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: 20 } })
+    t.equal(raised.status, 200)
+    t.equal(raised.body.limits.changelog_capacity, 20, 'the tenant answers the new capacity')
+    await writeArticles(client, 'A', 16, 5)
+    await expectHeld(t, client, 6, 20, 'capacity 20: nothing evicted up to 20 entries held')
+    await writeArticles(client, 'A', 21, 6)
+    await expectHeld(t, client, 7, 26, 'capacity 20: past it, the newest 20')
 
-  const lowered = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: 5 } })
-  t.equal(lowered.status, 200)
-  await writeArticles(client, 'A', 27, 1)
-  await expectHeld(t, client, 23, 27, 'capacity 5: the next write evicts down to 5')
+    const lowered = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: 5 } })
+    t.equal(lowered.status, 200)
+    await writeArticles(client, 'A', 27, 1)
+    await expectHeld(t, client, 23, 27, 'capacity 5: the next write evicts down to 5')
 
-  const unlimited = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: null } })
-  t.equal(unlimited.status, 200)
-  t.equal(unlimited.body.limits.changelog_capacity, null)
-  await writeArticles(client, 'A', 28, 15)
-  await expectHeld(t, client, 23, 42, 'null: nothing is evicted any more')
+    const unlimited = await server.admin('PATCH', '/admin/tenants/grow', { limits: { changelog_capacity: null } })
+    t.equal(unlimited.status, 200)
+    t.equal(unlimited.body.limits.changelog_capacity, null)
+    await writeArticles(client, 'A', 28, 15)
+    await expectHeld(t, client, 23, 42, 'null: nothing is evicted any more')
 
-  await server.restart()
-  await writeArticles(client, 'A', 43, 1)
-  await expectHeld(t, client, 23, 43, 'the override outlives a restart')
-})
+    await server.restart()
+    await writeArticles(client, 'A', 43, 1)
+    await expectHeld(t, client, 23, 43, 'the override outlives a restart')
+  },
+)
 
 t.test('a tenant created with changelog_capacity null keeps every entry', async (t) => {
   const client = await server.tenant('open', { limits: { changelog_capacity: null } })
@@ -233,18 +283,24 @@ t.test('a refused capacity (negative, not an integer) answers 400 and changes no
   t.equal(tenant.body.limits.changelog_capacity, 10, 'still 10')
 })
 
-t.test('the plans hold 1M / 10M / 100M entries; a starter tenant without an override evicts nothing early', async (t) => {
-  t.equal(effectiveLimits('starter', {}).changelog_capacity, 1_000_000)
-  t.equal(effectiveLimits('standard', {}).changelog_capacity, 10_000_000)
-  t.equal(effectiveLimits('enterprise', {}).changelog_capacity, 100_000_000)
-  t.equal(effectiveLimits('starter', { changelog_capacity: 10 }).changelog_capacity, 10, 'the override wins')
-  t.equal(effectiveLimits('starter', { changelog_capacity: null }).changelog_capacity, null, 'null is unlimited')
+t.test(
+  'the plans hold 1M / 10M / 100M entries; a starter tenant without an override evicts nothing early',
+  async (t) => {
+    t.equal(effectiveLimits('starter', {}).changelog_capacity, 1_000_000)
+    t.equal(effectiveLimits('standard', {}).changelog_capacity, 10_000_000)
+    t.equal(effectiveLimits('enterprise', {}).changelog_capacity, 100_000_000)
+    t.equal(effectiveLimits('starter', { changelog_capacity: 10 }).changelog_capacity, 10, 'the override wins')
+    t.equal(effectiveLimits('starter', { changelog_capacity: null }).changelog_capacity, null, 'null is unlimited')
 
-  const client = await server.tenant('small', { tier: 'starter' })
-  const record = await server.admin('GET', '/admin/tenants/small')
-  t.equal(record.body.tier, 'starter')
-  // The operator read shows the overrides (none here); should it show effective limits, it is the plan's.
-  t.ok([undefined, 1_000_000].includes(record.body.limits?.changelog_capacity), `limits ${JSON.stringify(record.body.limits)}`)
-  await writeArticles(client, 'A', 1, 15)
-  await expectHeld(t, client, 1, 15, 'starter, 15 entries')
-})
+    const client = await server.tenant('small', { tier: 'starter' })
+    const record = await server.admin('GET', '/admin/tenants/small')
+    t.equal(record.body.tier, 'starter')
+    // The operator read shows the overrides (none here); should it show effective limits, it is the plan's.
+    t.ok(
+      [undefined, 1_000_000].includes(record.body.limits?.changelog_capacity),
+      `limits ${JSON.stringify(record.body.limits)}`,
+    )
+    await writeArticles(client, 'A', 1, 15)
+    await expectHeld(t, client, 1, 15, 'starter, 15 entries')
+  },
+)

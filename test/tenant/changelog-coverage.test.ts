@@ -21,8 +21,18 @@ import { startServer, type Answer, type TenantClient, type TestServer } from '..
 
 /** SPEC.md "Entity types", then the two types the spec leaves unnamed (API.md / docs/api.md). */
 const entityTypes = [
-  'article', 'pricelist', 'price', 'currency', 'vat_rate', 'vat_class', 'tax_area', 'fx_rate', 'rounding_profile',
-  'settings', 'bundle_rule', 'article_taxclass',
+  'article',
+  'pricelist',
+  'price',
+  'currency',
+  'vat_rate',
+  'vat_class',
+  'tax_area',
+  'fx_rate',
+  'rounding_profile',
+  'settings',
+  'bundle_rule',
+  'article_taxclass',
 ] as const
 type EntityType = (typeof entityTypes)[number]
 
@@ -35,7 +45,10 @@ const dailyFile = path.join(sharedFixturesDir, 'ecb/eurofxref-daily.xml')
 const dailyDate = '2025-05-09'
 /** code -> rate text of the daily fixture, read with a plain regex (not the parser under test). */
 const dailyRates = new Map<string, string>(
-  [...readFileSync(dailyFile, 'utf8').matchAll(/currency=["']([A-Z]{3})["'] rate=["']([^"']+)["']/g)].map((match) => [match[1]!, match[2]!]),
+  [...readFileSync(dailyFile, 'utf8').matchAll(/currency=["']([A-Z]{3})["'] rate=["']([^"']+)["']/g)].map((match) => [
+    match[1]!,
+    match[2]!,
+  ]),
 )
 const feedServer = http.createServer((_request, response) => {
   response.writeHead(200, { 'content-type': 'text/xml' }).end(readFileSync(dailyFile))
@@ -53,7 +66,8 @@ t.before(async () => {
   server = await startServer({ env: { PRICING_FX_FEED_URL: feedUrl, PRICING_FX_FETCH_DELAY_MS: '3600000' } })
   shop = await server.tenant('cover')
   const first = await shop.get('/changelog')
-  if (first.status !== 200 || first.body.items.length !== 0) throw new Error(`a new tenant's log is not empty: ${first.text}`)
+  if (first.status !== 200 || first.body.items.length !== 0)
+    throw new Error(`a new tenant's log is not empty: ${first.text}`)
   position = first.body.next_cursor
 })
 t.teardown(async () => {
@@ -93,57 +107,140 @@ interface Row {
   readonly unordered?: boolean
 }
 
-const call = (method: string, urlPath: string, body?: unknown) => (): Promise<Answer> => shop.call(method, urlPath, body)
-const batchResult = (accepted: number, failedKeys: Record<string, unknown>[]) => (t: Test, answer: Answer): void => {
-  t.equal(answer.body.accepted, accepted, 'accepted')
-  t.same(answer.body.failed.map((entry: Record<string, unknown>) => {
-    const keys: Record<string, unknown> = {}
-    for (const name of Object.keys(failedKeys[0] ?? {})) keys[name] = entry[name]
-    return keys
-  }), failedKeys, 'failed items with their key fields')
-  for (const entry of answer.body.failed) t.type(entry.message, 'string', 'each failed item has a message')
-}
+const call = (method: string, urlPath: string, body?: unknown) => (): Promise<Answer> =>
+  shop.call(method, urlPath, body)
+const batchResult =
+  (accepted: number, failedKeys: Record<string, unknown>[]) =>
+  (t: Test, answer: Answer): void => {
+    t.equal(answer.body.accepted, accepted, 'accepted')
+    t.same(
+      answer.body.failed.map((entry: Record<string, unknown>) => {
+        const keys: Record<string, unknown> = {}
+        for (const name of Object.keys(failedKeys[0] ?? {})) keys[name] = entry[name]
+        return keys
+      }),
+      failedKeys,
+      'failed items with their key fields',
+    )
+    for (const entry of answer.body.failed) t.type(entry.message, 'string', 'each failed item has a message')
+  }
 const tier = (increment: number | string) => [{ from: 0, increment }]
 const feedCodes = (): string[] => [...dailyRates.keys()].sort()
 
 const rows: Row[] = [
   // Articles
-  { entity: 'article', route: 'PUT /article/{sku}', kind: 'single write', what: 'a new SKU', act: call('PUT', '/article/A-1', { name: 'one' }), records: [['created', 'A-1', null]] },
-  { entity: 'article', route: 'PUT /article/{sku}', kind: 'single write', what: 'a changed SKU', act: call('PUT', '/article/A-1', { name: 'uno' }), records: [['updated', 'A-1', null]] },
   {
-    entity: 'article', route: 'POST /article/batch', kind: 'batch write', what: 'new SKUs; an unchanged and an invalid item record nothing',
-    act: call('POST', '/article/batch', [{ sku: 'A-2', name: 'two' }, { sku: 'A-1', name: 'uno' }, { sku: 'A-3', name: 'three' }, { sku: '', name: 'bad' }]),
-    answer: batchResult(3, [{ sku: '' }]),
-    records: [['created', 'A-2', null], ['created', 'A-3', null]],
+    entity: 'article',
+    route: 'PUT /article/{sku}',
+    kind: 'single write',
+    what: 'a new SKU',
+    act: call('PUT', '/article/A-1', { name: 'one' }),
+    records: [['created', 'A-1', null]],
   },
   {
-    entity: 'article', route: 'POST /article/batch', kind: 'batch write', what: 'two items of one SKU, in order',
-    act: call('POST', '/article/batch', [{ sku: 'A-4', name: 'x' }, { sku: 'A-4', name: 'y' }, { sku: 'A-1', name: 'eins' }]),
+    entity: 'article',
+    route: 'PUT /article/{sku}',
+    kind: 'single write',
+    what: 'a changed SKU',
+    act: call('PUT', '/article/A-1', { name: 'uno' }),
+    records: [['updated', 'A-1', null]],
+  },
+  {
+    entity: 'article',
+    route: 'POST /article/batch',
+    kind: 'batch write',
+    what: 'new SKUs; an unchanged and an invalid item record nothing',
+    act: call('POST', '/article/batch', [
+      { sku: 'A-2', name: 'two' },
+      { sku: 'A-1', name: 'uno' },
+      { sku: 'A-3', name: 'three' },
+      { sku: '', name: 'bad' },
+    ]),
+    answer: batchResult(3, [{ sku: '' }]),
+    records: [
+      ['created', 'A-2', null],
+      ['created', 'A-3', null],
+    ],
+  },
+  {
+    entity: 'article',
+    route: 'POST /article/batch',
+    kind: 'batch write',
+    what: 'two items of one SKU, in order',
+    act: call('POST', '/article/batch', [
+      { sku: 'A-4', name: 'x' },
+      { sku: 'A-4', name: 'y' },
+      { sku: 'A-1', name: 'eins' },
+    ]),
     answer: batchResult(3, []),
-    records: [['created', 'A-4', null], ['updated', 'A-4', null], ['updated', 'A-1', null]],
+    records: [
+      ['created', 'A-4', null],
+      ['updated', 'A-4', null],
+      ['updated', 'A-1', null],
+    ],
     repeat: false,
   },
-  { entity: 'article', route: 'DELETE /article/{sku}', kind: 'single delete', what: 'a live SKU', act: call('DELETE', '/article/A-4'), records: [['deleted', 'A-4', null]], repeat: 404 },
   {
-    entity: 'article', route: 'DELETE /article/batch', kind: 'batch delete', what: 'SKUs as text and as {sku}; an unknown one fails',
+    entity: 'article',
+    route: 'DELETE /article/{sku}',
+    kind: 'single delete',
+    what: 'a live SKU',
+    act: call('DELETE', '/article/A-4'),
+    records: [['deleted', 'A-4', null]],
+    repeat: 404,
+  },
+  {
+    entity: 'article',
+    route: 'DELETE /article/batch',
+    kind: 'batch delete',
+    what: 'SKUs as text and as {sku}; an unknown one fails',
     act: call('DELETE', '/article/batch', ['A-2', { sku: 'A-3' }, 'A-404']),
     answer: batchResult(2, [{ sku: 'A-404' }]),
-    records: [['deleted', 'A-2', null], ['deleted', 'A-3', null]],
+    records: [
+      ['deleted', 'A-2', null],
+      ['deleted', 'A-3', null],
+    ],
   },
-  { entity: 'article', route: 'PUT /article/{sku}', kind: 'single write', what: 'a deleted SKU again (created anew)', act: call('PUT', '/article/A-4', { name: 'back' }), records: [['created', 'A-4', null]] },
-  { entity: 'article', route: 'PUT /article/{sku}', kind: 'single write', what: 'a refused write (unknown field)', act: call('PUT', '/article/A-9', { colour: 'red' }), status: 400, records: [] },
+  {
+    entity: 'article',
+    route: 'PUT /article/{sku}',
+    kind: 'single write',
+    what: 'a deleted SKU again (created anew)',
+    act: call('PUT', '/article/A-4', { name: 'back' }),
+    records: [['created', 'A-4', null]],
+  },
+  {
+    entity: 'article',
+    route: 'PUT /article/{sku}',
+    kind: 'single write',
+    what: 'a refused write (unknown field)',
+    act: call('PUT', '/article/A-9', { colour: 'red' }),
+    status: 400,
+    records: [],
+  },
 
   // Pricelists
   {
-    entity: 'pricelist', route: 'PUT /pricelist/{code}', kind: 'single write', what: 'a new pricelist',
-    act: call('PUT', '/pricelist/PL-1', { currency_code: 'EUR', vat_mode: 'NET', name: 'one' }), records: [['created', 'PL-1', null]],
+    entity: 'pricelist',
+    route: 'PUT /pricelist/{code}',
+    kind: 'single write',
+    what: 'a new pricelist',
+    act: call('PUT', '/pricelist/PL-1', { currency_code: 'EUR', vat_mode: 'NET', name: 'one' }),
+    records: [['created', 'PL-1', null]],
   },
   {
-    entity: 'pricelist', route: 'PUT /pricelist/{code}', kind: 'single write', what: 'a changed pricelist',
-    act: call('PUT', '/pricelist/PL-1', { currency_code: 'EUR', vat_mode: 'NET', name: 'uno' }), records: [['updated', 'PL-1', null]],
+    entity: 'pricelist',
+    route: 'PUT /pricelist/{code}',
+    kind: 'single write',
+    what: 'a changed pricelist',
+    act: call('PUT', '/pricelist/PL-1', { currency_code: 'EUR', vat_mode: 'NET', name: 'uno' }),
+    records: [['updated', 'PL-1', null]],
   },
   {
-    entity: 'pricelist', route: 'POST /pricelist/batch', kind: 'batch write', what: 'a parent and its child; an invalid item fails',
+    entity: 'pricelist',
+    route: 'POST /pricelist/batch',
+    kind: 'batch write',
+    what: 'a parent and its child; an invalid item fails',
     act: call('POST', '/pricelist/batch', [
       { code: 'PL-2', currency_code: 'EUR', vat_mode: 'GROSS' },
       { code: 'PL-3', currency_code: 'EUR', parent_code: 'PL-2' },
@@ -151,22 +248,60 @@ const rows: Row[] = [
       { code: 'PL-X', currency_code: 'EUR' },
     ]),
     answer: batchResult(3, [{ code: 'PL-X' }]),
-    records: [['created', 'PL-2', null], ['created', 'PL-3', null]],
+    records: [
+      ['created', 'PL-2', null],
+      ['created', 'PL-3', null],
+    ],
   },
-  { entity: 'pricelist', route: 'DELETE /pricelist/{code}', kind: 'single delete', what: 'a live pricelist', act: call('DELETE', '/pricelist/PL-3'), records: [['deleted', 'PL-3', null]], repeat: 404 },
   {
-    entity: 'pricelist', route: 'DELETE /pricelist/batch', kind: 'batch delete', what: 'codes; an unknown one fails',
+    entity: 'pricelist',
+    route: 'DELETE /pricelist/{code}',
+    kind: 'single delete',
+    what: 'a live pricelist',
+    act: call('DELETE', '/pricelist/PL-3'),
+    records: [['deleted', 'PL-3', null]],
+    repeat: 404,
+  },
+  {
+    entity: 'pricelist',
+    route: 'DELETE /pricelist/batch',
+    kind: 'batch delete',
+    what: 'codes; an unknown one fails',
     act: call('DELETE', '/pricelist/batch', [{ code: 'PL-2' }, 'PL-404']),
     answer: batchResult(1, [{ code: 'PL-404' }]),
     records: [['deleted', 'PL-2', null]],
   },
 
   // Prices (code: SKU, key: pricelist)
-  { entity: 'price', route: 'PUT /price/{sku}/{pricelist}', kind: 'single write', what: 'the first version', act: call('PUT', '/price/P-1/PL-1', { price: 10 }), records: [['created', 'P-1', 'PL-1']] },
-  { entity: 'price', route: 'PUT /price/{sku}/{pricelist}', kind: 'single write', what: 'a later version', act: call('PUT', '/price/P-1/PL-1', { price: 11 }), records: [['updated', 'P-1', 'PL-1']] },
-  { entity: 'price', route: 'PUT /price/{sku}/{pricelist}', kind: 'single write', what: 'the same amount spelled otherwise', act: call('PUT', '/price/P-1/PL-1', { price: '11.0000' }), records: [] },
   {
-    entity: 'price', route: 'POST /price/batch', kind: 'batch write', what: 'new prices; an unchanged and an invalid item record nothing',
+    entity: 'price',
+    route: 'PUT /price/{sku}/{pricelist}',
+    kind: 'single write',
+    what: 'the first version',
+    act: call('PUT', '/price/P-1/PL-1', { price: 10 }),
+    records: [['created', 'P-1', 'PL-1']],
+  },
+  {
+    entity: 'price',
+    route: 'PUT /price/{sku}/{pricelist}',
+    kind: 'single write',
+    what: 'a later version',
+    act: call('PUT', '/price/P-1/PL-1', { price: 11 }),
+    records: [['updated', 'P-1', 'PL-1']],
+  },
+  {
+    entity: 'price',
+    route: 'PUT /price/{sku}/{pricelist}',
+    kind: 'single write',
+    what: 'the same amount spelled otherwise',
+    act: call('PUT', '/price/P-1/PL-1', { price: '11.0000' }),
+    records: [],
+  },
+  {
+    entity: 'price',
+    route: 'POST /price/batch',
+    kind: 'batch write',
+    what: 'new prices; an unchanged and an invalid item record nothing',
     act: call('POST', '/price/batch', [
       { sku: 'P-2', pricelist: 'PL-1', price: 5 },
       { sku: 'P-1', pricelist: 'PL-1', price: 11 },
@@ -174,60 +309,202 @@ const rows: Row[] = [
       { sku: 'P-4', pricelist: 'PL-1', price: 'abc' },
     ]),
     answer: batchResult(3, [{ sku: 'P-4', pricelist: 'PL-1' }]),
-    records: [['created', 'P-2', 'PL-1'], ['created', 'P-3', 'PL-1']],
+    records: [
+      ['created', 'P-2', 'PL-1'],
+      ['created', 'P-3', 'PL-1'],
+    ],
   },
-  { entity: 'price', route: 'DELETE /price/{sku}/{pricelist}', kind: 'single delete', what: 'a live price', act: call('DELETE', '/price/P-3/PL-1'), records: [['deleted', 'P-3', 'PL-1']], repeat: 404 },
   {
-    entity: 'price', route: 'DELETE /price/batch', kind: 'batch delete', what: 'a live price; an absent one fails',
-    act: call('DELETE', '/price/batch', [{ sku: 'P-2', pricelist: 'PL-1' }, { sku: 'P-404', pricelist: 'PL-1' }]),
+    entity: 'price',
+    route: 'DELETE /price/{sku}/{pricelist}',
+    kind: 'single delete',
+    what: 'a live price',
+    act: call('DELETE', '/price/P-3/PL-1'),
+    records: [['deleted', 'P-3', 'PL-1']],
+    repeat: 404,
+  },
+  {
+    entity: 'price',
+    route: 'DELETE /price/batch',
+    kind: 'batch delete',
+    what: 'a live price; an absent one fails',
+    act: call('DELETE', '/price/batch', [
+      { sku: 'P-2', pricelist: 'PL-1' },
+      { sku: 'P-404', pricelist: 'PL-1' },
+    ]),
     answer: batchResult(1, [{ sku: 'P-404', pricelist: 'PL-1' }]),
     records: [['deleted', 'P-2', 'PL-1']],
   },
 
   // Currencies (deactivation is recorded as updated)
-  { entity: 'currency', route: 'PUT /currency/{code}', kind: 'single write', what: 'a new currency', act: call('PUT', '/currency/SEK', {}), records: [['created', 'SEK', null]] },
-  { entity: 'currency', route: 'PUT /currency/{code}', kind: 'single write', what: 'a deactivation', act: call('PUT', '/currency/SEK', { is_active: false }), records: [['updated', 'SEK', null]] },
-  { entity: 'currency', route: 'PUT /currency/{code}', kind: 'single write', what: 'a reactivation', act: call('PUT', '/currency/SEK', {}), records: [['updated', 'SEK', null]] },
-  { entity: 'currency', route: 'PUT /currency/{code}', kind: 'single write', what: 'a new vat_precision', act: call('PUT', '/currency/SEK', { vat_precision: 3 }), records: [['updated', 'SEK', null]] },
-  { entity: 'currency', route: 'PUT /currency/{code}', kind: 'single write', what: 'a refused write (not ISO 4217)', act: call('PUT', '/currency/XYZ', {}), status: 400, records: [] },
+  {
+    entity: 'currency',
+    route: 'PUT /currency/{code}',
+    kind: 'single write',
+    what: 'a new currency',
+    act: call('PUT', '/currency/SEK', {}),
+    records: [['created', 'SEK', null]],
+  },
+  {
+    entity: 'currency',
+    route: 'PUT /currency/{code}',
+    kind: 'single write',
+    what: 'a deactivation',
+    act: call('PUT', '/currency/SEK', { is_active: false }),
+    records: [['updated', 'SEK', null]],
+  },
+  {
+    entity: 'currency',
+    route: 'PUT /currency/{code}',
+    kind: 'single write',
+    what: 'a reactivation',
+    act: call('PUT', '/currency/SEK', {}),
+    records: [['updated', 'SEK', null]],
+  },
+  {
+    entity: 'currency',
+    route: 'PUT /currency/{code}',
+    kind: 'single write',
+    what: 'a new vat_precision',
+    act: call('PUT', '/currency/SEK', { vat_precision: 3 }),
+    records: [['updated', 'SEK', null]],
+  },
+  {
+    entity: 'currency',
+    route: 'PUT /currency/{code}',
+    kind: 'single write',
+    what: 'a refused write (not ISO 4217)',
+    act: call('PUT', '/currency/XYZ', {}),
+    status: 400,
+    records: [],
+  },
 
   // Tax areas
-  { entity: 'tax_area', route: 'PUT /tax-area/{code}', kind: 'single write', what: 'a new tax area', act: call('PUT', '/tax-area/NO', { name: 'Norway' }), records: [['created', 'NO', null]] },
-  { entity: 'tax_area', route: 'PUT /tax-area/{code}', kind: 'single write', what: 'a changed tax area', act: call('PUT', '/tax-area/NO', { name: 'Norge' }), records: [['updated', 'NO', null]] },
   {
-    entity: 'tax_area', route: 'DELETE /tax-area/{code}', kind: 'single delete', what: 'a live tax area',
-    setup: async () => void (await expectStatus(shop.call('PUT', '/tax-area/XX', { name: 'gone soon' }), 202, 'tax area XX')),
-    act: call('DELETE', '/tax-area/XX'), records: [['deleted', 'XX', null]], repeat: 404,
+    entity: 'tax_area',
+    route: 'PUT /tax-area/{code}',
+    kind: 'single write',
+    what: 'a new tax area',
+    act: call('PUT', '/tax-area/NO', { name: 'Norway' }),
+    records: [['created', 'NO', null]],
+  },
+  {
+    entity: 'tax_area',
+    route: 'PUT /tax-area/{code}',
+    kind: 'single write',
+    what: 'a changed tax area',
+    act: call('PUT', '/tax-area/NO', { name: 'Norge' }),
+    records: [['updated', 'NO', null]],
+  },
+  {
+    entity: 'tax_area',
+    route: 'DELETE /tax-area/{code}',
+    kind: 'single delete',
+    what: 'a live tax area',
+    setup: async () =>
+      void (await expectStatus(shop.call('PUT', '/tax-area/XX', { name: 'gone soon' }), 202, 'tax area XX')),
+    act: call('DELETE', '/tax-area/XX'),
+    records: [['deleted', 'XX', null]],
+    repeat: 404,
   },
 
   // VAT classes
-  { entity: 'vat_class', route: 'PUT /vat/class/{code}', kind: 'single write', what: 'a new VAT class', act: call('PUT', '/vat/class/STD', { name: 'Standard' }), records: [['created', 'STD', null]] },
-  { entity: 'vat_class', route: 'PUT /vat/class/{code}', kind: 'single write', what: 'a changed VAT class', act: call('PUT', '/vat/class/STD', { name: 'Standard', description: 'most goods' }), records: [['updated', 'STD', null]] },
   {
-    entity: 'vat_class', route: 'DELETE /vat/class/{code}', kind: 'single delete', what: 'a live VAT class',
-    setup: async () => void (await expectStatus(shop.call('PUT', '/vat/class/OLD', { name: 'gone soon' }), 202, 'VAT class OLD')),
-    act: call('DELETE', '/vat/class/OLD'), records: [['deleted', 'OLD', null]], repeat: 404,
+    entity: 'vat_class',
+    route: 'PUT /vat/class/{code}',
+    kind: 'single write',
+    what: 'a new VAT class',
+    act: call('PUT', '/vat/class/STD', { name: 'Standard' }),
+    records: [['created', 'STD', null]],
+  },
+  {
+    entity: 'vat_class',
+    route: 'PUT /vat/class/{code}',
+    kind: 'single write',
+    what: 'a changed VAT class',
+    act: call('PUT', '/vat/class/STD', { name: 'Standard', description: 'most goods' }),
+    records: [['updated', 'STD', null]],
+  },
+  {
+    entity: 'vat_class',
+    route: 'DELETE /vat/class/{code}',
+    kind: 'single delete',
+    what: 'a live VAT class',
+    setup: async () =>
+      void (await expectStatus(shop.call('PUT', '/vat/class/OLD', { name: 'gone soon' }), 202, 'VAT class OLD')),
+    act: call('DELETE', '/vat/class/OLD'),
+    records: [['deleted', 'OLD', null]],
+    repeat: 404,
   },
 
   // VAT rates (code: tax area, key: VAT class)
-  { entity: 'vat_rate', route: 'POST /vat/rate', kind: 'single write', what: 'a new rate', act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: 25 }), records: [['created', 'NO', 'STD']] },
-  { entity: 'vat_rate', route: 'POST /vat/rate', kind: 'single write', what: 'the same rate spelled otherwise', act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: '25.00' }), records: [] },
-  { entity: 'vat_rate', route: 'POST /vat/rate', kind: 'single write', what: 'a changed rate', act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: '12.5' }), records: [['updated', 'NO', 'STD']] },
-  { entity: 'vat_rate', route: 'POST /vat/rate', kind: 'single write', what: 'a refused write (unknown tax area)', act: call('POST', '/vat/rate', { tax_area_code: 'ZZ', vat_class_code: 'STD', rate: 5 }), status: 400, records: [] },
-  { entity: 'vat_rate', route: 'DELETE /vat/rate/{taxArea}/{vatClass}', kind: 'single delete', what: 'a live rate', act: call('DELETE', '/vat/rate/NO/STD'), records: [['deleted', 'NO', 'STD']], repeat: 404 },
+  {
+    entity: 'vat_rate',
+    route: 'POST /vat/rate',
+    kind: 'single write',
+    what: 'a new rate',
+    act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: 25 }),
+    records: [['created', 'NO', 'STD']],
+  },
+  {
+    entity: 'vat_rate',
+    route: 'POST /vat/rate',
+    kind: 'single write',
+    what: 'the same rate spelled otherwise',
+    act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: '25.00' }),
+    records: [],
+  },
+  {
+    entity: 'vat_rate',
+    route: 'POST /vat/rate',
+    kind: 'single write',
+    what: 'a changed rate',
+    act: call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STD', rate: '12.5' }),
+    records: [['updated', 'NO', 'STD']],
+  },
+  {
+    entity: 'vat_rate',
+    route: 'POST /vat/rate',
+    kind: 'single write',
+    what: 'a refused write (unknown tax area)',
+    act: call('POST', '/vat/rate', { tax_area_code: 'ZZ', vat_class_code: 'STD', rate: 5 }),
+    status: 400,
+    records: [],
+  },
+  {
+    entity: 'vat_rate',
+    route: 'DELETE /vat/rate/{taxArea}/{vatClass}',
+    kind: 'single delete',
+    what: 'a live rate',
+    act: call('DELETE', '/vat/rate/NO/STD'),
+    records: [['deleted', 'NO', 'STD']],
+    repeat: 404,
+  },
 
   // Article-to-VAT-class mappings (code: SKU, key: tax area)
   {
-    entity: 'article_taxclass', route: 'POST /article-taxclass', kind: 'single write', what: 'a new mapping',
-    act: call('POST', '/article-taxclass', { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'STD' }), records: [['created', 'A-1', 'NO']],
+    entity: 'article_taxclass',
+    route: 'POST /article-taxclass',
+    kind: 'single write',
+    what: 'a new mapping',
+    act: call('POST', '/article-taxclass', { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'STD' }),
+    records: [['created', 'A-1', 'NO']],
   },
   {
-    entity: 'article_taxclass', route: 'POST /article-taxclass', kind: 'single write', what: 'a changed VAT class',
-    setup: async () => void (await expectStatus(shop.call('PUT', '/vat/class/RED', { name: 'Reduced' }), 202, 'VAT class RED')),
-    act: call('POST', '/article-taxclass', { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'RED' }), records: [['updated', 'A-1', 'NO']],
+    entity: 'article_taxclass',
+    route: 'POST /article-taxclass',
+    kind: 'single write',
+    what: 'a changed VAT class',
+    setup: async () =>
+      void (await expectStatus(shop.call('PUT', '/vat/class/RED', { name: 'Reduced' }), 202, 'VAT class RED')),
+    act: call('POST', '/article-taxclass', { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'RED' }),
+    records: [['updated', 'A-1', 'NO']],
   },
   {
-    entity: 'article_taxclass', route: 'POST /article-taxclass/batch', kind: 'batch write', what: 'a new mapping; unchanged and refused items record nothing',
+    entity: 'article_taxclass',
+    route: 'POST /article-taxclass/batch',
+    kind: 'batch write',
+    what: 'a new mapping; unchanged and refused items record nothing',
     act: call('POST', '/article-taxclass/batch', [
       { sku_code: 'A-5', tax_area_code: 'NO', vat_class_code: 'STD' },
       { sku_code: 'A-1', tax_area_code: 'NO', vat_class_code: 'RED' },
@@ -236,62 +513,202 @@ const rows: Row[] = [
     answer: batchResult(2, [{ sku_code: 'A-6', tax_area_code: 'ZZ' }]),
     records: [['created', 'A-5', 'NO']],
   },
-  { entity: 'article_taxclass', route: 'DELETE /article-taxclass/{sku}/{taxArea}', kind: 'single delete', what: 'a live mapping', act: call('DELETE', '/article-taxclass/A-5/NO'), records: [['deleted', 'A-5', 'NO']], repeat: 404 },
+  {
+    entity: 'article_taxclass',
+    route: 'DELETE /article-taxclass/{sku}/{taxArea}',
+    kind: 'single delete',
+    what: 'a live mapping',
+    act: call('DELETE', '/article-taxclass/A-5/NO'),
+    records: [['deleted', 'A-5', 'NO']],
+    repeat: 404,
+  },
 
   // Exchange rates (code: EUR, key: the target currency)
   {
-    entity: 'fx_rate', route: 'POST /fx/fetch', kind: 'feed fetch', what: "the feed's first rates", act: call('POST', '/fx/fetch'), status: 200,
+    entity: 'fx_rate',
+    route: 'POST /fx/fetch',
+    kind: 'feed fetch',
+    what: "the feed's first rates",
+    act: call('POST', '/fx/fetch'),
+    status: 200,
     answer: (t, answer) => t.same(answer.body, { as_of: `${dailyDate}T00:00:00Z`, count: dailyRates.size }),
-    records: feedCodes().map((code): Expected => ['created', 'EUR', code]), unordered: true,
+    records: feedCodes().map((code): Expected => ['created', 'EUR', code]),
+    unordered: true,
   },
   {
-    entity: 'fx_rate', route: 'POST /fx/daily', kind: 'single write', what: "another rate for the feed's date",
-    act: call('POST', '/fx/daily', { date: dailyDate, rates: { USD: 1.5 } }), records: [['updated', 'EUR', 'USD']],
-  },
-  {
-    entity: 'fx_rate', route: 'POST /fx/fetch', kind: 'feed fetch', what: 'the feed again: only the rate changed since', act: call('POST', '/fx/fetch'), status: 200,
+    entity: 'fx_rate',
+    route: 'POST /fx/daily',
+    kind: 'single write',
+    what: "another rate for the feed's date",
+    act: call('POST', '/fx/daily', { date: dailyDate, rates: { USD: 1.5 } }),
     records: [['updated', 'EUR', 'USD']],
   },
   {
-    entity: 'fx_rate', route: 'POST /fx/daily', kind: 'single write', what: 'two rates of a later date, one entry per currency (sorted)',
-    act: call('POST', '/fx/daily', { date: '2025-05-12', rates: { USD: '1.13', GBP: 0.85 } }), records: [['updated', 'EUR', 'GBP'], ['updated', 'EUR', 'USD']],
+    entity: 'fx_rate',
+    route: 'POST /fx/fetch',
+    kind: 'feed fetch',
+    what: 'the feed again: only the rate changed since',
+    act: call('POST', '/fx/fetch'),
+    status: 200,
+    records: [['updated', 'EUR', 'USD']],
   },
   {
-    entity: 'fx_rate', route: 'POST /fx/daily', kind: 'single write', what: 'the first rate of a currency the feed lacks',
-    act: call('POST', '/fx/daily', { date: '2025-05-12', rates: { ARS: 1200 } }), records: [['created', 'EUR', 'ARS']],
+    entity: 'fx_rate',
+    route: 'POST /fx/daily',
+    kind: 'single write',
+    what: 'two rates of a later date, one entry per currency (sorted)',
+    act: call('POST', '/fx/daily', { date: '2025-05-12', rates: { USD: '1.13', GBP: 0.85 } }),
+    records: [
+      ['updated', 'EUR', 'GBP'],
+      ['updated', 'EUR', 'USD'],
+    ],
   },
   {
-    entity: 'fx_rate', route: 'POST /fx/daily', kind: 'single write', what: 'a refused request (one bad rate refuses all)',
-    act: call('POST', '/fx/daily', { date: '2025-05-13', rates: { USD: 1.2, GBP: -1 } }), status: 400, records: [],
+    entity: 'fx_rate',
+    route: 'POST /fx/daily',
+    kind: 'single write',
+    what: 'the first rate of a currency the feed lacks',
+    act: call('POST', '/fx/daily', { date: '2025-05-12', rates: { ARS: 1200 } }),
+    records: [['created', 'EUR', 'ARS']],
+  },
+  {
+    entity: 'fx_rate',
+    route: 'POST /fx/daily',
+    kind: 'single write',
+    what: 'a refused request (one bad rate refuses all)',
+    act: call('POST', '/fx/daily', { date: '2025-05-13', rates: { USD: 1.2, GBP: -1 } }),
+    status: 400,
+    records: [],
   },
 
   // Rounding profiles
-  { entity: 'rounding_profile', route: 'POST /rounding-profile', kind: 'single write', what: 'a new profile', act: call('POST', '/rounding-profile', { code: 'R-1', tier_rules: tier(1) }), records: [['created', 'R-1', null]] },
-  { entity: 'rounding_profile', route: 'PUT /rounding-profile/{code}', kind: 'single write', what: 'changed tiers', act: call('PUT', '/rounding-profile/R-1', { tier_rules: tier('0.5') }), records: [['updated', 'R-1', null]] },
-  { entity: 'rounding_profile', route: 'POST /rounding-profile', kind: 'single write', what: 'a replacement', act: call('POST', '/rounding-profile', { code: 'R-1', tier_rules: tier(1) }), records: [['updated', 'R-1', null]] },
   {
-    entity: 'rounding_profile', route: 'POST /rounding-profile', kind: 'single write', what: 'a default claim, which clears the previous holder',
-    setup: async () => void (await expectStatus(shop.call('POST', '/rounding-profile', { code: 'R-2', default_global: true, tier_rules: tier(1) }), 202, 'profile R-2')),
-    act: call('POST', '/rounding-profile', { code: 'R-3', default_global: true, tier_rules: tier(5) }),
-    records: [['created', 'R-3', null], ['updated', 'R-2', null]],
+    entity: 'rounding_profile',
+    route: 'POST /rounding-profile',
+    kind: 'single write',
+    what: 'a new profile',
+    act: call('POST', '/rounding-profile', { code: 'R-1', tier_rules: tier(1) }),
+    records: [['created', 'R-1', null]],
   },
-  { entity: 'rounding_profile', route: 'DELETE /rounding-profile/{code}', kind: 'single delete', what: 'a live profile', act: call('DELETE', '/rounding-profile/R-3'), records: [['deleted', 'R-3', null]], repeat: 404 },
+  {
+    entity: 'rounding_profile',
+    route: 'PUT /rounding-profile/{code}',
+    kind: 'single write',
+    what: 'changed tiers',
+    act: call('PUT', '/rounding-profile/R-1', { tier_rules: tier('0.5') }),
+    records: [['updated', 'R-1', null]],
+  },
+  {
+    entity: 'rounding_profile',
+    route: 'POST /rounding-profile',
+    kind: 'single write',
+    what: 'a replacement',
+    act: call('POST', '/rounding-profile', { code: 'R-1', tier_rules: tier(1) }),
+    records: [['updated', 'R-1', null]],
+  },
+  {
+    entity: 'rounding_profile',
+    route: 'POST /rounding-profile',
+    kind: 'single write',
+    what: 'a default claim, which clears the previous holder',
+    setup: async () =>
+      void (await expectStatus(
+        shop.call('POST', '/rounding-profile', { code: 'R-2', default_global: true, tier_rules: tier(1) }),
+        202,
+        'profile R-2',
+      )),
+    act: call('POST', '/rounding-profile', { code: 'R-3', default_global: true, tier_rules: tier(5) }),
+    records: [
+      ['created', 'R-3', null],
+      ['updated', 'R-2', null],
+    ],
+  },
+  {
+    entity: 'rounding_profile',
+    route: 'DELETE /rounding-profile/{code}',
+    kind: 'single delete',
+    what: 'a live profile',
+    act: call('DELETE', '/rounding-profile/R-3'),
+    records: [['deleted', 'R-3', null]],
+    repeat: 404,
+  },
 
   // Settings
-  { entity: 'settings', route: 'PUT /settings/{key}', kind: 'single write', what: 'a first value', act: call('PUT', '/settings/default.tax.area', { value: 'NO' }), records: [['created', 'default.tax.area', null]] },
-  { entity: 'settings', route: 'PUT /settings/{key}', kind: 'single write', what: 'a new value', act: call('PUT', '/settings/default.tax.area', { value: 'SE' }), records: [['updated', 'default.tax.area', null]] },
-  { entity: 'settings', route: 'PUT /settings/{key}', kind: 'single write', what: 'a refused value', act: call('PUT', '/settings/ingest.skip.dedup', { value: 'yes' }), status: 400, records: [] },
-  { entity: 'settings', route: 'DELETE /settings/{key}', kind: 'single delete', what: 'a written setting', act: call('DELETE', '/settings/default.tax.area'), records: [['deleted', 'default.tax.area', null]], repeat: 404 },
+  {
+    entity: 'settings',
+    route: 'PUT /settings/{key}',
+    kind: 'single write',
+    what: 'a first value',
+    act: call('PUT', '/settings/default.tax.area', { value: 'NO' }),
+    records: [['created', 'default.tax.area', null]],
+  },
+  {
+    entity: 'settings',
+    route: 'PUT /settings/{key}',
+    kind: 'single write',
+    what: 'a new value',
+    act: call('PUT', '/settings/default.tax.area', { value: 'SE' }),
+    records: [['updated', 'default.tax.area', null]],
+  },
+  {
+    entity: 'settings',
+    route: 'PUT /settings/{key}',
+    kind: 'single write',
+    what: 'a refused value',
+    act: call('PUT', '/settings/ingest.skip.dedup', { value: 'yes' }),
+    status: 400,
+    records: [],
+  },
+  {
+    entity: 'settings',
+    route: 'DELETE /settings/{key}',
+    kind: 'single delete',
+    what: 'a written setting',
+    act: call('DELETE', '/settings/default.tax.area'),
+    records: [['deleted', 'default.tax.area', null]],
+    repeat: 404,
+  },
 
   // Bundle rules (code: bundle SKU, key: pricelist)
-  { entity: 'bundle_rule', route: 'PUT /bundle/{bundleSku}/{pricelistCode}', kind: 'single write', what: 'a new rule', act: call('PUT', '/bundle/B-1/PL-1', { method: 'FIXED', fixed_price: 20 }), records: [['created', 'B-1', 'PL-1']] },
   {
-    entity: 'bundle_rule', route: 'PUT /bundle/{bundleSku}/{pricelistCode}', kind: 'single write', what: 'a changed rule',
-    act: call('PUT', '/bundle/B-1/PL-1', { method: 'SUM_OF_PARTS', components: [{ sku: 'P-1', quantity: 2 }], discount_type: 'PERCENTAGE', discount_value: 10 }),
+    entity: 'bundle_rule',
+    route: 'PUT /bundle/{bundleSku}/{pricelistCode}',
+    kind: 'single write',
+    what: 'a new rule',
+    act: call('PUT', '/bundle/B-1/PL-1', { method: 'FIXED', fixed_price: 20 }),
+    records: [['created', 'B-1', 'PL-1']],
+  },
+  {
+    entity: 'bundle_rule',
+    route: 'PUT /bundle/{bundleSku}/{pricelistCode}',
+    kind: 'single write',
+    what: 'a changed rule',
+    act: call('PUT', '/bundle/B-1/PL-1', {
+      method: 'SUM_OF_PARTS',
+      components: [{ sku: 'P-1', quantity: 2 }],
+      discount_type: 'PERCENTAGE',
+      discount_value: 10,
+    }),
     records: [['updated', 'B-1', 'PL-1']],
   },
-  { entity: 'bundle_rule', route: 'PUT /bundle/{bundleSku}/{pricelistCode}', kind: 'single write', what: 'a refused rule (unknown pricelist)', act: call('PUT', '/bundle/B-1/PL-404', { method: 'FIXED', fixed_price: 1 }), status: 400, records: [] },
-  { entity: 'bundle_rule', route: 'DELETE /bundle/{bundleSku}/{pricelistCode}', kind: 'single delete', what: 'a live rule', act: call('DELETE', '/bundle/B-1/PL-1'), records: [['deleted', 'B-1', 'PL-1']], repeat: 404 },
+  {
+    entity: 'bundle_rule',
+    route: 'PUT /bundle/{bundleSku}/{pricelistCode}',
+    kind: 'single write',
+    what: 'a refused rule (unknown pricelist)',
+    act: call('PUT', '/bundle/B-1/PL-404', { method: 'FIXED', fixed_price: 1 }),
+    status: 400,
+    records: [],
+  },
+  {
+    entity: 'bundle_rule',
+    route: 'DELETE /bundle/{bundleSku}/{pricelistCode}',
+    kind: 'single delete',
+    what: 'a live rule',
+    act: call('DELETE', '/bundle/B-1/PL-1'),
+    records: [['deleted', 'B-1', 'PL-1']],
+    repeat: 404,
+  },
 ]
 
 function sortedEntries(entries: readonly Expected[]): Expected[] {
@@ -304,16 +721,22 @@ function checkEntryFields(t: Test, entry: ChangelogEntry, window: { from: number
   t.equal(entry.changed_by, shop.clientId, 'changed_by is the client id')
   t.match(entry.changed_at, rfc3339, 'changed_at is UTC RFC 3339')
   const changedAt = Date.parse(entry.changed_at)
-  t.ok(changedAt >= window.from - 1 && changedAt <= window.to + 1, `changed_at ${entry.changed_at} lies within the request`)
+  t.ok(
+    changedAt >= window.from - 1 && changedAt <= window.to + 1,
+    `changed_at ${entry.changed_at} lies within the request`,
+  )
   if (entry.change_type === 'deleted') t.equal(entry.content_hash, '', 'a delete has an empty content_hash')
   else t.match(entry.content_hash, /^\S+$/, 'a write has a content_hash')
   t.ok(Number.isSafeInteger(entry.sequence) && entry.sequence > 0, 'sequence is a positive integer')
 }
 
 function rowName(row: Row): string {
-  const records = row.records.length === 0 ? 'records nothing' : row.unordered
-    ? `records ${row.records.length} x ${row.entity} ${row.records[0]![0]}`
-    : `records ${row.records.map(([change, code, key]) => `${change} ${code}${key === null ? '' : `/${key}`}`).join(', ')}`
+  const records =
+    row.records.length === 0
+      ? 'records nothing'
+      : row.unordered
+        ? `records ${row.records.length} x ${row.entity} ${row.records[0]![0]}`
+        : `records ${row.records.map(([change, code, key]) => `${change} ${code}${key === null ? '' : `/${key}`}`).join(', ')}`
   const repeat = row.records.length > 0 && row.repeat !== false ? '; the identical request again records nothing' : ''
   return `${row.entity} ${row.kind} ${row.route} (${row.what}) ${records}${repeat}`
 }
@@ -332,8 +755,16 @@ t.test('every write path records its entries; the identical request again record
       row.answer?.(t, answer)
       const entries = await recorded()
       const got = entries.map((entry): Expected => [entry.change_type, entry.entity_code, entry.composite_key])
-      t.same(row.unordered ? sortedEntries(got) : got, row.unordered ? sortedEntries(row.records) : row.records, 'the entries recorded')
-      t.same(entries.map((entry) => entry.entity_type), row.records.map(() => row.entity), `entity_type ${row.entity}`)
+      t.same(
+        row.unordered ? sortedEntries(got) : got,
+        row.unordered ? sortedEntries(row.records) : row.records,
+        'the entries recorded',
+      )
+      t.same(
+        entries.map((entry) => entry.entity_type),
+        row.records.map(() => row.entity),
+        `entity_type ${row.entity}`,
+      )
       for (let index = 1; index < entries.length; index++) {
         t.equal(entries[index]!.sequence, entries[index - 1]!.sequence + 1, 'one commit takes consecutive sequences')
       }
@@ -361,43 +792,106 @@ interface HashRow {
 
 const hashRows: HashRow[] = [
   {
-    entity: 'article', key: ['H-1', null],
-    write: (value) => shop.call('PUT', '/article/H-1', { name: `name ${value}`, metadata: { colour: [value === 1 ? 'red' : 'blue'] } }),
-    batch: (value) => shop.call('POST', '/article/batch', [{ sku: 'H-1', name: `name ${value}`, metadata: { colour: [value === 1 ? 'red' : 'blue'] } }]),
+    entity: 'article',
+    key: ['H-1', null],
+    write: (value) =>
+      shop.call('PUT', '/article/H-1', { name: `name ${value}`, metadata: { colour: [value === 1 ? 'red' : 'blue'] } }),
+    batch: (value) =>
+      shop.call('POST', '/article/batch', [
+        { sku: 'H-1', name: `name ${value}`, metadata: { colour: [value === 1 ? 'red' : 'blue'] } },
+      ]),
   },
   {
-    entity: 'pricelist', key: ['H-PL', null],
-    write: (value) => shop.call('PUT', '/pricelist/H-PL', { currency_code: 'EUR', vat_mode: value === 1 ? 'NET' : 'GROSS' }),
-    batch: (value) => shop.call('POST', '/pricelist/batch', [{ code: 'H-PL', currency_code: 'EUR', vat_mode: value === 1 ? 'NET' : 'GROSS' }]),
+    entity: 'pricelist',
+    key: ['H-PL', null],
+    write: (value) =>
+      shop.call('PUT', '/pricelist/H-PL', { currency_code: 'EUR', vat_mode: value === 1 ? 'NET' : 'GROSS' }),
+    batch: (value) =>
+      shop.call('POST', '/pricelist/batch', [
+        { code: 'H-PL', currency_code: 'EUR', vat_mode: value === 1 ? 'NET' : 'GROSS' },
+      ]),
   },
   {
-    entity: 'price', key: ['H-1', 'PL-1'],
+    entity: 'price',
+    key: ['H-1', 'PL-1'],
     write: (value) => shop.call('PUT', '/price/H-1/PL-1', { price: value * 10 }),
     batch: (value) => shop.call('POST', '/price/batch', [{ sku: 'H-1', pricelist: 'PL-1', price: `${value * 10}.00` }]),
   },
-  { entity: 'currency', key: ['NOK', null], write: (value) => shop.call('PUT', '/currency/NOK', { vat_precision: value }) },
-  { entity: 'tax_area', key: ['HA', null], write: (value) => shop.call('PUT', '/tax-area/HA', { name: `area ${value}` }) },
-  { entity: 'vat_class', key: ['HC', null], write: (value) => shop.call('PUT', '/vat/class/HC', { name: `class ${value}` }) },
-  { entity: 'vat_rate', key: ['NO', 'RED'], write: (value) => shop.call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'RED', rate: value === 1 ? 15 : '12.5' }) },
   {
-    entity: 'article_taxclass', key: ['H-1', 'NO'],
-    write: (value) => shop.call('POST', '/article-taxclass', { sku_code: 'H-1', tax_area_code: 'NO', vat_class_code: value === 1 ? 'STD' : 'RED' }),
-    batch: (value) => shop.call('POST', '/article-taxclass/batch', [{ sku_code: 'H-1', tax_area_code: 'NO', vat_class_code: value === 1 ? 'STD' : 'RED' }]),
+    entity: 'currency',
+    key: ['NOK', null],
+    write: (value) => shop.call('PUT', '/currency/NOK', { vat_precision: value }),
   },
   {
-    entity: 'fx_rate', key: ['EUR', 'CHF'],
-    write: (value) => shop.call('POST', '/fx/daily', { date: '2024-01-02', rates: { CHF: value === 1 ? 0.93 : '0.9500' } }),
+    entity: 'tax_area',
+    key: ['HA', null],
+    write: (value) => shop.call('PUT', '/tax-area/HA', { name: `area ${value}` }),
   },
-  { entity: 'rounding_profile', key: ['H-R', null], write: (value) => shop.call('POST', '/rounding-profile', { code: 'H-R', tier_rules: tier(value === 1 ? 1 : '0.05') }) },
-  { entity: 'settings', key: ['require.homogeneous.currency', null], write: (value) => shop.call('PUT', '/settings/require.homogeneous.currency', { value: value === 1 ? 'false' : 'true' }) },
   {
-    entity: 'bundle_rule', key: ['H-B', 'PL-1'],
-    write: (value) => shop.call('PUT', '/bundle/H-B/PL-1', value === 1 ? { method: 'FIXED', fixed_price: 5 } : { method: 'SUM_OF_PARTS', components: [{ sku: 'P-1', quantity: 1 }] }),
+    entity: 'vat_class',
+    key: ['HC', null],
+    write: (value) => shop.call('PUT', '/vat/class/HC', { name: `class ${value}` }),
+  },
+  {
+    entity: 'vat_rate',
+    key: ['NO', 'RED'],
+    write: (value) =>
+      shop.call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'RED', rate: value === 1 ? 15 : '12.5' }),
+  },
+  {
+    entity: 'article_taxclass',
+    key: ['H-1', 'NO'],
+    write: (value) =>
+      shop.call('POST', '/article-taxclass', {
+        sku_code: 'H-1',
+        tax_area_code: 'NO',
+        vat_class_code: value === 1 ? 'STD' : 'RED',
+      }),
+    batch: (value) =>
+      shop.call('POST', '/article-taxclass/batch', [
+        { sku_code: 'H-1', tax_area_code: 'NO', vat_class_code: value === 1 ? 'STD' : 'RED' },
+      ]),
+  },
+  {
+    entity: 'fx_rate',
+    key: ['EUR', 'CHF'],
+    write: (value) =>
+      shop.call('POST', '/fx/daily', { date: '2024-01-02', rates: { CHF: value === 1 ? 0.93 : '0.9500' } }),
+  },
+  {
+    entity: 'rounding_profile',
+    key: ['H-R', null],
+    write: (value) =>
+      shop.call('POST', '/rounding-profile', { code: 'H-R', tier_rules: tier(value === 1 ? 1 : '0.05') }),
+  },
+  {
+    entity: 'settings',
+    key: ['require.homogeneous.currency', null],
+    write: (value) =>
+      shop.call('PUT', '/settings/require.homogeneous.currency', { value: value === 1 ? 'false' : 'true' }),
+  },
+  {
+    entity: 'bundle_rule',
+    key: ['H-B', 'PL-1'],
+    write: (value) =>
+      shop.call(
+        'PUT',
+        '/bundle/H-B/PL-1',
+        value === 1
+          ? { method: 'FIXED', fixed_price: 5 }
+          : { method: 'SUM_OF_PARTS', components: [{ sku: 'P-1', quantity: 1 }] },
+      ),
   },
 ]
 
 /** Writes and answers the one entry the write recorded (or none). */
-async function hashOf(t: Test, row: HashRow, write: () => Promise<Answer>, expected: 'one' | 'none', what: string): Promise<ChangelogEntry | null> {
+async function hashOf(
+  t: Test,
+  row: HashRow,
+  write: () => Promise<Answer>,
+  expected: 'one' | 'none',
+  what: string,
+): Promise<ChangelogEntry | null> {
   const answer = await write()
   t.equal(answer.status, row.status ?? 202, `${what}: answer status (${answer.text})`)
   const entries = await recorded()
@@ -408,30 +902,40 @@ async function hashOf(t: Test, row: HashRow, write: () => Promise<Answer>, expec
   t.equal(entries.length, 1, `${what} records one entry`)
   const entry = entries[0]
   if (entry === undefined) return null
-  t.same([entry.entity_type, entry.entity_code, entry.composite_key], [row.entity, ...row.key], `${what}: entity_type, entity_code, composite_key`)
+  t.same(
+    [entry.entity_type, entry.entity_code, entry.composite_key],
+    [row.entity, ...row.key],
+    `${what}: entity_type, entity_code, composite_key`,
+  )
   t.equal(entry.changed_by, shop.clientId, `${what}: changed_by`)
   t.not(entry.content_hash, '', `${what}: a content_hash`)
   return entry
 }
 
-t.test('content_hash: a new value gives a new hash, the earlier value its earlier hash, a batch the same hash', async (t) => {
-  for (const row of hashRows) {
-    await t.test(`${row.entity}: value 1, value 1 again (nothing), value 2, value 1${row.batch === undefined ? '' : ', then the batch path'}`, async (t) => {
-      const first = await hashOf(t, row, () => row.write(1), 'one', 'value 1')
-      await hashOf(t, row, () => row.write(1), 'none', 'value 1 again')
-      const second = await hashOf(t, row, () => row.write(2), 'one', 'value 2')
-      const back = await hashOf(t, row, () => row.write(1), 'one', 'value 1 once more')
-      t.equal(first?.change_type, 'created', 'the first write creates')
-      t.equal(second?.change_type, 'updated', 'a new value updates')
-      t.not(second?.content_hash, first?.content_hash, 'value 2 has another hash')
-      t.equal(back?.content_hash, first?.content_hash, 'value 1 has its earlier hash again')
-      if (row.batch === undefined) return
-      const batched = await hashOf(t, row, () => row.batch!(2), 'one', 'value 2 by batch')
-      t.equal(batched?.content_hash, second?.content_hash, 'the batch path gives the hash the single path gave')
-      await hashOf(t, row, () => row.batch!(2), 'none', 'value 2 by batch again')
-    })
-  }
-})
+t.test(
+  'content_hash: a new value gives a new hash, the earlier value its earlier hash, a batch the same hash',
+  async (t) => {
+    for (const row of hashRows) {
+      await t.test(
+        `${row.entity}: value 1, value 1 again (nothing), value 2, value 1${row.batch === undefined ? '' : ', then the batch path'}`,
+        async (t) => {
+          const first = await hashOf(t, row, () => row.write(1), 'one', 'value 1')
+          await hashOf(t, row, () => row.write(1), 'none', 'value 1 again')
+          const second = await hashOf(t, row, () => row.write(2), 'one', 'value 2')
+          const back = await hashOf(t, row, () => row.write(1), 'one', 'value 1 once more')
+          t.equal(first?.change_type, 'created', 'the first write creates')
+          t.equal(second?.change_type, 'updated', 'a new value updates')
+          t.not(second?.content_hash, first?.content_hash, 'value 2 has another hash')
+          t.equal(back?.content_hash, first?.content_hash, 'value 1 has its earlier hash again')
+          if (row.batch === undefined) return
+          const batched = await hashOf(t, row, () => row.batch!(2), 'one', 'value 2 by batch')
+          t.equal(batched?.content_hash, second?.content_hash, 'the batch path gives the hash the single path gave')
+          await hashOf(t, row, () => row.batch!(2), 'none', 'value 2 by batch again')
+        },
+      )
+    }
+  },
+)
 
 t.test('the FX feed and POST /fx/daily give one rate the same hash', async (t) => {
   // The feed's USD rate of its date, written by /fx/daily on another date, hashes as the feed's did.
@@ -440,63 +944,106 @@ t.test('the FX feed and POST /fx/daily give one rate the same hash', async (t) =
   await recorded()
   await expectStatus(shop.call('POST', '/fx/fetch'), 200, 'fetch')
   const fetched = await recorded()
-  t.same(fetched.map((entry) => [entry.change_type, entry.composite_key]), [['updated', 'USD']], 'the fetch restores the feed rate')
-  await expectStatus(shop.call('POST', '/fx/daily', { date: '2025-05-20', rates: { USD: Number(usdFeedRate) } }), 202, 'USD feed rate by hand')
+  t.same(
+    fetched.map((entry) => [entry.change_type, entry.composite_key]),
+    [['updated', 'USD']],
+    'the fetch restores the feed rate',
+  )
+  await expectStatus(
+    shop.call('POST', '/fx/daily', { date: '2025-05-20', rates: { USD: Number(usdFeedRate) } }),
+    202,
+    'USD feed rate by hand',
+  )
   const manual = await recorded()
   t.equal(manual.length, 1)
   t.equal(manual[0]?.content_hash, fetched[0]?.content_hash, 'same rate, same hash')
 })
 
-t.test('a tenant created after a fetch starts with the stored feed, recorded as fx_rate entries by system', async (t) => {
-  // The same applyFeed as the scheduled fetch, with the service as the writer (no client is involved).
-  const later = await server.tenant('seeded')
-  const answer = await later.get('/changelog?limit=1000')
-  t.equal(answer.status, 200)
-  const entries = answer.body.items as ChangelogEntry[]
-  t.same(
-    sortedEntries(entries.map((entry): Expected => [entry.change_type, entry.entity_code, entry.composite_key])),
-    sortedEntries(feedCodes().map((code): Expected => ['created', 'EUR', code])),
-    'one created entry per rate of the feed',
-  )
-  t.same([...new Set(entries.map((entry) => `${entry.entity_type} ${entry.changed_by}`))], ['fx_rate system'], 'fx_rate, changed_by system')
-})
+t.test(
+  'a tenant created after a fetch starts with the stored feed, recorded as fx_rate entries by system',
+  async (t) => {
+    // The same applyFeed as the scheduled fetch, with the service as the writer (no client is involved).
+    const later = await server.tenant('seeded')
+    const answer = await later.get('/changelog?limit=1000')
+    t.equal(answer.status, 200)
+    const entries = answer.body.items as ChangelogEntry[]
+    t.same(
+      sortedEntries(entries.map((entry): Expected => [entry.change_type, entry.entity_code, entry.composite_key])),
+      sortedEntries(feedCodes().map((code): Expected => ['created', 'EUR', code])),
+      'one created entry per rate of the feed',
+    )
+    t.same(
+      [...new Set(entries.map((entry) => `${entry.entity_type} ${entry.changed_by}`))],
+      ['fx_rate system'],
+      'fx_rate, changed_by system',
+    )
+  },
+)
 
 // ---------------------------------------------------------------------------------------------
 // ingest.skip.dedup
 
-t.test('with ingest.skip.dedup an identical price records an entry with the same content_hash; without it, nothing', async (t) => {
-  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'price D-1')
-  const [created] = await recorded()
-  t.equal(created?.change_type, 'created')
-  await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'true' }), 202, 'skip.dedup on')
-  t.same((await recorded()).map((entry) => [entry.entity_type, entry.entity_code]), [['settings', 'ingest.skip.dedup']])
+t.test(
+  'with ingest.skip.dedup an identical price records an entry with the same content_hash; without it, nothing',
+  async (t) => {
+    await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'price D-1')
+    const [created] = await recorded()
+    t.equal(created?.change_type, 'created')
+    await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'true' }), 202, 'skip.dedup on')
+    t.same(
+      (await recorded()).map((entry) => [entry.entity_type, entry.entity_code]),
+      [['settings', 'ingest.skip.dedup']],
+    )
 
-  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: '3.0' }), 202, 'identical single write')
-  const single = await recorded()
-  t.same(single.map((entry) => [entry.entity_type, entry.change_type, entry.entity_code, entry.composite_key]), [['price', 'updated', 'D-1', 'PL-1']], 'the single write records')
-  t.equal(single[0]?.content_hash, created?.content_hash, 'with the same content_hash')
-  t.equal(single[0]?.changed_by, shop.clientId)
+    await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: '3.0' }), 202, 'identical single write')
+    const single = await recorded()
+    t.same(
+      single.map((entry) => [entry.entity_type, entry.change_type, entry.entity_code, entry.composite_key]),
+      [['price', 'updated', 'D-1', 'PL-1']],
+      'the single write records',
+    )
+    t.equal(single[0]?.content_hash, created?.content_hash, 'with the same content_hash')
+    t.equal(single[0]?.changed_by, shop.clientId)
 
-  const batch = await expectStatus(shop.call('POST', '/price/batch', [{ sku: 'D-1', pricelist: 'PL-1', price: 3 }, { sku: 'D-1', pricelist: 'PL-1', price: 3 }]), 202, 'identical batch')
-  t.same(batch.body, { accepted: 2, failed: [] })
-  const batched = await recorded()
-  t.same(batched.map((entry) => [entry.change_type, entry.content_hash]), [['updated', created?.content_hash], ['updated', created?.content_hash]], 'each batch item records, same hash')
+    const batch = await expectStatus(
+      shop.call('POST', '/price/batch', [
+        { sku: 'D-1', pricelist: 'PL-1', price: 3 },
+        { sku: 'D-1', pricelist: 'PL-1', price: 3 },
+      ]),
+      202,
+      'identical batch',
+    )
+    t.same(batch.body, { accepted: 2, failed: [] })
+    const batched = await recorded()
+    t.same(
+      batched.map((entry) => [entry.change_type, entry.content_hash]),
+      [
+        ['updated', created?.content_hash],
+        ['updated', created?.content_hash],
+      ],
+      'each batch item records, same hash',
+    )
 
-  await expectStatus(shop.call('PUT', '/article/A-1', { name: 'eins' }), 202, 'identical article')
-  t.same(await recorded(), [], 'articles are still deduplicated (the setting is about prices)')
+    await expectStatus(shop.call('PUT', '/article/A-1', { name: 'eins' }), 202, 'identical article')
+    t.same(await recorded(), [], 'articles are still deduplicated (the setting is about prices)')
 
-  await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'false' }), 202, 'skip.dedup off')
-  await recorded()
-  await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'identical write after')
-  t.same(await recorded(), [], 'off again: an identical price records nothing')
-})
+    await expectStatus(shop.call('PUT', '/settings/ingest.skip.dedup', { value: 'false' }), 202, 'skip.dedup off')
+    await recorded()
+    await expectStatus(shop.call('PUT', '/price/D-1/PL-1', { price: 3 }), 202, 'identical write after')
+    t.same(await recorded(), [], 'off again: an identical price records nothing')
+  },
+)
 
 // ---------------------------------------------------------------------------------------------
 // The table covers every write route and every entity type
 
 /** Non-GET tenant routes that record nothing by design: reads with a body, and webhooks. */
 const notLogged = new Set([
-  'POST /article/search', 'POST /pricelist/query', 'POST /pricelist/search', 'POST /price/query', 'POST /rounding-profile/apply',
+  'POST /article/search',
+  'POST /pricelist/query',
+  'POST /pricelist/search',
+  'POST /price/query',
+  'POST /rounding-profile/apply',
 ])
 const notLoggedPrefixes = ['/webhooks', '/management', '/oauth2']
 
@@ -518,7 +1065,11 @@ t.test('the table has a row for every write route of /openapi.json and every ent
   t.same(writes.filter((route) => !covered.has(route)).sort(), [], 'write routes without a row')
   t.same([...covered].filter((route) => !writes.includes(route)).sort(), [], 'rows naming no write route')
   const types = new Set(rows.map((row) => row.entity))
-  t.same(entityTypes.filter((type) => !types.has(type)), [], 'entity types without a row')
+  t.same(
+    entityTypes.filter((type) => !types.has(type)),
+    [],
+    'entity types without a row',
+  )
   const table = entityTypes.map((type) => {
     const paths = [...new Set(rows.filter((row) => row.entity === type).map((row) => `${row.kind}: ${row.route}`))]
     return `${type.padEnd(17)} ${paths.join('; ')}`

@@ -4,7 +4,10 @@ import { suiteServer } from '../helpers/suite.js'
 
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
-const { server, tenants: { shop } } = await suiteServer({ tenants: { shop: {} } })
+const {
+  server,
+  tenants: { shop },
+} = await suiteServer({ tenants: { shop: {} } })
 
 function summary(entries: ChangelogEntry[]): string[] {
   return entries.map((entry) => `${entry.entity_type} ${entry.change_type} ${entry.entity_code}`)
@@ -23,7 +26,10 @@ t.test('writes of articles and settings appear in order with created, updated an
   t.equal((await shop.call('PUT', '/article/A1', { name: 'first' })).status, 202)
   t.equal((await shop.call('PUT', '/article/A1', { name: 'first' })).status, 202, 'identical rewrite')
   t.equal((await shop.call('PUT', '/article/A1', { name: 'second' })).status, 202)
-  const batch = await shop.call('POST', '/article/batch', [{ sku: 'A2', name: 'two' }, { sku: 'A3', name: 'three' }])
+  const batch = await shop.call('POST', '/article/batch', [
+    { sku: 'A2', name: 'two' },
+    { sku: 'A3', name: 'three' },
+  ])
   t.same(batch.body, { accepted: 2, failed: [] })
   t.equal((await shop.call('DELETE', '/article/A2')).status, 202)
   t.equal((await shop.call('PUT', '/settings/default.tax.area', { value: 'NO' })).status, 202)
@@ -46,7 +52,16 @@ t.test('writes of articles and settings appear in order with created, updated an
     t.equal(entry.changed_by, shop.clientId)
     t.equal(entry.composite_key, null)
     t.match(entry.changed_at, rfc3339)
-    t.same(Object.keys(entry).sort(), ['change_type', 'changed_at', 'changed_by', 'composite_key', 'content_hash', 'entity_code', 'entity_type', 'sequence'])
+    t.same(Object.keys(entry).sort(), [
+      'change_type',
+      'changed_at',
+      'changed_by',
+      'composite_key',
+      'content_hash',
+      'entity_code',
+      'entity_type',
+      'sequence',
+    ])
   }
   t.equal(entries[0]!.content_hash, entries[6]!.content_hash, 'same content, same hash')
   t.not(entries[0]!.content_hash, entries[1]!.content_hash, 'different content, different hash')
@@ -178,5 +193,9 @@ t.test('entries and cursors survive a restart', async (t) => {
   t.equal((await shop.call('PUT', '/article/A6', { name: 'six' })).status, 202)
   const fresh = await shop.get(`/changelog?cursor=${last.body.next_cursor}`)
   t.same(summary(fresh.body.items), ['article created A6'])
-  t.equal(fresh.body.items[0].sequence, before[before.length - 1]!.sequence + 1, 'the sequence continues after a restart')
+  t.equal(
+    fresh.body.items[0].sequence,
+    before[before.length - 1]!.sequence + 1,
+    'the sequence continues after a restart',
+  )
 })

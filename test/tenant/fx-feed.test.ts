@@ -26,7 +26,8 @@ function fixtureDays(name: string): Map<string, Map<string, string>> {
   const days = new Map<string, Map<string, string>>()
   for (const day of fixture(name).matchAll(/<Cube time=["'](\d{4}-\d{2}-\d{2})["']>([\s\S]*?)<\/Cube>/g)) {
     const rates = new Map<string, string>()
-    for (const rate of day[2]!.matchAll(/currency=["']([A-Z]{3})["'] rate=["']([^"']+)["']/g)) rates.set(rate[1]!, rate[2]!)
+    for (const rate of day[2]!.matchAll(/currency=["']([A-Z]{3})["'] rate=["']([^"']+)["']/g))
+      rates.set(rate[1]!, rate[2]!)
     days.set(day[1]!, rates)
   }
   return days
@@ -98,11 +99,17 @@ t.test('the ECB parser reads the daily file, the 90-day file and older daily fil
   t.equal(compared, 61 * 30, 'every rate of the 90-day file equals the fixture text')
   const older = parseEcbXml(fixture('older-daily/eurofxref-daily-2021-12-14.xml'))
   t.equal(Object.keys(older[0]!.rates).length, 32)
-  t.ok(older[0]!.rates['RUB'] !== undefined && older[0]!.rates['HRK'] !== undefined, 'retired currencies are kept in history')
+  t.ok(
+    older[0]!.rates['RUB'] !== undefined && older[0]!.rates['HRK'] !== undefined,
+    'retired currencies are kept in history',
+  )
 })
 
 t.test('the ECB parser refuses non-conforming input instead of storing garbage', async (t) => {
-  t.throws(() => parseEcbXml(fixture(decimalComma)), { name: 'FxFeedError', message: /USD rate '1,1476' on 2026-03-13/ })
+  t.throws(() => parseEcbXml(fixture(decimalComma)), {
+    name: 'FxFeedError',
+    message: /USD rate '1,1476' on 2026-03-13/,
+  })
   const text = fixture(daily)
   const cases: [string, string, RegExp][] = [
     ['truncated', text.slice(0, text.length / 2), /truncated/],
@@ -131,7 +138,17 @@ t.test('fetch, daily rates and reads', async (t) => {
   t.teardown(() => server.dispose())
   // Created before any fetch: a tenant created later starts with the latest fetched feed.
   const tenants: Record<string, TenantClient> = {}
-  for (const name of ['fetcher', 'history', 'cross', 'lookup', 'manual', 'override', 'invalid', 'currencies', 'broken']) {
+  for (const name of [
+    'fetcher',
+    'history',
+    'cross',
+    'lookup',
+    'manual',
+    'override',
+    'invalid',
+    'currencies',
+    'broken',
+  ]) {
     tenants[name] = await server.tenant(name)
   }
   tenants['tiny'] = await server.tenant('tiny', { limits: { ingest_burst: 3, ingest_rate: 1 } })
@@ -145,15 +162,29 @@ t.test('fetch, daily rates and reads', async (t) => {
     t.same(fetched.body, { as_of: midnight('2025-05-09'), count: 30 })
     const usd = await rate(acme, 'EUR', 'USD')
     t.equal(usd.status, 200)
-    t.same(usd.body, { base: 'EUR', quote: 'USD', as_of: midnight('2025-05-09'), rate: Number(fixtureRate(daily, '2025-05-09', 'USD')) })
+    t.same(usd.body, {
+      base: 'EUR',
+      quote: 'USD',
+      as_of: midnight('2025-05-09'),
+      rate: Number(fixtureRate(daily, '2025-05-09', 'USD')),
+    })
     t.equal((await rate(acme, 'EUR', 'GBP')).body.rate, 0.8477)
     const entries = await fxChangelog(acme)
     t.equal(entries.length, 30, 'one changelog entry per rate')
     t.same(
-      { type: entries[0].entity_type, code: entries[0].entity_code, change: entries[0].change_type, by: entries[0].changed_by },
+      {
+        type: entries[0].entity_type,
+        code: entries[0].entity_code,
+        change: entries[0].change_type,
+        by: entries[0].changed_by,
+      },
       { type: 'fx_rate', code: 'EUR', change: 'created', by: acme.clientId },
     )
-    t.same(entries.map((entry) => entry.composite_key).sort(), [...fixtureDays(daily).get('2025-05-09')!.keys()].sort(), 'composite key is the quote')
+    t.same(
+      entries.map((entry) => entry.composite_key).sort(),
+      [...fixtureDays(daily).get('2025-05-09')!.keys()].sort(),
+      'composite key is the quote',
+    )
     const again = await acme.call('POST', '/fx/fetch')
     t.same(again.body, { as_of: midnight('2025-05-09'), count: 30 })
     t.equal((await fxChangelog(acme)).length, 30, 'the same feed again records nothing')
@@ -167,7 +198,11 @@ t.test('fetch, daily rates and reads', async (t) => {
     const check = async (asOf: string, used: string, what: string, name = 'as_of') => {
       const answer = await rate(acme, 'EUR', 'USD', asOf, name)
       t.equal(answer.status, 200, what)
-      t.same(answer.body, { base: 'EUR', quote: 'USD', as_of: midnight(used), rate: Number(fixtureRate(ninetyDays, used, 'USD')) }, what)
+      t.same(
+        answer.body,
+        { base: 'EUR', quote: 'USD', as_of: midnight(used), rate: Number(fixtureRate(ninetyDays, used, 'USD')) },
+        what,
+      )
     }
     await check('2025-01-15', '2025-01-15', 'a publication date')
     await check('2025-01-15T18:00:00+02:00', '2025-01-15', 'later that day, with an offset')
@@ -190,7 +225,11 @@ t.test('fetch, daily rates and reads', async (t) => {
     const cross = await rate(acme, 'USD', 'SEK', date)
     t.same(cross.body, { base: 'USD', quote: 'SEK', as_of: midnight(date), rate: significant(sek.div(usd)) })
     t.equal((await rate(acme, 'JPY', 'USD', date)).body.rate, significant(usd.div(jpy)))
-    t.equal((await rate(acme, 'USD', 'EUR', date)).body.rate, significant(new Decimal(1).div(usd)), 'X -> EUR is 1 / rate')
+    t.equal(
+      (await rate(acme, 'USD', 'EUR', date)).body.rate,
+      significant(new Decimal(1).div(usd)),
+      'X -> EUR is 1 / rate',
+    )
     t.equal((await rate(acme, 'EUR', 'SEK', date)).body.rate, Number(sek), 'EUR -> X is the stored rate')
     t.same((await rate(acme, 'EUR', 'EUR', date)).body, { base: 'EUR', quote: 'EUR', as_of: midnight(date), rate: 1 })
     t.equal((await rate(acme, 'SEK', 'SEK', date)).body.rate, 1)
@@ -200,7 +239,11 @@ t.test('fetch, daily rates and reads', async (t) => {
     const acme = tenants['lookup']!
     feedRoutes['main'] = daily
     await acme.call('POST', '/fx/fetch')
-    for (const [base, quote] of [['EUR', 'ARS'], ['ARS', 'USD'], ['USD', 'XAU']]) {
+    for (const [base, quote] of [
+      ['EUR', 'ARS'],
+      ['ARS', 'USD'],
+      ['USD', 'XAU'],
+    ]) {
       const answer = await rate(acme, base!, quote!)
       t.equal(answer.status, 404, `${base} -> ${quote}`)
       t.equal(answer.body.code, 'not_found')
@@ -224,10 +267,18 @@ t.test('fetch, daily rates and reads', async (t) => {
 
   t.test('POST /fx/daily stores rates at their date, past or future, and dedups per date and rate', async (t) => {
     const acme = tenants['manual']!
-    const posted = await acme.call('POST', '/fx/daily', { date: '2025-03-03', rates: { USD: 1.08, JPY: '160.50', SEK: '1.1e1' } })
+    const posted = await acme.call('POST', '/fx/daily', {
+      date: '2025-03-03',
+      rates: { USD: 1.08, JPY: '160.50', SEK: '1.1e1' },
+    })
     t.equal(posted.status, 202)
     t.equal(posted.text, '')
-    t.same((await rate(acme, 'EUR', 'USD', '2025-03-04')).body, { base: 'EUR', quote: 'USD', as_of: midnight('2025-03-03'), rate: 1.08 })
+    t.same((await rate(acme, 'EUR', 'USD', '2025-03-04')).body, {
+      base: 'EUR',
+      quote: 'USD',
+      as_of: midnight('2025-03-03'),
+      rate: 1.08,
+    })
     t.equal((await rate(acme, 'EUR', 'JPY', '2025-03-03')).body.rate, 160.5)
     t.equal((await rate(acme, 'EUR', 'SEK', '2025-03-03')).body.rate, 11, 'a numeric string with an exponent')
     t.equal((await acme.call('POST', '/fx/daily', { date: '2020-01-02', rates: { USD: 1.12 } })).status, 202)
@@ -242,7 +293,11 @@ t.test('fetch, daily rates and reads', async (t) => {
     await acme.call('POST', '/fx/daily', { date: '2025-03-04', rates: { USD: 1.08 } })
     const entries = await fxChangelog(acme)
     t.equal(entries.length, before + 1, 'the same rate on a new date is a new version')
-    t.same((await rate(acme, 'EUR', 'USD', '2025-03-05')).body.as_of, midnight('2025-03-04'), 'as_of names the new date')
+    t.same(
+      (await rate(acme, 'EUR', 'USD', '2025-03-05')).body.as_of,
+      midnight('2025-03-04'),
+      'as_of names the new date',
+    )
     await acme.call('POST', '/fx/daily', { date: '2025-03-03', rates: { USD: 1.09 } })
     const latest = (await fxChangelog(acme)).at(-1)!
     t.same([latest.change_type, latest.composite_key], ['updated', 'USD'], 'a new rate for a held date replaces it')
@@ -286,7 +341,11 @@ t.test('fetch, daily rates and reads', async (t) => {
       t.ok(Array.isArray(answer.body.details) && answer.body.details.length > 0, `${what}: details`)
     }
     const mixed = await acme.call('POST', '/fx/daily', { date: '2025-03-03', rates: { USD: 1.1, EUR: 1, GBP: 0 } })
-    t.same(mixed.body.details.map((detail: { path: string }) => detail.path).sort(), ['/rates/EUR', '/rates/GBP'], 'every bad rate is named')
+    t.same(
+      mixed.body.details.map((detail: { path: string }) => detail.path).sort(),
+      ['/rates/EUR', '/rates/GBP'],
+      'every bad rate is named',
+    )
     t.equal((await rate(acme, 'EUR', 'USD', '2025-03-03')).status, 404, 'a refused request stores none of its rates')
     t.equal((await fxChangelog(acme)).length, 0)
   })
@@ -313,12 +372,20 @@ t.test('fetch, daily rates and reads', async (t) => {
     const codes = [...fixtureDays(ninetyDays).get('2025-02-25')!.keys(), 'EUR'].sort()
     t.same(answer.body, { as_of: midnight('2025-02-25'), currencies: codes })
     t.equal(codes.length, 31)
-    t.same((await acme.get('/fx/currencies?asOf=2025-01-01')).body.as_of, midnight('2024-12-31'), 'as of an earlier instant')
+    t.same(
+      (await acme.get('/fx/currencies?asOf=2025-01-01')).body.as_of,
+      midnight('2024-12-31'),
+      'as of an earlier instant',
+    )
   })
 
   t.test('a non-conforming or unreachable feed answers 502 and stores nothing', async (t) => {
     const acme = tenants['broken']!
-    for (const [file, message] of [[decimalComma, /1,1476/], [null, /HTTP 503/], ['eurofxref.csv', /not an ECB/]] as const) {
+    for (const [file, message] of [
+      [decimalComma, /1,1476/],
+      [null, /HTTP 503/],
+      ['eurofxref.csv', /not an ECB/],
+    ] as const) {
       feedRoutes['main'] = file
       const answer = await acme.call('POST', '/fx/fetch')
       t.equal(answer.status, 502, String(file))
@@ -330,7 +397,11 @@ t.test('fetch, daily rates and reads', async (t) => {
     t.equal((await fxChangelog(acme)).length, 0)
     t.same((await acme.get('/fx/currencies')).body.currencies, ['EUR'])
     const later = await server.tenant('after-broken')
-    t.same((await rate(later, 'EUR', 'USD', '2025-02-25')).body.as_of, midnight('2025-02-25'), 'a failed fetch keeps the last good feed for new tenants')
+    t.same(
+      (await rate(later, 'EUR', 'USD', '2025-02-25')).body.as_of,
+      midnight('2025-02-25'),
+      'a failed fetch keeps the last good feed for new tenants',
+    )
   })
 })
 
@@ -340,7 +411,11 @@ t.test('fetch, daily rates and reads', async (t) => {
 t.test('the automatic fetch', async (t) => {
   feedRoutes['auto'] = daily
   const server: TestServer = await startServer({
-    env: { PRICING_FX_FEED_URL: `${feedUrl}/auto`, PRICING_FX_FETCH_DELAY_MS: '3600000', PRICING_FX_FETCH_INTERVAL_MS: '1500' },
+    env: {
+      PRICING_FX_FEED_URL: `${feedUrl}/auto`,
+      PRICING_FX_FETCH_DELAY_MS: '3600000',
+      PRICING_FX_FETCH_INTERVAL_MS: '1500',
+    },
   })
   t.teardown(() => server.dispose())
   const on = await server.tenant('on')
@@ -351,27 +426,38 @@ t.test('the automatic fetch', async (t) => {
   }
   t.equal(feedRequests['auto']!.length, 0, 'no fetch before the configured delay')
 
-  t.test('the first fetch comes about a second after start, fails softly and is retried at the next interval', async (t) => {
-    feedRoutes['auto'] = null
-    server.env['PRICING_FX_FETCH_DELAY_MS'] = '1000'
-    const restartedAt = Date.now()
-    await server.restart()
-    // The first fetch comes without any request (no timing bound beyond waiting for it: the
-    // machine's load decides how long a restart takes).
-    await waitFor(() => feedRequests['auto']!.length >= 1, 30_000, 'the first fetch')
-    const first = feedRequests['auto']![0]!
-    t.ok(first - restartedAt >= 1000, `first fetch ${first - restartedAt} ms after the restart began (at least the delay)`)
-    t.equal((await rate(on, 'EUR', 'USD')).status, 404, 'a failed fetch stores nothing')
-    t.equal((await server.request('GET', '/healthz')).status, 200, 'the server keeps running')
-    feedRoutes['auto'] = daily
-    await waitFor(async () => (await rate(on, 'EUR', 'USD')).status === 200, 10_000, 'rates after the retry')
-    const second = feedRequests['auto']![1]!
-    // The interval runs from the schedule, so a first fetch delayed by a loaded machine shortens the
-    // gap; it must still be a scheduled retry, not an immediate one.
-    t.ok(second - first >= 750, `retried at the next interval (${second - first} ms later)`)
-    t.match(server.stdout, /FX feed fetch failed/, 'the failure is logged')
-    t.same((await rate(on, 'EUR', 'USD')).body, { base: 'EUR', quote: 'USD', as_of: midnight('2025-05-09'), rate: 1.1252 })
-  })
+  t.test(
+    'the first fetch comes about a second after start, fails softly and is retried at the next interval',
+    async (t) => {
+      feedRoutes['auto'] = null
+      server.env['PRICING_FX_FETCH_DELAY_MS'] = '1000'
+      const restartedAt = Date.now()
+      await server.restart()
+      // The first fetch comes without any request (no timing bound beyond waiting for it: the
+      // machine's load decides how long a restart takes).
+      await waitFor(() => feedRequests['auto']!.length >= 1, 30_000, 'the first fetch')
+      const first = feedRequests['auto']![0]!
+      t.ok(
+        first - restartedAt >= 1000,
+        `first fetch ${first - restartedAt} ms after the restart began (at least the delay)`,
+      )
+      t.equal((await rate(on, 'EUR', 'USD')).status, 404, 'a failed fetch stores nothing')
+      t.equal((await server.request('GET', '/healthz')).status, 200, 'the server keeps running')
+      feedRoutes['auto'] = daily
+      await waitFor(async () => (await rate(on, 'EUR', 'USD')).status === 200, 10_000, 'rates after the retry')
+      const second = feedRequests['auto']![1]!
+      // The interval runs from the schedule, so a first fetch delayed by a loaded machine shortens the
+      // gap; it must still be a scheduled retry, not an immediate one.
+      t.ok(second - first >= 750, `retried at the next interval (${second - first} ms later)`)
+      t.match(server.stdout, /FX feed fetch failed/, 'the failure is logged')
+      t.same((await rate(on, 'EUR', 'USD')).body, {
+        base: 'EUR',
+        quote: 'USD',
+        as_of: midnight('2025-05-09'),
+        rate: 1.1252,
+      })
+    },
+  )
 
   t.test('fx.rate.auto.update off: the automatic fetch leaves the tenant alone until it is on again', async (t) => {
     const seen = feedRequests['auto']!.length
@@ -394,7 +480,12 @@ t.test('the automatic fetch', async (t) => {
 
   t.test('a tenant created after a fetch starts with the latest fetched rates, also after a restart', async (t) => {
     const late = await server.tenant('late')
-    t.same((await rate(late, 'EUR', 'SEK')).body, { base: 'EUR', quote: 'SEK', as_of: midnight('2025-05-09'), rate: 10.92 })
+    t.same((await rate(late, 'EUR', 'SEK')).body, {
+      base: 'EUR',
+      quote: 'SEK',
+      as_of: midnight('2025-05-09'),
+      rate: 10.92,
+    })
     t.same((await late.get('/fx/currencies')).body.currencies.length, 31)
     server.env['PRICING_FX_FETCH_DELAY_MS'] = '3600000'
     await server.restart()

@@ -56,57 +56,114 @@ t.test('a plan without history retention refuses it', async (t) => {
   t.equal(refused.body.code, 'plan_forbidden')
   t.equal((await server.admin('POST', '/admin/tenants/starter-shop/retention')).status, 403, "the operator's pass too")
   const standard = await server.tenant('off-shop', { tier: 'standard' })
-  t.equal((await standard.call('PUT', '/settings/retention.max.versions', { value: '-1' })).status, 400, 'a negative count: 400')
-  t.equal((await standard.call('PUT', '/settings/retention.history.ms', { value: '0' })).status, 400, 'an empty window: 400')
+  t.equal(
+    (await standard.call('PUT', '/settings/retention.max.versions', { value: '-1' })).status,
+    400,
+    'a negative count: 400',
+  )
+  t.equal(
+    (await standard.call('PUT', '/settings/retention.history.ms', { value: '0' })).status,
+    400,
+    'an empty window: 400',
+  )
   const off = await server.admin('POST', '/admin/tenants/off-shop/retention')
   t.equal(off.status, 409, 'retention.enabled off: 409')
   t.match(off.body.message, /retention.enabled is false/)
 })
 
-t.test('retention.max.versions keeps that many, the 3 most recent at least, and what is in force or scheduled', async (t) => {
-  const client = await server.tenant('count-shop', { tier: 'standard' })
-  await retailReference(client, skus)
-  const after = await writeRounds(client, 10)
-  // A version scheduled a minute ahead for every SKU.
-  const scheduledAt = Date.now() + 60_000
-  await expectStatus(client.call('POST', '/price/batch', skus.map((sku) => ({ sku, pricelist: 'RETAIL', price: 9_999, start_date: new Date(scheduledAt).toISOString() }))), 202, 'scheduled')
-  t.equal(await versionCount(client, 'R-7'), 11)
-  const before = { now: await salesAt(client, 'R-7', null), future: await salesAt(client, 'R-7', scheduledAt + 1), round7: await salesAt(client, 'R-7', after[7]!) }
-  t.same(before, { now: 1_007, future: 9_999, round7: 807 })
-  t.equal(await salesAt(client, 'R-7', after[0]!), 107, 'the first version is readable before the pass')
+t.test(
+  'retention.max.versions keeps that many, the 3 most recent at least, and what is in force or scheduled',
+  async (t) => {
+    const client = await server.tenant('count-shop', { tier: 'standard' })
+    await retailReference(client, skus)
+    const after = await writeRounds(client, 10)
+    // A version scheduled a minute ahead for every SKU.
+    const scheduledAt = Date.now() + 60_000
+    await expectStatus(
+      client.call(
+        'POST',
+        '/price/batch',
+        skus.map((sku) => ({
+          sku,
+          pricelist: 'RETAIL',
+          price: 9_999,
+          start_date: new Date(scheduledAt).toISOString(),
+        })),
+      ),
+      202,
+      'scheduled',
+    )
+    t.equal(await versionCount(client, 'R-7'), 11)
+    const before = {
+      now: await salesAt(client, 'R-7', null),
+      future: await salesAt(client, 'R-7', scheduledAt + 1),
+      round7: await salesAt(client, 'R-7', after[7]!),
+    }
+    t.same(before, { now: 1_007, future: 9_999, round7: 807 })
+    t.equal(await salesAt(client, 'R-7', after[0]!), 107, 'the first version is readable before the pass')
 
-  await expectStatus(client.call('PUT', '/settings/retention.max.versions', { value: '2' }), 202, 'max')
-  await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
-  const pass = await runPass('count-shop')
-  // 11 versions: the 3 most recent (rounds 8 and 9, the scheduled one) stay although the maximum is 2.
-  t.same(pass.body, { ...pass.body, pairs: skus.length, versions_before: 11 * skus.length, versions_removed: 8 * skus.length, stopped: null })
-  t.equal(await versionCount(client, 'R-7'), 3, 'three versions left')
-  t.same({ now: await salesAt(client, 'R-7', null), future: await salesAt(client, 'R-7', scheduledAt + 1), round8: await salesAt(client, 'R-7', after[8]!) }, { now: 1_007, future: 9_999, round8: 907 }, 'in force, scheduled and the kept round read as before')
-  t.equal(await salesAt(client, 'R-7', after[7]!), 404, 'an as-of read before the kept versions: 404')
-  const metrics = (await server.request('GET', '/metrics')).text
-  t.match(metrics, new RegExp(`pricing_retention_versions_removed_total ${8 * skus.length}`), 'the metric counts the removed versions')
+    await expectStatus(client.call('PUT', '/settings/retention.max.versions', { value: '2' }), 202, 'max')
+    await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
+    const pass = await runPass('count-shop')
+    // 11 versions: the 3 most recent (rounds 8 and 9, the scheduled one) stay although the maximum is 2.
+    t.same(pass.body, {
+      ...pass.body,
+      pairs: skus.length,
+      versions_before: 11 * skus.length,
+      versions_removed: 8 * skus.length,
+      stopped: null,
+    })
+    t.equal(await versionCount(client, 'R-7'), 3, 'three versions left')
+    t.same(
+      {
+        now: await salesAt(client, 'R-7', null),
+        future: await salesAt(client, 'R-7', scheduledAt + 1),
+        round8: await salesAt(client, 'R-7', after[8]!),
+      },
+      { now: 1_007, future: 9_999, round8: 907 },
+      'in force, scheduled and the kept round read as before',
+    )
+    t.equal(await salesAt(client, 'R-7', after[7]!), 404, 'an as-of read before the kept versions: 404')
+    const metrics = (await server.request('GET', '/metrics')).text
+    t.match(
+      metrics,
+      new RegExp(`pricing_retention_versions_removed_total ${8 * skus.length}`),
+      'the metric counts the removed versions',
+    )
 
-  await server.restart()
-  await client.refreshToken()
-  t.equal(await versionCount(client, 'R-7'), 3, 'still three after a restart: the pass was durable')
-  t.equal(await salesAt(client, 'R-7', null), 1_007)
-  t.equal((await runPass('count-shop')).body.versions_removed, 0, 'a second pass finds nothing to remove')
-})
+    await server.restart()
+    await client.refreshToken()
+    t.equal(await versionCount(client, 'R-7'), 3, 'still three after a restart: the pass was durable')
+    t.equal(await salesAt(client, 'R-7', null), 1_007)
+    t.equal((await runPass('count-shop')).body.versions_removed, 0, 'a second pass finds nothing to remove')
+  },
+)
 
-t.test('retention.history.ms removes what ended before the window and keeps what was in force at its start', async (t) => {
-  const client = await server.tenant('window-shop', { tier: 'standard' })
-  await retailReference(client, skus)
-  const after = await writeRounds(client, 10)
-  await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
-  // The window starts between rounds 5 and 6 (60 ms apart; the pass runs a few ms after this).
-  await expectStatus(client.call('PUT', '/settings/retention.history.ms', { value: String(Date.now() - after[5]!) }), 202, 'window')
-  const pass = await runPass('window-shop')
-  t.equal(pass.body.versions_removed, 5 * skus.length, 'rounds 0-4 ended before the window')
-  t.equal(await versionCount(client, 'R-3'), 5)
-  t.equal(await salesAt(client, 'R-3', after[5]! + 1), 603, 'the version in force at the window start answers as before')
-  t.equal(await salesAt(client, 'R-3', after[9]!), 1_003)
-  t.equal(await salesAt(client, 'R-3', after[4]!), 404, 'before the window: 404')
-})
+t.test(
+  'retention.history.ms removes what ended before the window and keeps what was in force at its start',
+  async (t) => {
+    const client = await server.tenant('window-shop', { tier: 'standard' })
+    await retailReference(client, skus)
+    const after = await writeRounds(client, 10)
+    await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
+    // The window starts between rounds 5 and 6 (60 ms apart; the pass runs a few ms after this).
+    await expectStatus(
+      client.call('PUT', '/settings/retention.history.ms', { value: String(Date.now() - after[5]!) }),
+      202,
+      'window',
+    )
+    const pass = await runPass('window-shop')
+    t.equal(pass.body.versions_removed, 5 * skus.length, 'rounds 0-4 ended before the window')
+    t.equal(await versionCount(client, 'R-3'), 5)
+    t.equal(
+      await salesAt(client, 'R-3', after[5]! + 1),
+      603,
+      'the version in force at the window start answers as before',
+    )
+    t.equal(await salesAt(client, 'R-3', after[9]!), 1_003)
+    t.equal(await salesAt(client, 'R-3', after[4]!), 404, 'before the window: 404')
+  },
+)
 
 t.test('the automatic pass thins a tenant by itself', async (t) => {
   const automatic = await startServer({ env: { PRICING_RETENTION_INTERVAL_S: '1' } })

@@ -80,7 +80,11 @@ export class Tenant {
 
   /** New tokens (a token outlives a restart, but not the session's 15 minutes). */
   async refresh(): Promise<void> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+    })
     const response = await fetch(`${this.server.url}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -42,9 +42,14 @@ export class LargeTenant {
 
   /** Creates the tenant, fills it and takes the backup the runs restore. */
   static async create(server: ServerProcess, scale: number): Promise<LargeTenant> {
-    const admin = (method: string, urlPath: string, body?: unknown) => request(server, method, urlPath, { body, token: adminToken })
+    const admin = (method: string, urlPath: string, body?: unknown) =>
+      request(server, method, urlPath, { body, token: adminToken })
     const limits = { ingest_rate: null, ingest_burst: null, query_rate: null, query_burst: null, prices: null }
-    await expect(admin('POST', '/admin/tenants', { slug, tier: 'enterprise', region: 'local', limits }), 201, 'large tenant')
+    await expect(
+      admin('POST', '/admin/tenants', { slug, tier: 'enterprise', region: 'local', limits }),
+      201,
+      'large tenant',
+    )
     const key = await expect(admin('POST', `/admin/tenants/${slug}/keys`, { name: 'torture' }), 201, 'large key')
     const skus = Array.from({ length: Math.max(batchItems, Math.round(20_000 * scale)) }, (_, index) => `L-${index}`)
     const tenant = new LargeTenant(server, skus, key.body.client_id, key.body.client_secret)
@@ -52,15 +57,24 @@ export class LargeTenant {
     await expect(tenant.api('PUT', '/currency/EUR', { is_active: true, vat_precision: 2 }), 202, 'currency')
     await expect(tenant.api('PUT', '/tax-area/SE', { name: 'Sweden' }), 202, 'tax area')
     await expect(tenant.api('PUT', '/vat/class/standard', { name: 'standard' }), 202, 'VAT class')
-    await expect(tenant.api('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 25 }), 202, 'VAT rate')
+    await expect(
+      tenant.api('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 25 }),
+      202,
+      'VAT rate',
+    )
     await expect(tenant.api('PUT', '/pricelist/RETAIL', { currency_code: 'EUR', vat_mode: 'NET' }), 202, 'pricelist')
     for (let start = 0; start < skus.length; start += batchItems) {
-      const items = skus.slice(start, start + batchItems).map((sku) => ({ sku_code: sku, tax_area_code: 'SE', vat_class_code: 'standard' }))
+      const items = skus
+        .slice(start, start + batchItems)
+        .map((sku) => ({ sku_code: sku, tax_area_code: 'SE', vat_class_code: 'standard' }))
       await expect(tenant.api('POST', '/article-taxclass/batch', items), 202, 'mappings')
     }
     await tenant.writePrices(backupBase)
     for (let round = 1; round <= futureVersions; round++) {
-      await tenant.writePrices(backupBase + round * 100_000, new Date(Date.UTC(2040, 0, round)).toISOString().replace('.000Z', 'Z'))
+      await tenant.writePrices(
+        backupBase + round * 100_000,
+        new Date(Date.UTC(2040, 0, round)).toISOString().replace('.000Z', 'Z'),
+      )
     }
     tenant.backupId = (await expect(admin('POST', `/admin/tenants/${slug}/backups`, {}), 201, 'large backup')).body.id
     return tenant
@@ -75,8 +89,16 @@ export class LargeTenant {
   }
 
   async refresh(): Promise<void> {
-    const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret })
-    const response = await fetch(`${this.server.url}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() })
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: this.clientId,
+      client_secret: this.clientSecret,
+    })
+    const response = await fetch(`${this.server.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    })
     const json = (await response.json()) as { access_token: string }
     if (response.status !== 200) throw new Error(`large tenant token: ${response.status} ${JSON.stringify(json)}`)
     this.#token = json.access_token
@@ -85,7 +107,14 @@ export class LargeTenant {
   /** Every SKU's RETAIL price `base + index`, in force now or from `startDate`. */
   async writePrices(base: number, startDate?: string): Promise<void> {
     for (let start = 0; start < this.skus.length; start += batchItems) {
-      const items = this.skus.slice(start, start + batchItems).map((sku, offset) => ({ sku, pricelist: 'RETAIL', price: base + start + offset, ...(startDate === undefined ? {} : { start_date: startDate }) }))
+      const items = this.skus
+        .slice(start, start + batchItems)
+        .map((sku, offset) => ({
+          sku,
+          pricelist: 'RETAIL',
+          price: base + start + offset,
+          ...(startDate === undefined ? {} : { start_date: startDate }),
+        }))
       const answer = await expect(this.api('POST', '/price/batch', items), 202, 'large prices')
       if (answer.body.failed.length > 0) throw new Error(`large prices refused: ${answer.text.slice(0, 300)}`)
     }
@@ -96,10 +125,17 @@ export class LargeTenant {
     const bases = new Set<number>()
     for (let start = 0; start < this.skus.length; start += queryItems) {
       const skus = this.skus.slice(start, start + queryItems)
-      const answer = await this.api('POST', '/price/query', { currency_code: 'EUR', tax_area: 'SE', skus, pricelist_filter: { pricelists: ['RETAIL'] } })
+      const answer = await this.api('POST', '/price/query', {
+        currency_code: 'EUR',
+        tax_area: 'SE',
+        skus,
+        pricelist_filter: { pricelists: ['RETAIL'] },
+      })
       if (answer.status !== 200) return `query answered ${answer.status} ${answer.text.slice(0, 200)}`
-      if (answer.body.items.length !== skus.length) return `a query of ${skus.length} SKUs answered ${answer.body.items.length}`
-      for (const item of answer.body.items as { sku: string; net: number }[]) bases.add(item.net - Number(item.sku.slice(2)))
+      if (answer.body.items.length !== skus.length)
+        return `a query of ${skus.length} SKUs answered ${answer.body.items.length}`
+      for (const item of answer.body.items as { sku: string; net: number }[])
+        bases.add(item.net - Number(item.sku.slice(2)))
     }
     return bases.size === 1 ? [...bases][0]! : 'mixed'
   }
@@ -114,13 +150,18 @@ export async function restoreLarge(session: Session, prng: Prng): Promise<PhaseR
   await large.writePrices(newBase)
   const started = performance.now()
   const wallStart = Date.now()
-  const requested = large.admin('POST', `/admin/tenants/${slug}/restore`, { backup_id: large.backupId }).catch((error: Error) => error)
+  const requested = large
+    .admin('POST', `/admin/tenants/${slug}/restore`, { backup_id: large.backupId })
+    .catch((error: Error) => error)
   await sleep(prng.between(100, 2500))
   const killedAtMs = Math.round(performance.now() - started)
   await session.server.kill()
   const answer = await requested
   const accepted = !(answer instanceof Error) && answer.status === 202
-  const findings = !(answer instanceof Error) && answer.status !== 202 ? [`the large restore answered ${answer.status} ${answer.text.slice(0, 200)}`] : []
+  const findings =
+    !(answer instanceof Error) && answer.status !== 202
+      ? [`the large restore answered ${answer.status} ${answer.text.slice(0, 200)}`]
+      : []
   return {
     killedAtMs,
     note: `restore of ${large.skus.length} x ${futureVersions + 1} versions ${accepted ? 'accepted' : 'not accepted'}, killed after ${killedAtMs} ms`,
@@ -130,12 +171,20 @@ export async function restoreLarge(session: Session, prng: Prng): Promise<PhaseR
       if (status.status !== 200) return [...findings, `large restore status answered ${status.status}`]
       // This run's restore, if its status was stored before the kill (a previous run's is older).
       const ours = status.body.started_at !== null && Date.parse(status.body.started_at) >= wallStart - 1_000
-      if (ours && status.body.status !== 'completed') findings.push(`the large restore is ${status.body.status} after the start: ${status.body.error}`)
+      if (ours && status.body.status !== 'completed')
+        findings.push(`the large restore is ${status.body.status} after the start: ${status.body.error}`)
       if (accepted && !ours) findings.push('the accepted large restore is unknown after the start')
       const base = await large.baseInForce()
       const expected = ours ? backupBase : newBase
-      if (base !== expected) findings.push(`the large tenant's prices in force are ${base}, not ${expected} (${ours ? 'the backup' : 'before the restore'})`)
-      const landing = !ours ? 'restore-large: killed before it was accepted' : session.server.output.includes('"msg":"interrupted restore finished at start"') ? 'restore-large: finished by the start' : 'restore-large: completed before the kill'
+      if (base !== expected)
+        findings.push(
+          `the large tenant's prices in force are ${base}, not ${expected} (${ours ? 'the backup' : 'before the restore'})`,
+        )
+      const landing = !ours
+        ? 'restore-large: killed before it was accepted'
+        : session.server.output.includes('"msg":"interrupted restore finished at start"')
+          ? 'restore-large: finished by the start'
+          : 'restore-large: completed before the kill'
       session.landings.set(landing, (session.landings.get(landing) ?? 0) + 1)
       return findings
     },

@@ -15,9 +15,17 @@ t.test('the model flags a lost write and an invented one, and adopts what it rea
   const model = new Model()
   model.acknowledge('price', 'PA|S-1', 'a')
   t.equal(model.check('price', 'PA|S-1', 'a'), null, 'the acknowledged value')
-  t.match(model.check('price', 'PA|S-1', null), { kind: 'price', key: 'PA|S-1', expected: 'a', observed: null }, 'a lost write')
+  t.match(
+    model.check('price', 'PA|S-1', null),
+    { kind: 'price', key: 'PA|S-1', expected: 'a', observed: null },
+    'a lost write',
+  )
   t.equal(model.check('price', 'PA|S-1', null), null, 'what was read is adopted')
-  t.match(model.check('article', 'A-1', 'never written'), { expected: null, observed: 'never written' }, 'an invented value')
+  t.match(
+    model.check('article', 'A-1', 'never written'),
+    { expected: null, observed: 'never written' },
+    'an invented value',
+  )
 })
 
 t.test('a write in flight at the kill may be there or not, nothing else', async (t) => {
@@ -53,12 +61,22 @@ t.test('amounts compare as canonical 4-decimal strings', async (t) => {
   t.equal(canonicalAmount(12.34), '12.34')
   t.equal(canonicalAmount('0.0001'), '0.0001')
   t.equal(canonicalAmount('100000000000'), '100000000000')
-  t.equal(canonicalPrice({ sales: '1.5000', fields: { cost: '0.2' } }, null), canonicalPrice({ sales: 1.5, fields: { cost: 0.2 } }, []))
+  t.equal(
+    canonicalPrice({ sales: '1.5000', fields: { cost: '0.2' } }, null),
+    canonicalPrice({ sales: 1.5, fields: { cost: 0.2 } }, []),
+  )
   t.not(canonicalPrice({ sales: '1.5' }, null), canonicalPrice({ sales: '1.5001' }, null))
 })
 
 t.test('a seed replays the same choices, and the first runs, one per phase, cover every phase', async (t) => {
-  const draw = (seed: number) => Array.from({ length: 20 }, ((prng) => () => prng.index(1000))(new Prng(seed)))
+  const draw = (seed: number) =>
+    Array.from(
+      { length: 20 },
+      (
+        (prng) => () =>
+          prng.index(1000)
+      )(new Prng(seed)),
+    )
   t.same(draw(7), draw(7))
   t.notSame(draw(7), draw(8))
   for (const seed of [1, 2, 3, 13, 99]) {

@@ -92,7 +92,9 @@ export class Model {
   check(kind: Kind, key: string, observed: Value): Mismatch | null {
     const entry = this.#entry(kind, key)
     const allowed = observed === entry.confirmed || entry.candidates.includes(observed)
-    const mismatch = allowed ? null : { kind, key, expected: entry.confirmed, candidates: entry.candidates.slice(), observed }
+    const mismatch = allowed
+      ? null
+      : { kind, key, expected: entry.confirmed, candidates: entry.candidates.slice(), observed }
     entry.confirmed = observed
     entry.candidates = []
     return mismatch

@@ -140,7 +140,8 @@ async function checkBackups(session: Session): Promise<string[]> {
   const list = await session.tenant.management('GET', '/backups')
   if (list.status !== 200) return [`GET /management/backups answered ${list.status}`]
   const listed = new Set<string>(list.body.map((record: { id: string }) => record.id))
-  for (const id of session.backupsAcknowledged) if (!listed.has(id)) findings.push(`acknowledged backup ${id} is not listed`)
+  for (const id of session.backupsAcknowledged)
+    if (!listed.has(id)) findings.push(`acknowledged backup ${id} is not listed`)
   const directory = path.join(session.server.dataDir, 'backups', session.tenant.slug)
   const partials = existsSync(directory) ? readdirSync(directory).filter((name) => name.endsWith('.partial')) : []
   if (partials.length > 0) findings.push(`partial copies left after the start: ${partials.join(', ')}`)
@@ -191,8 +192,11 @@ export async function restore(session: Session, prng: Prng): Promise<PhaseRun> {
     while (reading) {
       const answer = await tenant.api('GET', '/price?pricelist=PA&page=1&size=1000').catch(() => null)
       if (answer === null || answer.status !== 200) continue
-      const page = JSON.stringify(answer.body.items.map((record: any) => [record.sku, canonicalPrice(record.price, record.quantity_breaks)]))
-      if (!pages.has(page) && mixes.length < 3) mixes.push('a read during the restore answered a page that is neither the state before nor the backup')
+      const page = JSON.stringify(
+        answer.body.items.map((record: any) => [record.sku, canonicalPrice(record.price, record.quantity_breaks)]),
+      )
+      if (!pages.has(page) && mixes.length < 3)
+        mixes.push('a read during the restore answered a page that is neither the state before nor the backup')
     }
   })()
   const restoreStarted = performance.now()
@@ -203,7 +207,8 @@ export async function restore(session: Session, prng: Prng): Promise<PhaseRun> {
   await reader
   const answer = await requested
   const acknowledged = !(answer instanceof Error) && answer.status === 202
-  if (!(answer instanceof Error) && answer.status !== 202) mixes.push(`the restore answered ${answer.status} ${answer.text.slice(0, 200)}`)
+  if (!(answer instanceof Error) && answer.status !== 202)
+    mixes.push(`the restore answered ${answer.status} ${answer.text.slice(0, 200)}`)
   const note = `restore of ${backupId} ${acknowledged ? 'acknowledged' : 'not acknowledged'}, killed ${Math.round(performance.now() - restoreStarted)} ms after the request`
   return {
     killedAtMs,
@@ -222,7 +227,10 @@ export async function restore(session: Session, prng: Prng): Promise<PhaseRun> {
       } else if (ours) {
         findings.push(`restore of ${backupId} is ${status.body.status} after the restart: ${status.body.error}`)
       } else {
-        if (acknowledged) findings.push(`the acknowledged restore of ${backupId} is unknown after the restart (status of ${status.body.backup_id})`)
+        if (acknowledged)
+          findings.push(
+            `the acknowledged restore of ${backupId} is unknown after the restart (status of ${status.body.backup_id})`,
+          )
         land(session, 'restore: killed before it was accepted')
       }
       return findings
@@ -266,9 +274,18 @@ export async function retention(session: Session, prng: Prng): Promise<PhaseRun>
     note,
     afterRestart: async () => {
       const again = await retentionPass(tenant)
-      return again.status === 200 ? [] : [`a retention pass after the restart answered ${again.status} ${again.text.slice(0, 200)}`]
+      return again.status === 200
+        ? []
+        : [`a retention pass after the restart answered ${again.status} ${again.text.slice(0, 200)}`]
     },
   }
 }
 
-export const phases: Record<PhaseName, (session: Session, prng: Prng) => Promise<PhaseRun>> = { ingest, webhook, backup, restore, retention, 'restore-large': restoreLarge }
+export const phases: Record<PhaseName, (session: Session, prng: Prng) => Promise<PhaseRun>> = {
+  ingest,
+  webhook,
+  backup,
+  restore,
+  retention,
+  'restore-large': restoreLarge,
+}

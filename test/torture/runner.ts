@@ -96,7 +96,16 @@ export async function runTorture(options: TortureOptions): Promise<TortureResult
     logPath,
   )
   const findings: string[] = []
-  const counts = { lost: 0, failedRestarts: 0, slowRestarts: 0, gaps: 0, duplicates: 0, undelivered: 0, phantoms: 0, fatal: 0 }
+  const counts = {
+    lost: 0,
+    failedRestarts: 0,
+    slowRestarts: 0,
+    gaps: 0,
+    duplicates: 0,
+    undelivered: 0,
+    phantoms: 0,
+    fatal: 0,
+  }
   const phaseCounts = Object.fromEntries(phaseNames.map((name) => [name, 0])) as Record<PhaseName, number>
   let cleanStartMs = 0
   let slowestStartMs = 0
@@ -126,24 +135,38 @@ export async function runTorture(options: TortureOptions): Promise<TortureResult
     const registered = await expect(tenant.api('POST', '/webhooks', { url: `${receiver.url}/torture` }), 201, 'webhook')
     let head = (await checkChangelog(tenant, 0, capacity)).head
     let deliveredThrough = head
-    log(`torture: seed ${options.seed}, ${options.runs} runs, data ${dataDir}, server log ${logPath}; webhook ${registered.body.id} from sequence ${head}`)
+    log(
+      `torture: seed ${options.seed}, ${options.runs} runs, data ${dataDir}, server log ${logPath}; webhook ${registered.body.id} from sequence ${head}`,
+    )
 
     /** The general checks after a start; answers a short summary for the run line. */
     const verify = async (label: string): Promise<string> => {
       const state = checkState(model, await readState(tenant))
-      for (const mismatch of state.mismatches.slice(0, 20)) findings.push(`${label}: lost ${mismatch.kind} ${mismatch.key}: expected ${mismatch.expected}${mismatch.candidates.length > 0 ? ` or ${mismatch.candidates.join(' or ')}` : ''}, read ${mismatch.observed}`)
+      for (const mismatch of state.mismatches.slice(0, 20))
+        findings.push(
+          `${label}: lost ${mismatch.kind} ${mismatch.key}: expected ${mismatch.expected}${mismatch.candidates.length > 0 ? ` or ${mismatch.candidates.join(' or ')}` : ''}, read ${mismatch.observed}`,
+        )
       counts.lost += state.mismatches.length
       counts.phantoms += state.phantoms.length
-      for (const phantom of state.phantoms.slice(0, 5)) findings.push(`${label}: ${phantom} is there but was never written`)
+      for (const phantom of state.phantoms.slice(0, 5))
+        findings.push(`${label}: ${phantom} is there but was never written`)
       const changelog = await checkChangelog(tenant, head, capacity)
       counts.gaps += changelog.gaps.length
       counts.duplicates += changelog.duplicates.length
       for (const gap of changelog.gaps.slice(0, 10)) findings.push(`${label}: changelog ${gap}`)
-      if (changelog.duplicates.length > 0) findings.push(`${label}: changelog sequences twice: ${changelog.duplicates.slice(0, 10).join(', ')}`)
+      if (changelog.duplicates.length > 0)
+        findings.push(`${label}: changelog sequences twice: ${changelog.duplicates.slice(0, 10).join(', ')}`)
       head = changelog.head
-      const missing = await deliveries.waitFor(Math.max(deliveredThrough, changelog.oldest - 1), changelog.head, deliveryTimeoutMs)
+      const missing = await deliveries.waitFor(
+        Math.max(deliveredThrough, changelog.oldest - 1),
+        changelog.head,
+        deliveryTimeoutMs,
+      )
       counts.undelivered += missing.length
-      if (missing.length > 0) findings.push(`${label}: ${missing.length} sequences never delivered to the webhook (first ${missing.slice(0, 5).join(', ')})`)
+      if (missing.length > 0)
+        findings.push(
+          `${label}: ${missing.length} sequences never delivered to the webhook (first ${missing.slice(0, 5).join(', ')})`,
+        )
       deliveredThrough = changelog.head
       return `${state.keys} keys, changelog ${changelog.oldest}-${changelog.head}`
     }
@@ -155,14 +178,18 @@ export async function runTorture(options: TortureOptions): Promise<TortureResult
       cleanStartMs = readyMs
       await tenant.refresh()
       const summary = await verify(label)
-      log(`${label}: clean start ${readyMs} ms (bound for starts after a kill: ${2 * readyMs + startBoundSlackMs} ms); ${summary}`)
+      log(
+        `${label}: clean start ${readyMs} ms (bound for starts after a kill: ${2 * readyMs + startBoundSlackMs} ms); ${summary}`,
+      )
     }
 
     // Filled before the first measurement, so that the start bound counts its load.
     if (plan.includes('restore-large')) {
       const filling = performance.now()
       session.large = await LargeTenant.create(server, session.scale)
-      log(`restore-large: tenant filled in ${Math.round(performance.now() - filling)} ms, backup ${session.large.backupId}`)
+      log(
+        `restore-large: tenant filled in ${Math.round(performance.now() - filling)} ms, backup ${session.large.backupId}`,
+      )
     }
     // Data before the first measurement, so that the clean start loads something.
     workload.start(prng.fork(), session.concurrency, ingestMix)
@@ -212,7 +239,9 @@ export async function runTorture(options: TortureOptions): Promise<TortureResult
       )
       if ((run + 1) % remeasureEvery === 0 && run + 1 < options.runs) await measureCleanStart(`after run ${run + 1}`)
     }
-    log(`kills landed: ${JSON.stringify(Object.fromEntries(session.landings))}; writes by status: ${JSON.stringify(Object.fromEntries(workload.statuses))}`)
+    log(
+      `kills landed: ${JSON.stringify(Object.fromEntries(session.landings))}; writes by status: ${JSON.stringify(Object.fromEntries(workload.statuses))}`,
+    )
     for (const unexpected of workload.unexpected.slice(0, 20)) findings.push(`unexpected answer: ${unexpected}`)
     const errors = server.errorMessages()
     if (errors.size > 0) log(`error lines of the last process: ${JSON.stringify(Object.fromEntries(errors))}`)
@@ -260,9 +289,23 @@ export async function runTorture(options: TortureOptions): Promise<TortureResult
 async function provision(server: ServerProcess, changelogCapacity: number): Promise<Tenant> {
   const slug = 'torture'
   const ownerEmail = 'owner@torture.test'
-  const admin = (method: string, urlPath: string, body?: unknown) => request(server, method, urlPath, { body, token: adminToken })
-  const limits = { ingest_rate: null, ingest_burst: null, query_rate: null, query_burst: null, articles: null, pricelists: null, prices: null, changelog_capacity: changelogCapacity }
-  await expect(admin('POST', '/admin/tenants', { slug, tier: 'enterprise', region: 'local', owner_email: ownerEmail, limits }), 201, 'tenant')
+  const admin = (method: string, urlPath: string, body?: unknown) =>
+    request(server, method, urlPath, { body, token: adminToken })
+  const limits = {
+    ingest_rate: null,
+    ingest_burst: null,
+    query_rate: null,
+    query_burst: null,
+    articles: null,
+    pricelists: null,
+    prices: null,
+    changelog_capacity: changelogCapacity,
+  }
+  await expect(
+    admin('POST', '/admin/tenants', { slug, tier: 'enterprise', region: 'local', owner_email: ownerEmail, limits }),
+    201,
+    'tenant',
+  )
   const key = await expect(admin('POST', `/admin/tenants/${slug}/keys`, { name: 'torture' }), 201, 'key')
   const tenant = new Tenant(server, slug, key.body.client_id, key.body.client_secret, ownerEmail)
   await tenant.refresh()
@@ -273,8 +316,14 @@ async function provision(server: ServerProcess, changelogCapacity: number): Prom
 async function setupData(tenant: Tenant): Promise<void> {
   await expect(tenant.api('PUT', '/currency/EUR', { is_active: true, vat_precision: 2 }), 202, 'currency')
   for (const area of taxAreas) await expect(tenant.api('PUT', `/tax-area/${area}`, { name: area }), 202, 'tax area')
-  for (const vatClass of vatClasses) await expect(tenant.api('PUT', `/vat/class/${vatClass}`, { name: vatClass }), 202, 'VAT class')
-  for (const pricelist of pricePricelists) await expect(tenant.api('PUT', `/pricelist/${pricelist}`, { currency_code: 'EUR', vat_mode: 'NET' }), 202, 'pricelist')
+  for (const vatClass of vatClasses)
+    await expect(tenant.api('PUT', `/vat/class/${vatClass}`, { name: vatClass }), 202, 'VAT class')
+  for (const pricelist of pricePricelists)
+    await expect(
+      tenant.api('PUT', `/pricelist/${pricelist}`, { currency_code: 'EUR', vat_mode: 'NET' }),
+      202,
+      'pricelist',
+    )
   await expect(tenant.api('PUT', '/settings/change.events.enabled', { value: 'true' }), 202, 'change.events.enabled')
   await expect(tenant.api('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'retention.enabled')
   // A low maximum, so that passes remove versions (the writers move it between 3 and 12).

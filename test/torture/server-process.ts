@@ -53,7 +53,8 @@ export class ServerProcess {
       if (answer !== null) await answer.arrayBuffer()
       if (answer?.status === 200) break
       if (!this.running) throw new Error(`the server exited while loading: ${this.output.slice(-2000)}`)
-      if (performance.now() - startedMs > readyTimeoutMs) throw new Error(`the server was not ready within ${readyTimeoutMs} ms`)
+      if (performance.now() - startedMs > readyTimeoutMs)
+        throw new Error(`the server was not ready within ${readyTimeoutMs} ms`)
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
     return { readyMs: Math.round(performance.now() - startedMs) }
@@ -82,7 +83,11 @@ export class ServerProcess {
 
   /** Lines of the current process's output at pino level fatal (60), or a crash report on stderr. */
   fatalLines(): string[] {
-    return this.output.split('\n').filter((line) => /"level":60\b/.test(line) || /^(Uncaught|FATAL|Segmentation|Error: |\s+at .*\(node:)/.test(line))
+    return this.output
+      .split('\n')
+      .filter(
+        (line) => /"level":60\b/.test(line) || /^(Uncaught|FATAL|Segmentation|Error: |\s+at .*\(node:)/.test(line),
+      )
   }
 
   /** The messages of the current process's error lines (pino level 50), counted. */

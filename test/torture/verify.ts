@@ -30,7 +30,8 @@ async function pages(tenant: Tenant, path: string): Promise<any[]> {
   for (let page = 1; page <= pagesMax; page++) {
     const separator = path.includes('?') ? '&' : '?'
     const answer = await tenant.api('GET', `${path}${separator}page=${page}&size=${pageSize}`)
-    if (answer.status !== 200) throw new Error(`GET ${path} page ${page}: ${answer.status} ${answer.text.slice(0, 300)}`)
+    if (answer.status !== 200)
+      throw new Error(`GET ${path} page ${page}: ${answer.status} ${answer.text.slice(0, 300)}`)
     items.push(...answer.body.items)
     if (page * pageSize >= answer.body.total) return items
   }
@@ -42,7 +43,9 @@ export async function readState(tenant: Tenant): Promise<Map<Kind, Map<string, V
   const state = new Map<Kind, Map<string, Value>>(kinds.map((kind) => [kind, new Map()]))
   for (const pricelist of pricePricelists) {
     for (const record of await pages(tenant, `/price?pricelist=${pricelist}`)) {
-      state.get('price')!.set(priceKey(record.pricelist, record.sku), canonicalPrice(record.price, record.quantity_breaks))
+      state
+        .get('price')!
+        .set(priceKey(record.pricelist, record.sku), canonicalPrice(record.price, record.quantity_breaks))
     }
   }
   for (const article of await pages(tenant, '/article')) {
@@ -53,10 +56,12 @@ export async function readState(tenant: Tenant): Promise<Map<Kind, Map<string, V
   }
   const rates = await tenant.api('GET', '/vat/rates')
   if (rates.status !== 200) throw new Error(`GET /vat/rates: ${rates.status} ${rates.text.slice(0, 300)}`)
-  for (const rate of rates.body) state.get('vat_rate')!.set(vatKey(rate.tax_area_code, rate.vat_class_code), canonicalAmount(rate.rate))
+  for (const rate of rates.body)
+    state.get('vat_rate')!.set(vatKey(rate.tax_area_code, rate.vat_class_code), canonicalAmount(rate.rate))
   const settings = await tenant.api('GET', '/settings')
   if (settings.status !== 200) throw new Error(`GET /settings: ${settings.status} ${settings.text.slice(0, 300)}`)
-  for (const setting of settings.body) if (setting.key in settingValues) state.get('setting')!.set(setting.key, setting.value)
+  for (const setting of settings.body)
+    if (setting.key in settingValues) state.get('setting')!.set(setting.key, setting.value)
   return state
 }
 
@@ -105,7 +110,10 @@ export async function checkChangelog(tenant: Tenant, previousHead: number, capac
   let head = 0
   let entries = 0
   for (let page = 1; page <= pagesMax; page++) {
-    const answer = await tenant.api('GET', `/changelog?limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+    const answer = await tenant.api(
+      'GET',
+      `/changelog?limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+    )
     if (answer.status !== 200) throw new Error(`GET /changelog: ${answer.status} ${answer.text.slice(0, 300)}`)
     for (const entry of answer.body.items as { sequence: number }[]) {
       entries++
@@ -119,7 +127,8 @@ export async function checkChangelog(tenant: Tenant, previousHead: number, capac
     if (!answer.body.has_more) {
       if (head < previousHead) gaps.push(`head ${head} is behind ${previousHead}, read before the kill`)
       const oldestAllowed = Math.max(1, head - capacity + 1)
-      if (entries > 0 && oldest > oldestAllowed) gaps.push(`oldest held ${oldest}, but a capacity of ${capacity} keeps from ${oldestAllowed}`)
+      if (entries > 0 && oldest > oldestAllowed)
+        gaps.push(`oldest held ${oldest}, but a capacity of ${capacity} keeps from ${oldestAllowed}`)
       return { oldest, head, entries, gaps, duplicates }
     }
   }
@@ -150,7 +159,8 @@ export class Deliveries {
     for (;;) {
       this.drain()
       const missing: number[] = []
-      for (let sequence = after + 1; sequence <= through; sequence++) if (!this.seen.has(sequence)) missing.push(sequence)
+      for (let sequence = after + 1; sequence <= through; sequence++)
+        if (!this.seen.has(sequence)) missing.push(sequence)
       if (missing.length === 0 || Date.now() > deadline) return missing
       await new Promise((resolve) => setTimeout(resolve, 50))
     }

@@ -44,7 +44,10 @@ function amount(prng: Prng, unitsMin: number, unitsMax: number): string {
   return `${Math.floor(units / 10_000)}.${String(units % 10_000).padStart(4, '0')}`
 }
 
-function sortedObject<T>(object: Record<string, T> | null | undefined, map: (value: T) => unknown): Record<string, unknown> {
+function sortedObject<T>(
+  object: Record<string, T> | null | undefined,
+  map: (value: T) => unknown,
+): Record<string, unknown> {
   const sorted: Record<string, unknown> = {}
   for (const key of Object.keys(object ?? {}).sort()) sorted[key] = map(object![key]!)
   return sorted
@@ -57,23 +60,43 @@ interface Break {
 }
 
 /** The compared fields of a price: sales, fields and quantity breaks, amounts canonical. */
-export function canonicalPrice(price: { sales: number | string; fields?: Record<string, number | string> | null }, breaks: Break[] | null | undefined): string {
+export function canonicalPrice(
+  price: { sales: number | string; fields?: Record<string, number | string> | null },
+  breaks: Break[] | null | undefined,
+): string {
   return JSON.stringify({
     sales: canonicalAmount(price.sales),
     fields: sortedObject(price.fields, canonicalAmount),
     breaks: (breaks ?? []).map((entry) => ({
       quantity: canonicalAmount(entry.quantity_break),
       fixed: entry.fixed_price === undefined || entry.fixed_price === null ? null : canonicalAmount(entry.fixed_price),
-      percent: entry.percent_of_base === undefined || entry.percent_of_base === null ? null : canonicalAmount(entry.percent_of_base),
+      percent:
+        entry.percent_of_base === undefined || entry.percent_of_base === null
+          ? null
+          : canonicalAmount(entry.percent_of_base),
     })),
   })
 }
 
-export function canonicalArticle(article: { name: string; type: string | null; metadata?: Record<string, string[]> | null }): string {
-  return JSON.stringify({ name: article.name, type: article.type, metadata: sortedObject(article.metadata, (values) => values) })
+export function canonicalArticle(article: {
+  name: string
+  type: string | null
+  metadata?: Record<string, string[]> | null
+}): string {
+  return JSON.stringify({
+    name: article.name,
+    type: article.type,
+    metadata: sortedObject(article.metadata, (values) => values),
+  })
 }
 
-export function canonicalPricelist(pricelist: { currency_code: string; vat_mode: string; name?: string | null; description?: string | null; metadata?: Record<string, string[]> | null }): string {
+export function canonicalPricelist(pricelist: {
+  currency_code: string
+  vat_mode: string
+  name?: string | null
+  description?: string | null
+  metadata?: Record<string, string[]> | null
+}): string {
   return JSON.stringify({
     currency: pricelist.currency_code,
     vat_mode: pricelist.vat_mode,
@@ -85,19 +108,34 @@ export function canonicalPricelist(pricelist: { currency_code: string; vat_mode:
 
 function priceBody(prng: Prng): { price: Record<string, unknown>; quantity_breaks?: Break[]; canonical: string } {
   const price: { sales: string; fields?: Record<string, string> } = { sales: amount(prng, 1, 100_000_000) }
-  if (prng.chance(0.4)) price.fields = { cost: amount(prng, 1, 50_000_000), ...(prng.chance(0.3) ? { list: amount(prng, 1, 100_000_000) } : {}) }
+  if (prng.chance(0.4))
+    price.fields = {
+      cost: amount(prng, 1, 50_000_000),
+      ...(prng.chance(0.3) ? { list: amount(prng, 1, 100_000_000) } : {}),
+    }
   let breaks: Break[] | undefined
   if (prng.chance(0.2)) {
-    breaks = prng.chance(0.5) ? [{ quantity_break: String(prng.between(2, 50)), fixed_price: amount(prng, 1, 90_000_000) }] : [{ quantity_break: '10', percent_of_base: amount(prng, 1, 1_000_000) }]
+    breaks = prng.chance(0.5)
+      ? [{ quantity_break: String(prng.between(2, 50)), fixed_price: amount(prng, 1, 90_000_000) }]
+      : [{ quantity_break: '10', percent_of_base: amount(prng, 1, 1_000_000) }]
   }
-  return { price, ...(breaks === undefined ? {} : { quantity_breaks: breaks }), canonical: canonicalPrice(price, breaks) }
+  return {
+    price,
+    ...(breaks === undefined ? {} : { quantity_breaks: breaks }),
+    canonical: canonicalPrice(price, breaks),
+  }
 }
 
-function articleBody(prng: Prng): { body: { name: string; type: string; metadata: Record<string, string[]> }; canonical: string } {
+function articleBody(prng: Prng): {
+  body: { name: string; type: string; metadata: Record<string, string[]> }
+  canonical: string
+} {
   const body = {
     name: `article ${prng.index(1_000_000)} ${prng.chance(0.1) ? 'ÅÄÖ ü € 日本' : ''}`.trim(),
     type: prng.pick(['good', 'service', 'bundle-part']),
-    metadata: (prng.chance(0.5) ? { color: [prng.pick(['red', 'green', 'blue'])], size: [String(prng.between(1, 9))] } : {}) as Record<string, string[]>,
+    metadata: (prng.chance(0.5)
+      ? { color: [prng.pick(['red', 'green', 'blue'])], size: [String(prng.between(1, 9))] }
+      : {}) as Record<string, string[]>,
   }
   return { body, canonical: canonicalArticle(body) }
 }
@@ -150,7 +188,21 @@ export const ingestMix: Mix = {
 }
 
 /** Many versions of few pairs, so that a retention pass has work. */
-export const retentionMix: Mix = { ...ingestMix, priceBatch: 60, priceSingle: 10, priceDelete: 1, articleBatch: 2, articleSingle: 2, articleDelete: 1, pricelist: 1, pricelistDelete: 0, vatRate: 1, setting: 1, batchMax: 600, skuRange: 600 }
+export const retentionMix: Mix = {
+  ...ingestMix,
+  priceBatch: 60,
+  priceSingle: 10,
+  priceDelete: 1,
+  articleBatch: 2,
+  articleSingle: 2,
+  articleDelete: 1,
+  pricelist: 1,
+  pricelistDelete: 0,
+  vatRate: 1,
+  setting: 1,
+  batchMax: 600,
+  skuRange: 600,
+}
 
 interface Item {
   kind: Kind
@@ -213,7 +265,9 @@ export class Workload {
   async execute(operation: Operation): Promise<void> {
     const { model } = this
     try {
-      const answer = await this.tenant.api(operation.method, operation.path, operation.body).catch((error: Error) => error)
+      const answer = await this.tenant
+        .api(operation.method, operation.path, operation.body)
+        .catch((error: Error) => error)
       if (answer instanceof Error) {
         // No answer (the kill cut the connection): written or not.
         this.#count('error')
@@ -222,8 +276,13 @@ export class Workload {
       }
       this.#count(String(answer.status))
       if (answer.status === 202) {
-        const failed = new Set<string>((answer.body?.failed ?? []).map((entry: Record<string, string>) => operation.failedKey!(entry)))
-        if (failed.size > 0) this.unexpected.push(`${operation.method} ${operation.path}: ${failed.size} refused: ${JSON.stringify(answer.body.failed.slice(0, 3))}`)
+        const failed = new Set<string>(
+          (answer.body?.failed ?? []).map((entry: Record<string, string>) => operation.failedKey!(entry)),
+        )
+        if (failed.size > 0)
+          this.unexpected.push(
+            `${operation.method} ${operation.path}: ${failed.size} refused: ${JSON.stringify(answer.body.failed.slice(0, 3))}`,
+          )
         for (const item of operation.items) {
           if (failed.has(item.key)) model.refused++
           else model.acknowledge(item.kind, item.key, item.value)
@@ -253,7 +312,18 @@ export class Workload {
 
   #operation(prng: Prng, mix: Mix): Operation | null {
     const weights: [keyof Mix, number][] = (
-      ['priceBatch', 'priceSingle', 'priceDelete', 'articleBatch', 'articleSingle', 'articleDelete', 'pricelist', 'pricelistDelete', 'vatRate', 'setting'] as const
+      [
+        'priceBatch',
+        'priceSingle',
+        'priceDelete',
+        'articleBatch',
+        'articleSingle',
+        'articleDelete',
+        'pricelist',
+        'pricelistDelete',
+        'vatRate',
+        'setting',
+      ] as const
     ).map((name): [keyof Mix, number] => [name, mix[name]])
     let roll = prng.next() * weights.reduce((sum, [, weight]) => sum + weight, 0)
     let chosen: keyof Mix = 'priceSingle'
@@ -281,7 +351,12 @@ export class Workload {
         const sku = articleOf(prng.index(articleCount))
         if (!this.model.lock('article', sku)) return null
         const { body, canonical } = articleBody(prng)
-        return { method: 'PUT', path: `/article/${sku}`, body, items: [{ kind: 'article', key: sku, value: canonical }] }
+        return {
+          method: 'PUT',
+          path: `/article/${sku}`,
+          body,
+          items: [{ kind: 'article', key: sku, value: canonical }],
+        }
       }
       case 'articleDelete':
         return this.#delete('article', () => {
@@ -292,7 +367,12 @@ export class Workload {
         const code = extraPricelistOf(prng.index(extraPricelistCount))
         if (!this.model.lock('pricelist', code)) return null
         const { body, canonical } = pricelistBody(prng)
-        return { method: 'PUT', path: `/pricelist/${code}`, body, items: [{ kind: 'pricelist', key: code, value: canonical }] }
+        return {
+          method: 'PUT',
+          path: `/pricelist/${code}`,
+          body,
+          items: [{ kind: 'pricelist', key: code, value: canonical }],
+        }
       }
       case 'pricelistDelete':
         return this.#delete('pricelist', () => {
@@ -305,7 +385,12 @@ export class Workload {
         const key = vatKey(area, vatClass)
         if (!this.model.lock('vat_rate', key)) return null
         const rate = amount(prng, 0, 300_000)
-        return { method: 'POST', path: '/vat/rate', body: { tax_area_code: area, vat_class_code: vatClass, rate }, items: [{ kind: 'vat_rate', key, value: canonicalAmount(rate) }] }
+        return {
+          method: 'POST',
+          path: '/vat/rate',
+          body: { tax_area_code: area, vat_class_code: vatClass, rate },
+          items: [{ kind: 'vat_rate', key, value: canonicalAmount(rate) }],
+        }
       }
       default: {
         const key = prng.pick(Object.keys(settingValues))
@@ -337,7 +422,12 @@ export class Workload {
     const key = priceKey(pricelist, sku)
     if (!this.model.lock('price', key)) return null
     const { price, quantity_breaks, canonical } = priceBody(prng)
-    return { method: 'PUT', path: `/price/${sku}/${pricelist}`, body: { price, ...(quantity_breaks === undefined ? {} : { quantity_breaks }) }, items: [{ kind: 'price', key, value: canonical }] }
+    return {
+      method: 'PUT',
+      path: `/price/${sku}/${pricelist}`,
+      body: { price, ...(quantity_breaks === undefined ? {} : { quantity_breaks }) },
+      items: [{ kind: 'price', key, value: canonical }],
+    }
   }
 
   #priceBatch(prng: Prng, mix: Mix): Operation | null {
@@ -354,7 +444,13 @@ export class Workload {
       items.push({ kind: 'price', key, value: canonical })
     }
     if (items.length === 0) return null
-    return { method: 'POST', path: '/price/batch', body, items, failedKey: (failed) => priceKey(failed['pricelist']!, failed['sku']!) }
+    return {
+      method: 'POST',
+      path: '/price/batch',
+      body,
+      items,
+      failedKey: (failed) => priceKey(failed['pricelist']!, failed['sku']!),
+    }
   }
 
   #articleBatch(prng: Prng, mix: Mix): Operation | null {

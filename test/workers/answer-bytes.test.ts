@@ -16,13 +16,16 @@ import { answerBytes } from '../../workers/answer-bytes.js'
 import { answerJson } from '../../workers/render.js'
 import { build, profile, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
-const seed = process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
 
 function expectSame(items: readonly PricedItem[], unavailable: Parameters<typeof answerJson>[1]): void {
   const text = Buffer.from(answerJson(items, unavailable), 'utf8')
   const bytes = answerBytes(items, unavailable)
-  if (!bytes.equals(text)) throw new Error(`bytes differ:\n text  ${text.toString('utf8')}\n bytes ${bytes.toString('utf8')}`)
-  if (bytes.byteOffset !== 0 || bytes.buffer.byteLength !== bytes.length) throw new Error('the answer does not own its buffer')
+  if (!bytes.equals(text))
+    throw new Error(`bytes differ:\n text  ${text.toString('utf8')}\n bytes ${bytes.toString('utf8')}`)
+  if (bytes.byteOffset !== 0 || bytes.buffer.byteLength !== bytes.length)
+    throw new Error('the answer does not own its buffer')
 }
 
 t.test('10,000 random queries render the same bytes as the text renderer', async (t) => {
@@ -30,17 +33,31 @@ t.test('10,000 random queries render the same bytes as the text renderer', async
   let items = 0
   let unavailable = 0
   fc.assert(
-    fc.property(worldArbitrary, fc.array(queryArbitrary, { minLength: 5, maxLength: 5 }), fc.boolean(), (world, asked, sorted) => {
-      const { catalog, book } = build(world)
-      for (const query of asked) {
-        const options: AnswerOptions = { currency: query.currency, rounding: query.rounding ? profile : null, quantity: query.quantity }
-        const result = queryPrices(new PriceContext(catalog, book, query.at, 'SE'), { skus: query.skus, pricelists: [...query.lists].sort(), options, sortOrder: sorted ? 'DESC' : null })
-        expectSame(result.items, result.unavailable)
-        queries++
-        items += result.items.length
-        unavailable += result.unavailable.length
-      }
-    }),
+    fc.property(
+      worldArbitrary,
+      fc.array(queryArbitrary, { minLength: 5, maxLength: 5 }),
+      fc.boolean(),
+      (world, asked, sorted) => {
+        const { catalog, book } = build(world)
+        for (const query of asked) {
+          const options: AnswerOptions = {
+            currency: query.currency,
+            rounding: query.rounding ? profile : null,
+            quantity: query.quantity,
+          }
+          const result = queryPrices(new PriceContext(catalog, book, query.at, 'SE'), {
+            skus: query.skus,
+            pricelists: [...query.lists].sort(),
+            options,
+            sortOrder: sorted ? 'DESC' : null,
+          })
+          expectSame(result.items, result.unavailable)
+          queries++
+          items += result.items.length
+          unavailable += result.unavailable.length
+        }
+      },
+    ),
     { seed, numRuns: 2_000 },
   )
   t.equal(queries, 10_000, `queries compared (seed ${seed})`)
@@ -49,7 +66,28 @@ t.test('10,000 random queries render the same bytes as the text renderer', async
 
 const amountArbitrary = fc.oneof(
   fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }),
-  fc.constantFrom(0, -0, 1, -1, 5, 10, 100, 1_000, 9_999, 10_000, 10_001, 12_340, 120_000, 1e15 - 1, 1e15, -1e15, 1e16, 0.5, -2.25, 123_456_789.123),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    5,
+    10,
+    100,
+    1_000,
+    9_999,
+    10_000,
+    10_001,
+    12_340,
+    120_000,
+    1e15 - 1,
+    1e15,
+    -1e15,
+    1e16,
+    0.5,
+    -2.25,
+    123_456_789.123,
+  ),
   fc.integer({ min: -99, max: 99 }).map((value) => value * 1_000),
 )
 const codeArbitrary = fc.oneof(
@@ -57,7 +95,12 @@ const codeArbitrary = fc.oneof(
   fc.string({ maxLength: 12, unit: 'binary' }),
   fc.constantFrom('a"b', 'a\\b', '\u0000', '\u007f', '\u00e9', '\ud83d\ude00', '\ud800'),
 )
-const pricedAmountsArbitrary = fc.record({ quantity: amountArbitrary, net: amountArbitrary, vat: amountArbitrary, gross: amountArbitrary })
+const pricedAmountsArbitrary = fc.record({
+  quantity: amountArbitrary,
+  net: amountArbitrary,
+  vat: amountArbitrary,
+  gross: amountArbitrary,
+})
 const itemArbitrary = fc.record({
   sku: codeArbitrary,
   pricelist: codeArbitrary,
@@ -70,7 +113,15 @@ const itemArbitrary = fc.record({
   vatClass: codeArbitrary,
   inherited: fc.boolean(),
   breaks: fc.array(pricedAmountsArbitrary, { maxLength: 4 }),
-  fx: fc.option(fc.record({ base: fc.constantFrom('SEK', 'EUR'), quote: fc.constantFrom('USD', 'E"R'), rate: fc.double({ min: 1e-6, max: 1e6, noNaN: true }), asOf: fc.integer({ min: 0, max: 4e12 }) }), { freq: 3 }),
+  fx: fc.option(
+    fc.record({
+      base: fc.constantFrom('SEK', 'EUR'),
+      quote: fc.constantFrom('USD', 'E"R'),
+      rate: fc.double({ min: 1e-6, max: 1e6, noNaN: true }),
+      asOf: fc.integer({ min: 0, max: 4e12 }),
+    }),
+    { freq: 3 },
+  ),
 })
 
 t.test('random items, amounts and codes render the same bytes as the text renderer', async (t) => {
@@ -78,7 +129,13 @@ t.test('random items, amounts and codes render the same bytes as the text render
   fc.assert(
     fc.property(
       fc.array(itemArbitrary, { maxLength: 20 }),
-      fc.array(fc.record({ sku: codeArbitrary, reason: fc.constantFrom('no_price' as const, 'no_vat_class' as const, 'no_fx_rate' as const) }), { maxLength: 5 }),
+      fc.array(
+        fc.record({
+          sku: codeArbitrary,
+          reason: fc.constantFrom('no_price' as const, 'no_vat_class' as const, 'no_fx_rate' as const),
+        }),
+        { maxLength: 5 },
+      ),
       (items, unavailable) => {
         expectSame(items as unknown as PricedItem[], unavailable)
         checked++
@@ -90,8 +147,25 @@ t.test('random items, amounts and codes render the same bytes as the text render
 })
 
 t.test('an answer larger than the scratch buffer grows it and stays exact', async (t) => {
-  const item = { sku: 'SKU-1', pricelist: 'NET-1', currency: 'SEK', vatMode: 'NET', net: 1_234_567, vat: 308_642, gross: 1_543_209, vatRateText: '25', vatClass: 'standard', inherited: false, breaks: [], fx: null }
-  const items = Array.from({ length: 2_000 }, (_, index) => ({ ...item, sku: `SKU-${index}`, net: item.net + index })) as unknown as PricedItem[]
+  const item = {
+    sku: 'SKU-1',
+    pricelist: 'NET-1',
+    currency: 'SEK',
+    vatMode: 'NET',
+    net: 1_234_567,
+    vat: 308_642,
+    gross: 1_543_209,
+    vatRateText: '25',
+    vatClass: 'standard',
+    inherited: false,
+    breaks: [],
+    fx: null,
+  }
+  const items = Array.from({ length: 2_000 }, (_, index) => ({
+    ...item,
+    sku: `SKU-${index}`,
+    net: item.net + index,
+  })) as unknown as PricedItem[]
   expectSame(items, [])
   t.ok(answerBytes(items, []).length > 64 * 1024, 'past the first 64 KiB')
 })

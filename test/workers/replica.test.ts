@@ -13,7 +13,12 @@ import { Catalog, compositeKey, type Article, type CatalogType, type Change } fr
 import { PriceBook } from '../../engine/prices.js'
 import type { Version } from '../../engine/temporal.js'
 import { packCatalog } from '../../storage/book-snapshot.js'
-import { replicationChannelName, type PrefetchMessage, type SnapshotMessage, type SyncMessage } from '../../workers/protocol.js'
+import {
+  replicationChannelName,
+  type PrefetchMessage,
+  type SnapshotMessage,
+  type SyncMessage,
+} from '../../workers/protocol.js'
 import { ReplicaSet, TenantReplica } from '../../workers/replica.js'
 
 const day = 86_400_000
@@ -32,8 +37,11 @@ function sourceCatalog(count: number): Catalog {
   for (let index = 0; index < count; index++) {
     const sku = `SKU-${index}`
     write(catalog.plan('article', sku, article(index, `Article ${index}`), start, start, 'writer'))
-    if (index % 4 === 0) write(catalog.plan('article', sku, article(index, `Renamed ${index}`), start + day, start, 'writer'))
-    write(catalog.plan('article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' }, start, start, 'writer'))
+    if (index % 4 === 0)
+      write(catalog.plan('article', sku, article(index, `Renamed ${index}`), start + day, start, 'writer'))
+    write(
+      catalog.plan('article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' }, start, start, 'writer'),
+    )
   }
   write(catalog.plan('article', 'SKU-1', null, start + 2 * day, start, 'writer'))
   return catalog
@@ -41,7 +49,13 @@ function sourceCatalog(count: number): Catalog {
 
 function snapshotOf(catalog: Catalog, book: PriceBook): ConstructorParameters<typeof TenantReplica>[0] {
   const catalogBytes = packCatalog(catalog.entries())
-  return { sequence: 0, catalog: catalogBytes, prepared: null, dictionary: book.dictionaryDelta(0, 0), columns: book.sharedColumns() }
+  return {
+    sequence: 0,
+    catalog: catalogBytes,
+    prepared: null,
+    dictionary: book.dictionaryDelta(0, 0),
+    columns: book.sharedColumns(),
+  }
 }
 
 /** Every entry of a type as [key, versions], in key order. */
@@ -55,7 +69,11 @@ t.test('a replica decodes its articles at the first read, with the changes it re
   const replica = new TenantReplica(snapshotOf(source, book))
   t.equal(replica.catalog.isDeferred('article'), true, 'articles packed after the snapshot')
   const mappingKey = compositeKey('SKU-7', 'SE')
-  t.same(replica.catalog.get('article_taxclass', mappingKey, start), { vat_class_code: 'standard' }, 'the rest is decoded')
+  t.same(
+    replica.catalog.get('article_taxclass', mappingKey, start),
+    { vat_class_code: 'standard' },
+    'the rest is decoded',
+  )
   t.equal(replica.catalog.isDeferred('article'), true, 'reading a VAT mapping leaves the articles packed')
 
   // The same changes on both sides, as the main thread publishes them: an update, a removal, a new
@@ -71,7 +89,9 @@ t.test('a replica decodes its articles at the first read, with the changes it re
     tenant: 'test',
     sequence: 1,
     changes: [
-      ...changes.map((change) => [change.type, change.key, change.versions] as [CatalogType, string, Version<unknown>[]]),
+      ...changes.map(
+        (change) => [change.type, change.key, change.versions] as [CatalogType, string, Version<unknown>[]],
+      ),
       ['article', 'SKU-3', []],
     ],
     dictionary: book.dictionaryDelta(0, 0),
@@ -80,9 +100,17 @@ t.test('a replica decodes its articles at the first read, with the changes it re
   replica.apply(message)
   t.equal(replica.sequence, 1)
   t.equal(replica.catalog.isDeferred('article'), true, 'article changes are kept packed too')
-  t.same(replica.catalog.get('article_taxclass', mappingKey, start + day), { vat_class_code: 'reduced' }, 'the mapping change is applied at once')
+  t.same(
+    replica.catalog.get('article_taxclass', mappingKey, start + day),
+    { vat_class_code: 'reduced' },
+    'the mapping change is applied at once',
+  )
 
-  t.same(replica.catalog.get('article', 'SKU-2', start + 3 * day), article(2, 'Changed 2'), 'the first read sees the change')
+  t.same(
+    replica.catalog.get('article', 'SKU-2', start + 3 * day),
+    article(2, 'Changed 2'),
+    'the first read sees the change',
+  )
   t.equal(replica.catalog.isDeferred('article'), false, 'decoded by that read')
   t.same(table(replica.catalog, 'article'), table(source, 'article'), 'every article and version as on the main thread')
   t.equal(replica.catalog.exists('article', 'SKU-3'), false, 'the removed key is gone')
@@ -97,7 +125,11 @@ t.test('an article search or a live count decodes the articles as well', async (
   t.equal(replica.catalog.isDeferred('article'), false)
   const other = new TenantReplica(snapshotOf(source, new PriceBook()))
   const found = [...other.catalog.viewsAt('article', start + 2 * day)].map(([key, view]) => [key, view.value])
-  t.same(found, [...source.viewsAt('article', start + 2 * day)].map(([key, view]) => [key, view.value]), 'the views in force')
+  t.same(
+    found,
+    [...source.viewsAt('article', start + 2 * day)].map(([key, view]) => [key, view.value]),
+    'the views in force',
+  )
 })
 
 t.test('Catalog.load leaves what apply leaves entry by entry', async (t) => {
@@ -114,7 +146,9 @@ t.test('Catalog.load leaves what apply leaves entry by entry', async (t) => {
   }
   t.equal(loaded.liveCount('article'), 29, 'one of 30 articles is deleted')
   // Loading over existing keys counts what changed, as apply does.
-  const replaced: [CatalogType, string, Version<unknown>[]][] = [['article', 'SKU-1', source.versions('article', 'SKU-0')!]]
+  const replaced: [CatalogType, string, Version<unknown>[]][] = [
+    ['article', 'SKU-1', source.versions('article', 'SKU-0')!],
+  ]
   loaded.load(replaced)
   applied.apply('article', 'SKU-1', source.versions('article', 'SKU-0')!)
   t.equal(loaded.liveCount('article'), 30, 'the deleted one is live again')
@@ -132,9 +166,18 @@ t.test('a prefetched catalogue serves the snapshot that names its token, and no 
   const book = new PriceBook()
   const prefetched = sourceCatalog(12)
   const other = sourceCatalog(5)
-  const prefetch: PrefetchMessage = { kind: 'prefetch', tenant: 'a', token: 7, catalog: packCatalog(prefetched.entries()) }
+  const prefetch: PrefetchMessage = {
+    kind: 'prefetch',
+    tenant: 'a',
+    token: 7,
+    catalog: packCatalog(prefetched.entries()),
+  }
   // The snapshot's own bytes differ from the prefetch's here, so the catalogue shows which was used.
-  const named: SnapshotMessage = { kind: 'snapshot', tenant: 'a', snapshot: { ...snapshotOf(other, book), prepared: 7 } }
+  const named: SnapshotMessage = {
+    kind: 'snapshot',
+    tenant: 'a',
+    snapshot: { ...snapshotOf(other, book), prepared: 7 },
+  }
   channel.postMessage(prefetch)
   channel.postMessage(named)
   const settled = async (tenant: string): Promise<TenantReplica> => {
@@ -147,10 +190,18 @@ t.test('a prefetched catalogue serves the snapshot that names its token, and no 
   t.same(table(used.catalog, 'article_taxclass'), table(prefetched, 'article_taxclass'), 'built from the prefetch')
   t.same(table(used.catalog, 'article'), table(prefetched, 'article'), 'its articles too')
 
-  const mismatch: SnapshotMessage = { kind: 'snapshot', tenant: 'b', snapshot: { ...snapshotOf(other, book), prepared: 8 } }
+  const mismatch: SnapshotMessage = {
+    kind: 'snapshot',
+    tenant: 'b',
+    snapshot: { ...snapshotOf(other, book), prepared: 8 },
+  }
   channel.postMessage({ ...prefetch, tenant: 'b', token: 9 } satisfies PrefetchMessage)
   channel.postMessage(mismatch)
   const decoded = await settled('b')
-  t.same(table(decoded.catalog, 'article_taxclass'), table(other, 'article_taxclass'), "another token: the snapshot's own bytes")
+  t.same(
+    table(decoded.catalog, 'article_taxclass'),
+    table(other, 'article_taxclass'),
+    "another token: the snapshot's own bytes",
+  )
   t.equal(decoded.catalog.keys('article').length, 5)
 })

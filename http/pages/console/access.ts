@@ -36,28 +36,49 @@ function visibleTenant(context: RootContext, email: string): { tenant: TenantRun
   const slug = context.params['slug']!
   const tenant = slugPattern.test(slug) ? context.deps.tenants.get(slug) : undefined
   const role = tenant === undefined ? undefined : context.deps.system.member(slug, email)?.role
-  if (tenant === undefined || role === undefined) throw new ApiError('not_found', `You are not a user of a tenant ${slug}`)
+  if (tenant === undefined || role === undefined)
+    throw new ApiError('not_found', `You are not a user of a tenant ${slug}`)
   if (!tenant.loaded) throw new ApiError('not_ready', 'The tenant is loading: try again in a moment', {}, 1)
   return { tenant, role }
 }
 
 /** A page's visit: the person's role must allow `permission`. */
-export function pageVisit(context: RootContext, person: { email: string; secret: string }, permission: Permission): ConsoleVisit {
+export function pageVisit(
+  context: RootContext,
+  person: { email: string; secret: string },
+  permission: Permission,
+): ConsoleVisit {
   const { tenant, role } = visibleTenant(context, person.email)
   requirePermission(context.deps.system, tenant.record.slug, person.email, permission)
-  return { email: person.email, role, csrf: csrfToken(person.secret), session: person.secret, tenant, slug: tenant.record.slug }
+  return {
+    email: person.email,
+    role,
+    csrf: csrfToken(person.secret),
+    session: person.secret,
+    tenant,
+    slug: tenant.record.slug,
+  }
 }
 
 /**
  * A form post's visit: same origin, the session's form token, the permission, and an active tenant
  * (a suspended one shows its pages but changes nothing).
  */
-export function formVisit(context: RootContext, person: { email: string; secret: string }, form: URLSearchParams, permission: Permission): ConsoleVisit {
+export function formVisit(
+  context: RootContext,
+  person: { email: string; secret: string },
+  form: URLSearchParams,
+  permission: Permission,
+): ConsoleVisit {
   if (!sameOrigin(context.incoming, context.deps.publicUrl)) {
     throw new ApiError('forbidden', 'Cross-site request refused: a console form must come from a page of this service')
   }
   requireFormToken(person.secret, form)
   const visit = pageVisit(context, person, permission)
-  if (visit.tenant.record.status !== 'active') throw new ApiError('tenant_suspended', `Tenant ${visit.slug} is ${visit.tenant.record.status}: nothing can be changed`)
+  if (visit.tenant.record.status !== 'active')
+    throw new ApiError(
+      'tenant_suspended',
+      `Tenant ${visit.slug} is ${visit.tenant.record.status}: nothing can be changed`,
+    )
   return visit
 }

@@ -17,7 +17,8 @@ import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../shared/flash.js'
 import { consolePage } from './frame.js'
 
-export const restorePath = (visit: ConsoleVisit, id: string): string => `/console/${visit.slug}/backups/${encodeURIComponent(id)}/restore`
+export const restorePath = (visit: ConsoleVisit, id: string): string =>
+  `/console/${visit.slug}/backups/${encodeURIComponent(id)}/restore`
 
 function statusText(status: RestoreStatus): string {
   switch (status.status) {
@@ -58,16 +59,23 @@ const columns: readonly Column[] = [
 ]
 
 function row(visit: ConsoleVisit, backup: BackupRecord): Cell[] {
-  const restore = can(visit.role, 'restore') ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>` : null
+  const restore = can(visit.role, 'restore')
+    ? html`<a href="${restorePath(visit, backup.id)}">Restore<span class="visually-hidden"> ${backup.id}</span></a>`
+    : null
   const taken = `${backup.created.slice(0, 19).replace('T', ' ')} UTC`
   return [{ content: backup.id, className: 'mono' }, taken, backup.type, retentionText(backup), restore]
 }
 
 export function backupsPage(visit: ConsoleVisit, flash: Flash | null): string {
   const backups = visit.tenant.backups.list()
-  const list = backups.length === 0
-    ? html`<p>No backups yet.</p>`
-    : dataTable('Backups', columns, backups.map((backup) => row(visit, backup)))
+  const list =
+    backups.length === 0
+      ? html`<p>No backups yet.</p>`
+      : dataTable(
+          'Backups',
+          columns,
+          backups.map((backup) => row(visit, backup)),
+        )
   const create = can(visit.role, 'backups.create')
     ? html`<h2>Take a backup</h2>
 <form method="post" action="/console/${visit.slug}/backups">

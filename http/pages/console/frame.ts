@@ -19,9 +19,24 @@ const tabs: readonly { readonly tab: ConsoleTab; readonly label: string; readonl
   { tab: 'backups', label: 'Backups', path: '/backups' },
 ]
 
-export function consolePage(visit: ConsoleVisit, current: ConsoleTab, title: string, body: Html, flash: Flash | null): string {
+export function consolePage(
+  visit: ConsoleVisit,
+  current: ConsoleTab,
+  title: string,
+  body: Html,
+  flash: Flash | null,
+): string {
   const nav = html`<nav class="tabs" aria-label="Tenant ${visit.slug}"><span class="tenant">${visit.slug}</span><ul>${tabs.map(
-    (entry) => html`<li><a href="/console/${visit.slug}${entry.path}"${entry.tab === current ? html` aria-current="page"` : null}>${entry.label}</a></li>`,
+    (entry) =>
+      html`<li><a href="/console/${visit.slug}${entry.path}"${entry.tab === current ? html` aria-current="page"` : null}>${entry.label}</a></li>`,
   )}</ul></nav>`
-  return page({ title, person: visit.email, flash, body, nav, signOut: signOutForm(visit.csrf), scripts: ['console.js'] })
+  return page({
+    title,
+    person: visit.email,
+    flash,
+    body,
+    nav,
+    signOut: signOutForm(visit.csrf),
+    scripts: ['console.js'],
+  })
 }

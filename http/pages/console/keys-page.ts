@@ -23,7 +23,8 @@ export interface NewKey {
   readonly baseUrl: string
 }
 
-const when = (ms: number | null): string => (ms === null ? 'never' : `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`)
+const when = (ms: number | null): string =>
+  ms === null ? 'never' : `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`
 
 function copyable(id: string, label: string, value: string): Html {
   return html`<div class="copyable">
@@ -62,19 +63,30 @@ const columns: readonly Column[] = [
 ]
 
 function row(visit: ConsoleVisit, key: ApiKeyRecord): Cell[] {
-  const revoke = key.revoked_at === null
-    ? html`<a href="/console/${visit.slug}/keys/${key.client_id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
-    : null
+  const revoke =
+    key.revoked_at === null
+      ? html`<a href="/console/${visit.slug}/keys/${key.client_id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
+      : null
   const status = key.revoked_at === null ? 'active' : `revoked ${when(key.revoked_at)}`
   const clientId = { content: key.client_id, className: 'mono' }
   return [key.name, clientId, when(key.created_at), when(key.last_used_at), status, revoke]
 }
 
-export function keysPage(visit: ConsoleVisit, usage: ReadonlyMap<string, number>, flash: Flash | null, created: NewKey | null): string {
+export function keysPage(
+  visit: ConsoleVisit,
+  usage: ReadonlyMap<string, number>,
+  flash: Flash | null,
+  created: NewKey | null,
+): string {
   const keys = visit.tenant.system.listKeys(visit.slug).map((key) => withRecentUse(key, usage))
-  const list = keys.length === 0
-    ? html`<p>No API keys yet.</p>`
-    : dataTable('API keys', columns, keys.map((key) => row(visit, key)))
+  const list =
+    keys.length === 0
+      ? html`<p>No API keys yet.</p>`
+      : dataTable(
+          'API keys',
+          columns,
+          keys.map((key) => row(visit, key)),
+        )
   const body = html`${created === null ? null : newKeyPanel(created)}
 ${list}
 <p class="hint">A revoked key gets no new tokens; tokens it already has work until they expire.</p>

@@ -36,9 +36,10 @@ const minuteColumns: readonly Column[] = [
 
 function usageRow(label: string, used: number, limit: number | null): Cell[] {
   const share = limit === null || limit === 0 ? null : Math.min(100, Math.round((used / limit) * 100))
-  const meter = share === null
-    ? ''
-    : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`
+  const meter =
+    share === null
+      ? ''
+      : html`<meter min="0" max="100" value="${share}" aria-label="${label}: ${share}% of the limit">${share}%</meter> ${share}%`
   return [label, number.format(used), limit === null ? 'unlimited' : number.format(limit), meter]
 }
 
@@ -63,25 +64,34 @@ export function overviewPage(visit: ConsoleVisit, nowMs: number, flash: Flash | 
 </dl>
 <h2>Usage and plan limits</h2>
 ${dataTable('Usage and plan limits', usageColumns, [
-    usageRow('Articles', tenant.catalog.liveCount('article'), limits.articles),
-    usageRow('Pricelists', tenant.catalog.liveCount('pricelist'), limits.pricelists),
-    usageRow('Prices (article and pricelist pairs)', tenant.prices.livePairCount, limits.prices),
-    usageRow('Changelog entries', Math.max(0, changelogEntries), limits.changelog_capacity),
-  ])}
+  usageRow('Articles', tenant.catalog.liveCount('article'), limits.articles),
+  usageRow('Pricelists', tenant.catalog.liveCount('pricelist'), limits.pricelists),
+  usageRow('Prices (article and pricelist pairs)', tenant.prices.livePairCount, limits.prices),
+  usageRow('Changelog entries', Math.max(0, changelogEntries), limits.changelog_capacity),
+])}
 <p class="hint">The changelog's latest sequence is ${number.format(tenant.store.sequence)}; beyond its capacity the oldest entries are dropped.</p>
 <h2>Rate limits</h2>
 ${dataTable('Rate limits', rateColumns, [
-    rateRow('Queries', tenant, 'query', nowMs),
-    rateRow('Ingest (items)', tenant, 'ingest', nowMs),
-  ])}
+  rateRow('Queries', tenant, 'query', nowMs),
+  rateRow('Ingest (items)', tenant, 'ingest', nowMs),
+])}
 <h2>The last hour</h2>
 ${barChart('chart-requests', { title: 'Requests', unit: 'requests', values: minutes.map((minute) => minute.queries + minute.ingestRequests) })}
 ${barChart('chart-ingest', { title: 'Ingested items', unit: 'items', values: minutes.map((minute) => minute.ingestItems) })}
 <details><summary>The figures per minute</summary>
-${dataTable('Figures per minute', minuteColumns, minutes
+${dataTable(
+  'Figures per minute',
+  minuteColumns,
+  minutes
     .filter((minute) => minute.queries + minute.ingestRequests > 0)
-    .map((minute) => [new Date(minute.at).toISOString().slice(11, 16), minute.queries, minute.ingestRequests, minute.ingestItems]),
-    'No requests in the last hour.')}
+    .map((minute) => [
+      new Date(minute.at).toISOString().slice(11, 16),
+      minute.queries,
+      minute.ingestRequests,
+      minute.ingestItems,
+    ]),
+  'No requests in the last hour.',
+)}
 </details>`
   return consolePage(visit, 'overview', `${visit.slug}: overview`, body, flash)
 }

@@ -13,7 +13,8 @@ import type { ConsoleVisit } from './access.js'
 import type { Flash } from '../shared/flash.js'
 import { consolePage } from './frame.js'
 
-export const userPath = (visit: ConsoleVisit, email: string): string => `/console/${visit.slug}/users/${encodeURIComponent(email)}`
+export const userPath = (visit: ConsoleVisit, email: string): string =>
+  `/console/${visit.slug}/users/${encodeURIComponent(email)}`
 
 function assignable(visit: ConsoleVisit): readonly string[] {
   return can(visit.role, 'owners.manage') ? roles : roles.filter((role) => role !== 'owner')
@@ -40,7 +41,10 @@ function row(visit: ConsoleVisit, member: MemberRecord, index: number): Cell[] {
 <button type="submit">Change role</button>
 </form>`
     : member.role
-  const remove = manage && member.email !== visit.email ? html`<a href="${userPath(visit, member.email)}/remove">Remove<span class="visually-hidden"> ${member.email}</span></a>` : null
+  const remove =
+    manage && member.email !== visit.email
+      ? html`<a href="${userPath(visit, member.email)}/remove">Remove<span class="visually-hidden"> ${member.email}</span></a>`
+      : null
   const who = html`${member.email}${member.email === visit.email ? html` <span class="hint">(you)</span>` : null}`
   return [who, role, new Date(member.created_at).toISOString().slice(0, 10), remove]
 }
@@ -59,7 +63,11 @@ export function usersPage(visit: ConsoleVisit, flash: Flash | null): string {
 <button type="submit">Send the invitation</button>
 </form>`
     : html`<p class="hint">Your role (${visit.role}) does not invite or change users.</p>`
-  const body = html`${dataTable('Users', columns, members.map((member, index) => row(visit, member, index)))}
+  const body = html`${dataTable(
+    'Users',
+    columns,
+    members.map((member, index) => row(visit, member, index)),
+  )}
 <p class="hint">Owners manage everything; admins manage users other than owners, keys and backups and restore; editors take backups; every role manages API keys (docs/api.md, Roles).</p>
 ${invite}`
   return consolePage(visit, 'users', `${visit.slug}: users`, body, flash)

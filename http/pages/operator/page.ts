@@ -30,7 +30,12 @@ const pendingColumns: readonly Column[] = [
   { title: 'When' },
   { title: 'Decision', hiddenTitle: true },
 ]
-const decidedColumns: readonly Column[] = [{ title: 'Slug' }, { title: 'Requested by' }, { title: 'Status' }, { title: 'Decided' }]
+const decidedColumns: readonly Column[] = [
+  { title: 'Slug' },
+  { title: 'Requested by' },
+  { title: 'Status' },
+  { title: 'Decided' },
+]
 const tenantColumns: readonly Column[] = [
   { title: 'Slug' },
   { title: 'Tier' },
@@ -54,17 +59,51 @@ export function operatorPage(view: OperatorView): string {
   const decided = requests.filter((request) => request.status !== 'requested')
   const tenants = view.system.listTenants()
   const body = html`<h2>Waiting for a decision</h2>
-${open.length === 0 ? html`<p>No requests wait.</p>` : dataTable('Requests waiting', pendingColumns, open.map((request, index) => pending(view, request, index)))}
+${
+  open.length === 0
+    ? html`<p>No requests wait.</p>`
+    : dataTable(
+        'Requests waiting',
+        pendingColumns,
+        open.map((request, index) => pending(view, request, index)),
+      )
+}
 <h2>Decided</h2>
-${decided.length === 0 ? html`<p>None yet.</p>` : dataTable('Requests decided', decidedColumns, decided.map((request) => [
-    request.slug,
-    request.email,
-    { content: html`${request.status}${request.reason === null ? null : html`: ${request.reason}`}`, className: `status-${request.status}` },
-    request.decided_at === null ? '' : when(request.decided_at),
-  ]))}
+${
+  decided.length === 0
+    ? html`<p>None yet.</p>`
+    : dataTable(
+        'Requests decided',
+        decidedColumns,
+        decided.map((request) => [
+          request.slug,
+          request.email,
+          {
+            content: html`${request.status}${request.reason === null ? null : html`: ${request.reason}`}`,
+            className: `status-${request.status}`,
+          },
+          request.decided_at === null ? '' : when(request.decided_at),
+        ]),
+      )
+}
 <h2>Tenants</h2>
-${dataTable('Tenants', tenantColumns, tenants.map((tenant) => [
-    tenant.slug, tenant.tier, tenant.region, { content: tenant.status, className: `status-${tenant.status}` }, tenant.owner_email ?? '',
-  ]), 'No tenants yet.')}`
-  return page({ title: 'Operator: tenant requests', person: view.person, flash: view.flash, body, signOut: signOutForm(view.csrf) })
+${dataTable(
+  'Tenants',
+  tenantColumns,
+  tenants.map((tenant) => [
+    tenant.slug,
+    tenant.tier,
+    tenant.region,
+    { content: tenant.status, className: `status-${tenant.status}` },
+    tenant.owner_email ?? '',
+  ]),
+  'No tenants yet.',
+)}`
+  return page({
+    title: 'Operator: tenant requests',
+    person: view.person,
+    flash: view.flash,
+    body,
+    signOut: signOutForm(view.csrf),
+  })
 }

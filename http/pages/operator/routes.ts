@@ -21,18 +21,29 @@ import { operatorPage } from './page.js'
 
 /** The operators' addresses of the configuration, normalised. */
 export function operatorEmails(setting: string): Set<string> {
-  return new Set(setting.split(',').map((part) => normalEmail(part)).filter((email): email is string => email !== null))
+  return new Set(
+    setting
+      .split(',')
+      .map((part) => normalEmail(part))
+      .filter((email): email is string => email !== null),
+  )
 }
 
 /** The signed-in operator, or an ApiError: 404 for anyone who is not one (the page does not exist for them). */
 function operator(context: RootContext): { email: string; secret: string } | null {
   const person = sessionPerson(context.deps, context.incoming, context.nowMs)
   if (person === null) return null
-  if (!operatorEmails(context.deps.config.operatorEmails).has(person.email)) throw new ApiError('not_found', 'No such page')
+  if (!operatorEmails(context.deps.config.operatorEmails).has(person.email))
+    throw new ApiError('not_found', 'No such page')
   return person
 }
 
-function decision(path: string, operationId: string, summary: string, decide: (context: RootContext, id: string, form: URLSearchParams) => Promise<string>): RootRoute {
+function decision(
+  path: string,
+  operationId: string,
+  summary: string,
+  decide: (context: RootContext, id: string, form: URLSearchParams) => Promise<string>,
+): RootRoute {
   return {
     method: 'POST',
     path,
@@ -45,13 +56,17 @@ function decision(path: string, operationId: string, summary: string, decide: (c
       try {
         person = operator(context)
         if (person === null) return backTo('/portal', { error: 'sign-in-first' })
-        if (!sameOrigin(context.incoming, context.deps.publicUrl)) throw new ApiError('forbidden', 'Cross-site request refused')
+        if (!sameOrigin(context.incoming, context.deps.publicUrl))
+          throw new ApiError('forbidden', 'Cross-site request refused')
         const form = formFields(context.incoming) ?? new URLSearchParams()
         requireFormToken(person.secret, form)
         try {
-          return backToSession('/operator', person.secret, { notice: await decide(context, context.params['id']!, form) })
+          return backToSession('/operator', person.secret, {
+            notice: await decide(context, context.params['id']!, form),
+          })
         } catch (error) {
-          if (error instanceof ApiError && statusOf(error) !== 403) return backToSession('/operator', person.secret, { error: error.message })
+          if (error instanceof ApiError && statusOf(error) !== 403)
+            return backToSession('/operator', person.secret, { error: error.message })
           throw error
         }
       } catch (error) {
@@ -74,21 +89,36 @@ export function operatorRoutes(): RootRoute[] {
         try {
           const person = operator(context)
           if (person === null) return backTo('/portal', { error: 'sign-in-first' })
-          const body = operatorPage({ person: person.email, csrf: csrfToken(person.secret), flash: flashOf(context.query, person.secret), system: context.deps.system })
+          const body = operatorPage({
+            person: person.email,
+            csrf: csrfToken(person.secret),
+            flash: flashOf(context.query, person.secret),
+            system: context.deps.system,
+          })
           return { status: 200, headers: pageHeaders, body }
         } catch (error) {
           return errorPage(error, sessionPerson(context.deps, context.incoming, context.nowMs)?.email ?? null)
         }
       },
     },
-    decision('/operator/tenant-requests/:id/approve', 'operatorApprove', 'Approve a tenant request (form)', async (context, id) => {
-      const record = await approveTenantRequest(context.deps, id, context.nowMs)
-      return `Approved ${record.slug}: ${record.email} is its owner and has a mail.`
-    }),
-    decision('/operator/tenant-requests/:id/reject', 'operatorReject', 'Reject a tenant request (form)', async (context, id, form) => {
-      const reason = (form.get('reason') ?? '').trim().slice(0, 500)
-      const record = await rejectTenantRequest(context.deps.system, id, reason === '' ? null : reason, context.nowMs)
-      return `Rejected ${record.slug}.`
-    }),
+    decision(
+      '/operator/tenant-requests/:id/approve',
+      'operatorApprove',
+      'Approve a tenant request (form)',
+      async (context, id) => {
+        const record = await approveTenantRequest(context.deps, id, context.nowMs)
+        return `Approved ${record.slug}: ${record.email} is its owner and has a mail.`
+      },
+    ),
+    decision(
+      '/operator/tenant-requests/:id/reject',
+      'operatorReject',
+      'Reject a tenant request (form)',
+      async (context, id, form) => {
+        const reason = (form.get('reason') ?? '').trim().slice(0, 500)
+        const record = await rejectTenantRequest(context.deps.system, id, reason === '' ? null : reason, context.nowMs)
+        return `Rejected ${record.slug}.`
+      },
+    ),
   ]
 }

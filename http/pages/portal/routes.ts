@@ -65,7 +65,15 @@ export function portalPageRoutes(): RootRoute[] {
       handler: (context) => {
         const found = asset(context.params['name']!)
         if (found === undefined) throw new ApiError('not_found', `No asset ${context.params['name']}`)
-        return { status: 200, headers: { 'content-type': found.type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }, body: found.body }
+        return {
+          status: 200,
+          headers: {
+            'content-type': found.type,
+            'cache-control': 'public, max-age=3600',
+            'x-content-type-options': 'nosniff',
+          },
+          body: found.body,
+        }
       },
     },
   ]

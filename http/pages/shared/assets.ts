@@ -12,9 +12,22 @@ import { packaged } from '../../../platform/packaged.js'
 export const assetNames = ['app.css', 'console.js', 'portal.js'] as const
 
 /** The assets' directory in the source tree (the build reads them from there too). */
-export const assetsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'http', 'pages', 'shared', 'assets')
+export const assetsDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  '..',
+  'http',
+  'pages',
+  'shared',
+  'assets',
+)
 
-const types: Readonly<Record<string, string>> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8' }
+const types: Readonly<Record<string, string>> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+}
 
 export interface Asset {
   readonly body: Buffer
@@ -28,7 +41,11 @@ export function asset(name: string): Asset | undefined {
   if (loaded === null) {
     loaded = new Map()
     const embedded = packaged()
-    for (const file of assetNames) loaded.set(file, { body: embedded !== null ? embedded.bytes(`web/${file}`) : readFileSync(path.join(assetsDir, file)), type: types[path.extname(file)]! })
+    for (const file of assetNames)
+      loaded.set(file, {
+        body: embedded !== null ? embedded.bytes(`web/${file}`) : readFileSync(path.join(assetsDir, file)),
+        type: types[path.extname(file)]!,
+      })
   }
   return loaded.get(name)
 }

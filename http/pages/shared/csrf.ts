@@ -26,5 +26,9 @@ export function csrfValid(sessionSecret: string, submitted: string | null | unde
 
 /** Refuses (403) a form post whose token is not the session's. */
 export function requireFormToken(sessionSecret: string, form: URLSearchParams): void {
-  if (!csrfValid(sessionSecret, form.get(csrfField))) throw new ApiError('forbidden', 'This form has expired or did not come from this service: reload the page and try again')
+  if (!csrfValid(sessionSecret, form.get(csrfField)))
+    throw new ApiError(
+      'forbidden',
+      'This form has expired or did not come from this service: reload the page and try again',
+    )
 }

@@ -31,13 +31,25 @@ export function wantsHtml(incoming: Pick<Incoming, 'accept'>): boolean {
 }
 
 /** The page of any error answer for a browser: the status and headers kept, the message as a page. */
-export function errorAnswerPage(error: unknown, person: string | null): { status: number; headers: Record<string, string>; body: string } {
+export function errorAnswerPage(
+  error: unknown,
+  person: string | null,
+): { status: number; headers: Record<string, string>; body: string } {
   const apiError = error instanceof ApiError ? error : null
   const status = apiError === null ? 500 : statusOf(apiError)
-  const message = apiError === null ? 'Something went wrong on our side. Please try again in a moment.' : apiError.code === 'route_not_found' ? 'There is no page at this address.' : apiError.message
+  const message =
+    apiError === null
+      ? 'Something went wrong on our side. Please try again in a moment.'
+      : apiError.code === 'route_not_found'
+        ? 'There is no page at this address.'
+        : apiError.message
   const body = html`<p>${message}</p>
 <p><a href="/portal">Back to your account</a></p>`
-  return { status, headers: { ...(apiError === null ? {} : errorHeaders(apiError)), ...pageHeaders }, body: page({ title: titles[status] ?? 'Something went wrong', person, body }) }
+  return {
+    status,
+    headers: { ...(apiError === null ? {} : errorHeaders(apiError)), ...pageHeaders },
+    body: page({ title: titles[status] ?? 'Something went wrong', person, body }),
+  }
 }
 
 /** The page of an error; anything that is not an ApiError is rethrown (a 500 with the usual body). */

@@ -15,7 +15,14 @@ export class Html {
   }
 }
 
-const replacements: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' }
+const replacements: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+}
 
 /** Text as HTML: `& < > " ' \`` as character references. */
 export function escapeHtml(text: string): string {

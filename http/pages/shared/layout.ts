@@ -21,8 +21,12 @@ export interface PageInput {
 }
 
 export function page(input: PageInput): string {
-  const flash = input.flash === undefined || input.flash === null ? null : html`<p class="flash${input.flash.error ? ' error' : ''}" role="${input.flash.error ? 'alert' : 'status'}">${input.flash.text}</p>`
-  return `<!doctype html>\n${html`<html lang="en">
+  const flash =
+    input.flash === undefined || input.flash === null
+      ? null
+      : html`<p class="flash${input.flash.error ? ' error' : ''}" role="${input.flash.error ? 'alert' : 'status'}">${input.flash.text}</p>`
+  return `<!doctype html>\n${
+    html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -40,5 +44,6 @@ ${flash}
 ${input.body}
 </main>
 </body>
-</html>`.text}\n`
+</html>`.text
+  }\n`
 }

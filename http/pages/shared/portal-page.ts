@@ -48,26 +48,49 @@ function signInForm(): Html {
 function tenantsTable(view: PortalView): Html {
   const rows = view.system.listTenants().filter((tenant) => view.system.member(tenant.slug, view.person!) !== undefined)
   if (rows.length === 0) return html`<p>You are not a user of any tenant yet.</p>`
-  const columns: readonly Column[] = [{ title: 'Tenant' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Status' }, { title: 'Your role' }]
-  return dataTable('Your tenants', columns, rows.map((tenant) => [
-    html`<a href="/console/${tenant.slug}">${tenant.slug}</a>`,
-    tenant.tier,
-    tenant.region,
-    { content: tenant.status, className: `status-${tenant.status}` },
-    view.system.member(tenant.slug, view.person!)!.role,
-  ]))
+  const columns: readonly Column[] = [
+    { title: 'Tenant' },
+    { title: 'Tier' },
+    { title: 'Region' },
+    { title: 'Status' },
+    { title: 'Your role' },
+  ]
+  return dataTable(
+    'Your tenants',
+    columns,
+    rows.map((tenant) => [
+      html`<a href="/console/${tenant.slug}">${tenant.slug}</a>`,
+      tenant.tier,
+      tenant.region,
+      { content: tenant.status, className: `status-${tenant.status}` },
+      view.system.member(tenant.slug, view.person!)!.role,
+    ]),
+  )
 }
 
 function requestsTable(requests: readonly TenantRequestRecord[]): Html {
   if (requests.length === 0) return html`<p>No requests yet.</p>`
-  const columns: readonly Column[] = [{ title: 'Slug' }, { title: 'Tier' }, { title: 'Region' }, { title: 'Status' }, { title: 'Requested' }]
-  return dataTable('Your requests', columns, requests.map((request) => [
-    request.slug,
-    request.tier,
-    request.region,
-    { content: html`${request.status}${request.reason === null ? null : html`: ${request.reason}`}`, className: `status-${request.status}` },
-    `${new Date(request.created_at).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-  ]))
+  const columns: readonly Column[] = [
+    { title: 'Slug' },
+    { title: 'Tier' },
+    { title: 'Region' },
+    { title: 'Status' },
+    { title: 'Requested' },
+  ]
+  return dataTable(
+    'Your requests',
+    columns,
+    requests.map((request) => [
+      request.slug,
+      request.tier,
+      request.region,
+      {
+        content: html`${request.status}${request.reason === null ? null : html`: ${request.reason}`}`,
+        className: `status-${request.status}`,
+      },
+      `${new Date(request.created_at).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    ]),
+  )
 }
 
 function requestForm(view: PortalView): Html {
@@ -94,5 +117,12 @@ ${tenantsTable(view)}
 ${requestsTable(view.requests)}
 <h2>Request a tenant</h2>
 ${requestForm(view)}`
-  return page({ title: 'Your account', person: view.person, flash: view.flash, body, signOut: signOutForm(view.csrf), scripts: ['portal.js'] })
+  return page({
+    title: 'Your account',
+    person: view.person,
+    flash: view.flash,
+    body,
+    signOut: signOutForm(view.csrf),
+    scripts: ['portal.js'],
+  })
 }

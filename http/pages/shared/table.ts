@@ -52,8 +52,10 @@ export function dataTable(
 ): Html {
   if (rows.length === 0) return html`<p>${empty}</p>`
   const head = html`<thead><tr>${columns.map(headerCell)}</tr></thead>`
-  const body = rows.map((cells) => html`<tr>${columns.map((column, index) => bodyCell(column, cells[index] ?? null))}</tr>
-`)
+  const body = rows.map(
+    (cells) => html`<tr>${columns.map((column, index) => bodyCell(column, cells[index] ?? null))}</tr>
+`,
+  )
   return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0"><table class="data">${head}<tbody>
 ${body}</tbody></table></div>`
 }

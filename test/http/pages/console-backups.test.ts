@@ -21,7 +21,11 @@ function page(path: string): Promise<Answer> {
 async function post(path: string, fields: Record<string, string> = {}): Promise<Answer> {
   const csrf = /name="_csrf" value="([^"]+)"/.exec((await page('/console/shop')).text)![1]!
   const body = new URLSearchParams({ ...fields, _csrf: csrf }).toString()
-  return server.request('POST', path, { raw: body, headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' })
+  return server.request('POST', path, {
+    raw: body,
+    headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+    redirect: 'manual',
+  })
 }
 
 interface Backup {
@@ -39,7 +43,11 @@ const manualBackups = async (): Promise<Backup[]> => (await backups()).filter((b
 
 async function restoreEnded(): Promise<void> {
   const headers = await consoleHeaders(server, owner, 'shop')
-  for (let tries = 0; (await server.request('GET', '/t/shop/management/restore/status', { headers })).body.status === 'in_progress'; tries++) {
+  for (
+    let tries = 0;
+    (await server.request('GET', '/t/shop/management/restore/status', { headers })).body.status === 'in_progress';
+    tries++
+  ) {
     if (tries > 200) throw new Error('the restore did not end')
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -61,7 +69,11 @@ t.before(async () => {
 
 t.test('a backup taken by hand is labelled kept; only automatic ones say thinned by age', async (t) => {
   const form = await page('/console/shop/backups')
-  t.notMatch(form.text, /name="retain"|Keep it/, 'the form has no "keep it" box: thinning never deletes a manual backup')
+  t.notMatch(
+    form.text,
+    /name="retain"|Keep it/,
+    'the form has no "keep it" box: thinning never deletes a manual backup',
+  )
   t.match(form.text, /never thinned: thinning by age removes only automatic backups/, 'and says why')
   const taken = await post('/console/shop/backups')
   t.equal(taken.status, 303)
@@ -73,9 +85,17 @@ t.test('a backup taken by hand is labelled kept; only automatic ones say thinned
   }
   const automatic = (await backups()).find((backup) => backup.type === 'automatic')!
   const listed = await page('/console/shop/backups')
-  t.equal(rowOf(listed.text, manual.id).includes('kept (taken by hand: never thinned)'), true, `the manual backup: ${rowOf(listed.text, manual.id)}`)
+  t.equal(
+    rowOf(listed.text, manual.id).includes('kept (taken by hand: never thinned)'),
+    true,
+    `the manual backup: ${rowOf(listed.text, manual.id)}`,
+  )
   t.equal(rowOf(listed.text, manual.id).includes('thinned by age'), false, 'and not "thinned by age"')
-  t.equal(rowOf(listed.text, automatic.id).includes('thinned by age'), true, `the automatic backup: ${rowOf(listed.text, automatic.id)}`)
+  t.equal(
+    rowOf(listed.text, automatic.id).includes('thinned by age'),
+    true,
+    `the automatic backup: ${rowOf(listed.text, automatic.id)}`,
+  )
 })
 
 t.test("the revoke confirmation gives the tokens' real lifetime", async (t) => {
@@ -90,7 +110,11 @@ t.test("the revoke confirmation gives the tokens' real lifetime", async (t) => {
 t.test('a restore offers a backup of the current state first, checked, and takes it', async (t) => {
   const target = (await manualBackups())[0]!
   const confirm = await page(`/console/shop/backups/${target.id}/restore`)
-  t.match(confirm.text, /<input id="backup_first" name="backup_first" type="checkbox" value="true" checked><label for="backup_first">Take a backup of the current state first<\/label>/, 'checked by default')
+  t.match(
+    confirm.text,
+    /<input id="backup_first" name="backup_first" type="checkbox" value="true" checked><label for="backup_first">Take a backup of the current state first<\/label>/,
+    'checked by default',
+  )
   const before = await manualBackups()
   const restored = await post(`/console/shop/backups/${target.id}/restore`, { backup_first: 'true' })
   t.equal(restored.status, 303)
@@ -98,7 +122,11 @@ t.test('a restore offers a backup of the current state first, checked, and takes
   const after = await manualBackups()
   t.equal(after.length, before.length + 1, 'one manual backup more')
   const added = after.find((backup) => !before.some((old) => old.id === backup.id))!
-  t.match(new URL(restored.headers.get('location')!, server.url).search, new RegExp(added.id.replace(/[.:+]/g, '.')), "the message names the new backup")
+  t.match(
+    new URL(restored.headers.get('location')!, server.url).search,
+    new RegExp(added.id.replace(/[.:+]/g, '.')),
+    'the message names the new backup',
+  )
 
   // Unchecked, the browser sends no field: no backup.
   const plain = await post(`/console/shop/backups/${target.id}/restore`)

@@ -36,7 +36,8 @@ const phishQueries = [
 t.before(async () => {
   server = await startServer({ env: { PRICING_OPERATOR_EMAILS: operatorEmail, PRICING_BACKUP_INTERVAL_S: '0' } })
   await server.admin('POST', '/admin/tenants', { slug: 'flash', tier: 'standard', region: 'local', owner_email: owner })
-  for (const email of [owner, operatorEmail, 'other@flash.example']) cookies[email] = `pricing_session=${await signIn(server, email)}`
+  for (const email of [owner, operatorEmail, 'other@flash.example'])
+    cookies[email] = `pricing_session=${await signIn(server, email)}`
 })
 t.teardown(async () => server.dispose())
 
@@ -56,7 +57,11 @@ t.test('a made-up message in a link is shown nowhere, signed in or out', async (
     for (const query of phishQueries) {
       const answer = await get(cookie, `${path}?${query}`)
       t.equal(answer.status, 200)
-      t.equal(shownMessage(answer), null, `${cookie === null ? 'signed out' : 'signed in'}: ${path}?${query.slice(0, 30)} shows no message`)
+      t.equal(
+        shownMessage(answer),
+        null,
+        `${cookie === null ? 'signed out' : 'signed in'}: ${path}?${query.slice(0, 30)} shows no message`,
+      )
       t.notMatch(answer.text, /call \+1 555/, 'nor its text anywhere')
     }
   }
@@ -67,7 +72,11 @@ t.test("known codes show their fixed text; a form's own message shows for its se
   t.equal(shownMessage(await get(null, '/portal?error=not-an-email')), 'That is not an e-mail address.')
   const signedOut = await get(null, '/console/flash')
   t.equal(signedOut.status, 303)
-  t.equal(shownMessage(await get(null, signedOut.headers.get('location')!)), 'Sign in to see this page.', "the console's redirect to sign in says why")
+  t.equal(
+    shownMessage(await get(null, signedOut.headers.get('location')!)),
+    'Sign in to see this page.',
+    "the console's redirect to sign in says why",
+  )
 
   const page = await get(cookies[owner]!, '/console/flash/keys')
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!
@@ -79,10 +88,26 @@ t.test("known codes show their fixed text; a form's own message shows for its se
   })
   t.equal(revoked.status, 303)
   const location = revoked.headers.get('location')!
-  t.equal(shownMessage(await get(cookies[owner]!, location)), 'Revoked the key &quot;&lt;b&gt;erp&lt;/b&gt;&quot;: it gets no new tokens.', 'shown to its session, escaped')
-  t.equal(shownMessage(await get(cookies['other@flash.example']!, location.replace('/console/flash/keys', '/portal'))), null, "another person's session does not show it")
-  t.equal(shownMessage(await get(null, location.replace('/console/flash/keys', '/portal'))), null, 'nor does a signed-out visit')
+  t.equal(
+    shownMessage(await get(cookies[owner]!, location)),
+    'Revoked the key &quot;&lt;b&gt;erp&lt;/b&gt;&quot;: it gets no new tokens.',
+    'shown to its session, escaped',
+  )
+  t.equal(
+    shownMessage(await get(cookies['other@flash.example']!, location.replace('/console/flash/keys', '/portal'))),
+    null,
+    "another person's session does not show it",
+  )
+  t.equal(
+    shownMessage(await get(null, location.replace('/console/flash/keys', '/portal'))),
+    null,
+    'nor does a signed-out visit',
+  )
   const changed = new URL(location, server.url)
   changed.searchParams.set('notice', phish)
-  t.equal(shownMessage(await get(cookies[owner]!, `${changed.pathname}${changed.search}`)), null, 'another text under the same signature: nothing')
+  t.equal(
+    shownMessage(await get(cookies[owner]!, `${changed.pathname}${changed.search}`)),
+    null,
+    'another text under the same signature: nothing',
+  )
 })

@@ -11,9 +11,16 @@ import { contentSecurityPolicy, pageHeaders } from '../../../http/pages/shared/s
 t.test('the template escapes interpolated values, not its own markup', async (t) => {
   const name = `<script>alert("x")</script> & 'co'`
   const page = html`<p title="${name}">${name}</p>`.text
-  t.equal(page, '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;</p>')
+  t.equal(
+    page,
+    '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;</p>',
+  )
   t.notMatch(page, /<script>/, 'no markup gets through')
-  t.equal(html`<ul>${['a<b', 'c'].map((item) => html`<li>${item}</li>`)}</ul>`.text, '<ul><li>a&lt;b</li><li>c</li></ul>', 'nested fragments stay markup, their values escaped')
+  t.equal(
+    html`<ul>${['a<b', 'c'].map((item) => html`<li>${item}</li>`)}</ul>`.text,
+    '<ul><li>a&lt;b</li><li>c</li></ul>',
+    'nested fragments stay markup, their values escaped',
+  )
   t.equal(html`${null}${undefined}${false}${0}`.text, '0', 'absent values leave nothing; zero stays')
   t.equal(html`${trusted('<br>')}`.text, '<br>', 'trusted constants pass')
   t.equal(escapeHtml('`x`'), '&#96;x&#96;')

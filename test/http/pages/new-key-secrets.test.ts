@@ -11,7 +11,11 @@ t.test('one read by the same session, within the wait', async (t) => {
   t.equal(secrets.take('session-b', 'key-1', 1_001), null, 'another session: nothing')
   t.equal(secrets.size, 1, 'nor does it take the secret away from its session')
   t.equal(secrets.take('session-a', 'key-2', 1_001), null, 'another key: nothing')
-  t.equal(secrets.take('session-a', 'key-1', 1_000 + secretWaitMs - 1), 'secret-1', 'the same session, in time: the secret')
+  t.equal(
+    secrets.take('session-a', 'key-1', 1_000 + secretWaitMs - 1),
+    'secret-1',
+    'the same session, in time: the secret',
+  )
   t.equal(secrets.take('session-a', 'key-1', 1_002), null, 'once')
   secrets.put('session-a', 'key-3', 'secret-3', 0)
   t.equal(secrets.take('session-a', 'key-3', secretWaitMs), null, 'after 5 minutes: gone')

@@ -11,7 +11,11 @@ import { suiteServer } from '../../helpers/suite.js'
 
 const { server } = await suiteServer({ env: { PRICING_REGION: 'eu-north,us-east' } })
 
-const formHeaders = (extra: Record<string, string> = {}) => ({ 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...extra })
+const formHeaders = (extra: Record<string, string> = {}) => ({
+  'content-type': 'application/x-www-form-urlencoded',
+  origin: server.url,
+  ...extra,
+})
 
 async function page(cookie = ''): Promise<{ status: number; headers: Headers; text: string }> {
   const answer = await fetch(`${server.url}/portal`, { headers: cookie === '' ? {} : { cookie } })
@@ -20,7 +24,11 @@ async function page(cookie = ''): Promise<{ status: number; headers: Headers; te
 
 /** Signs in through the page's form and the mailed link: the cookie header. */
 async function signInByForm(email: string): Promise<string> {
-  const posted = await server.request('POST', '/portal/sign-in', { raw: new URLSearchParams({ email }).toString(), headers: formHeaders(), redirect: 'manual' })
+  const posted = await server.request('POST', '/portal/sign-in', {
+    raw: new URLSearchParams({ email }).toString(),
+    headers: formHeaders(),
+    redirect: 'manual',
+  })
   if (posted.status !== 303) throw new Error(`sign-in form: ${posted.status}`)
   const verified = await spendLink(server, outboxLink(server, email))
   return /pricing_session=[^;]+/.exec(verified.headers.get('set-cookie') ?? '')![0]
@@ -49,28 +57,81 @@ t.test('the signed-out page: a sign-in form, with the security headers', async (
 })
 
 t.test('sign in by the form; request a tenant by the form, with its token', async (t) => {
-  const bad = await server.request('POST', '/portal/sign-in', { raw: 'email=not-an-address', headers: formHeaders(), redirect: 'manual' })
+  const bad = await server.request('POST', '/portal/sign-in', {
+    raw: 'email=not-an-address',
+    headers: formHeaders(),
+    redirect: 'manual',
+  })
   t.equal(bad.status, 303)
   t.match(bad.headers.get('location'), /^\/portal\?error=/)
   const cookie = await signInByForm('eve@example.com')
   const signedIn = await page(cookie)
   t.match(signedIn.text, /Signed in as <strong>eve@example.com<\/strong>/)
-  t.match(signedIn.text, /<option value="eu-north">eu-north<\/option><option value="us-east">us-east<\/option>/, "the deployment's regions")
+  t.match(
+    signedIn.text,
+    /<option value="eu-north">eu-north<\/option><option value="us-east">us-east<\/option>/,
+    "the deployment's regions",
+  )
   const token = formToken(signedIn.text)
-  const fields = (extra: Record<string, string>) => new URLSearchParams({ slug: 'eves-shop', tier: 'starter', region: 'us-east', ...extra }).toString()
-  t.equal((await server.request('POST', '/portal/tenant-requests', { raw: fields({}), headers: formHeaders({ cookie }), redirect: 'manual' })).status, 403, 'no form token: 403')
+  const fields = (extra: Record<string, string>) =>
+    new URLSearchParams({ slug: 'eves-shop', tier: 'starter', region: 'us-east', ...extra }).toString()
+  t.equal(
+    (
+      await server.request('POST', '/portal/tenant-requests', {
+        raw: fields({}),
+        headers: formHeaders({ cookie }),
+        redirect: 'manual',
+      })
+    ).status,
+    403,
+    'no form token: 403',
+  )
   const other = await signInByForm('mallory@example.com')
   const otherToken = formToken((await page(other)).text)
-  t.equal((await server.request('POST', '/portal/tenant-requests', { raw: fields({ _csrf: otherToken }), headers: formHeaders({ cookie }), redirect: 'manual' })).status, 403, "another session's token: 403")
-  t.equal((await server.request('POST', '/portal/tenant-requests', { raw: fields({ _csrf: token }), headers: formHeaders({ cookie, origin: 'https://evil.example' }), redirect: 'manual' })).status, 403, 'another origin: 403')
+  t.equal(
+    (
+      await server.request('POST', '/portal/tenant-requests', {
+        raw: fields({ _csrf: otherToken }),
+        headers: formHeaders({ cookie }),
+        redirect: 'manual',
+      })
+    ).status,
+    403,
+    "another session's token: 403",
+  )
+  t.equal(
+    (
+      await server.request('POST', '/portal/tenant-requests', {
+        raw: fields({ _csrf: token }),
+        headers: formHeaders({ cookie, origin: 'https://evil.example' }),
+        redirect: 'manual',
+      })
+    ).status,
+    403,
+    'another origin: 403',
+  )
   t.same((await server.admin('GET', '/admin/tenant-requests')).body, [], 'nothing was requested by the refused posts')
-  const made = await server.request('POST', '/portal/tenant-requests', { raw: fields({ _csrf: token }), headers: formHeaders({ cookie }), redirect: 'manual' })
+  const made = await server.request('POST', '/portal/tenant-requests', {
+    raw: fields({ _csrf: token }),
+    headers: formHeaders({ cookie }),
+    redirect: 'manual',
+  })
   t.equal(made.status, 303)
   t.match(decodeURIComponent(made.headers.get('location')!.replaceAll('+', ' ')), /waiting for approval/)
-  const taken = await server.request('POST', '/portal/tenant-requests', { raw: fields({ _csrf: token }), headers: formHeaders({ cookie }), redirect: 'manual' })
-  t.match(decodeURIComponent(taken.headers.get('location')!.replaceAll('+', ' ')), /error=.*taken/, 'a refusal comes back as a message on the page')
+  const taken = await server.request('POST', '/portal/tenant-requests', {
+    raw: fields({ _csrf: token }),
+    headers: formHeaders({ cookie }),
+    redirect: 'manual',
+  })
+  t.match(
+    decodeURIComponent(taken.headers.get('location')!.replaceAll('+', ' ')),
+    /error=.*taken/,
+    'a refusal comes back as a message on the page',
+  )
   const requests = await server.admin('GET', '/admin/tenant-requests')
-  await server.admin('POST', `/admin/tenant-requests/${requests.body[0].id}/reject`, { reason: '<script>alert(1)</script> sorry' })
+  await server.admin('POST', `/admin/tenant-requests/${requests.body[0].id}/reject`, {
+    reason: '<script>alert(1)</script> sorry',
+  })
   const after = await page(cookie)
   t.match(after.text, /eves-shop/)
   t.match(after.text, /rejected: &lt;script&gt;alert\(1\)&lt;\/script&gt; sorry/, "the operator's reason, escaped")
@@ -84,7 +145,11 @@ t.test('a made-up message in the query is not shown; the sign-out form ends the 
   t.notMatch(text, /<img|&lt;img/)
   const cookie = await signInByForm('fay@example.com')
   const token = formToken((await page(cookie)).text)
-  const out = await server.request('POST', '/portal/sign-out', { raw: `_csrf=${encodeURIComponent(token)}`, headers: formHeaders({ cookie }), redirect: 'manual' })
+  const out = await server.request('POST', '/portal/sign-out', {
+    raw: `_csrf=${encodeURIComponent(token)}`,
+    headers: formHeaders({ cookie }),
+    redirect: 'manual',
+  })
   t.equal(out.status, 303)
   t.match(out.headers.get('set-cookie'), /pricing_session=;/)
   t.match((await page(cookie)).text, /action="\/portal\/sign-in"/, 'the old cookie shows the sign-in form again')

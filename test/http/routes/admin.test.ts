@@ -22,13 +22,19 @@ t.test('the admin API is off (404) when PRICING_ADMIN_TOKEN is unset', async (t)
     t.equal(list.status, 404)
     t.equal(list.body.code, 'route_not_found')
   }
-  const create = await off.request('POST', '/admin/tenants', { body: { slug: 'x', tier: 'starter', region: 'eu' }, token: '' })
+  const create = await off.request('POST', '/admin/tenants', {
+    body: { slug: 'x', tier: 'starter', region: 'eu' },
+    token: '',
+  })
   t.equal(create.status, 404)
   t.equal((await off.request('GET', '/admin/tenants/x/keys')).status, 404)
 })
 
 t.test('a wrong or missing admin token answers 401 and changes nothing', async (t) => {
-  const wrong = await server.request('POST', '/admin/tenants', { body: { slug: 'sneaky', tier: 'starter', region: 'eu' }, token: 'wrong-token' })
+  const wrong = await server.request('POST', '/admin/tenants', {
+    body: { slug: 'sneaky', tier: 'starter', region: 'eu' },
+    token: 'wrong-token',
+  })
   t.equal(wrong.status, 401)
   t.equal(wrong.body.code, 'unauthorized')
   t.equal(wrong.body.error, 'Unauthorized')
@@ -72,12 +78,18 @@ t.test('a duplicate slug answers 409 and leaves the first tenant unchanged', asy
 })
 
 t.test('concurrent creates of one slug: exactly one answers 201, the others 409', async (t) => {
-  const answers = await Promise.all(Array.from({ length: 12 }, (_, index) => createTenant('contended', { region: `r${index}` })))
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, index) => createTenant('contended', { region: `r${index}` })),
+  )
   const statuses = answers.map((answer) => answer.status)
   t.equal(statuses.filter((status) => status === 201).length, 1, `statuses ${statuses.join(',')}`)
   t.equal(statuses.filter((status) => status === 409).length, 11)
   const winner = answers.find((answer) => answer.status === 201)!
-  t.equal((await server.admin('GET', '/admin/tenants/contended')).body.region, winner.body.region, 'the stored tenant is the winner')
+  t.equal(
+    (await server.admin('GET', '/admin/tenants/contended')).body.region,
+    winner.body.region,
+    'the stored tenant is the winner',
+  )
 })
 
 t.test('an invalid slug answers 400 and creates nothing', async (t) => {
@@ -105,7 +117,11 @@ t.test('an invalid tier, a missing region or an unknown field answers 400', asyn
   t.equal(unknown.status, 400)
   const badLimit = await createTenant('tiered', { limits: { articles: -1 } })
   t.equal(badLimit.status, 400)
-  const malformed = await server.request('POST', '/admin/tenants', { raw: '{"slug":', headers: { 'content-type': 'application/json' }, token: adminToken })
+  const malformed = await server.request('POST', '/admin/tenants', {
+    raw: '{"slug":',
+    headers: { 'content-type': 'application/json' },
+    token: adminToken,
+  })
   t.equal(malformed.status, 400)
   t.equal(malformed.body.code, 'malformed_json')
   t.equal((await server.admin('GET', '/admin/tenants/tiered')).status, 404, 'nothing was created')
@@ -150,7 +166,13 @@ t.test('PATCH limits overrides merge, apply at once and survive a restart', asyn
 
 t.test('PATCH refuses an invalid status, tier or field with 400 and changes nothing', async (t) => {
   await createTenant('strict', { tier: 'starter' })
-  for (const body of [{ status: 'deleted' }, { status: 'requested' }, { tier: 'gold' }, { slug: 'other' }, { limits: { query_burst: 'many' } }]) {
+  for (const body of [
+    { status: 'deleted' },
+    { status: 'requested' },
+    { tier: 'gold' },
+    { slug: 'other' },
+    { limits: { query_burst: 'many' } },
+  ]) {
     const answer = await server.admin('PATCH', '/admin/tenants/strict', body)
     t.equal(answer.status, 400, JSON.stringify(body))
     t.equal(answer.body.code, 'validation_failed')
@@ -200,7 +222,10 @@ t.test('key create answers a 24-hex client_id and a 64-hex secret shown only the
   t.not(other.body.client_id, answer.body.client_id)
   t.not(other.body.client_secret, answer.body.client_secret)
   const list = await server.admin('GET', '/admin/tenants/keyed/keys')
-  t.same(list.body.map((key: { name: string }) => key.name), ['ci', 'ci-2'])
+  t.same(
+    list.body.map((key: { name: string }) => key.name),
+    ['ci', 'ci-2'],
+  )
   t.notOk(list.text.includes(answer.body.client_secret))
 })
 
@@ -224,5 +249,9 @@ t.test("revoking a key under another tenant's path answers 404 and leaves it act
   t.equal(right.status, 204)
   t.equal(right.text, '')
   t.equal(right.headers.get('content-length'), null, 'a 204 carries no Content-Length')
-  t.equal((await server.admin('DELETE', `/admin/tenants/owner-a/keys/${key.body.client_id}`)).status, 204, 'revoking twice is harmless')
+  t.equal(
+    (await server.admin('DELETE', `/admin/tenants/owner-a/keys/${key.body.client_id}`)).status,
+    204,
+    'revoking twice is harmless',
+  )
 })

@@ -32,7 +32,9 @@ t.test('a pricelist written with PUT reads back with every field, sku_count and 
     start_date: '2020-01-01',
     end_date: '2999-01-01T00:00:00+01:00',
     metadata: { region: ['eu', 'nordic'] },
-    price_rules: [{ code: 'food', description: 'food discount', filter: 'article.type == "food"', expression: 'sales * 0.9' }],
+    price_rules: [
+      { code: 'food', description: 'food discount', filter: 'article.type == "food"', expression: 'sales * 0.9' },
+    ],
   }
   const written = await acme.call('PUT', '/pricelist/RETAIL', body)
   t.equal(written.status, 202)
@@ -49,7 +51,15 @@ t.test('a pricelist written with PUT reads back with every field, sku_count and 
     start_date: '2020-01-01T00:00:00Z',
     end_date: '2998-12-31T23:00:00Z',
     metadata: { region: ['eu', 'nordic'] },
-    price_rules: [{ code: 'food', description: 'food discount', filter: 'article.type == "food"', expression: 'sales * 0.9', updated_by: acme.clientId }],
+    price_rules: [
+      {
+        code: 'food',
+        description: 'food discount',
+        filter: 'article.type == "food"',
+        expression: 'sales * 0.9',
+        updated_by: acme.clientId,
+      },
+    ],
     sku_count: 0,
     updated_at: read.body.updated_at,
     updated_by: acme.clientId,
@@ -58,7 +68,13 @@ t.test('a pricelist written with PUT reads back with every field, sku_count and 
 })
 
 t.test('GET-edit-PUT with the response-only fields updates the pricelist and keeps the rest', async (t) => {
-  await put(acme, 'EDIT', { currency_code: 'EUR', vat_mode: 'GROSS', name: 'Before', metadata: { a: ['1'] }, price_rules: [{ expression: 'sales * 2', updated_by: 'someone' }] })
+  await put(acme, 'EDIT', {
+    currency_code: 'EUR',
+    vat_mode: 'GROSS',
+    name: 'Before',
+    metadata: { a: ['1'] },
+    price_rules: [{ expression: 'sales * 2', updated_by: 'someone' }],
+  })
   const before = (await acme.get('/pricelist/EDIT')).body
   const edited = await acme.call('PUT', '/pricelist/EDIT', { ...before, name: 'After' })
   t.equal(edited.status, 202, edited.text)
@@ -69,7 +85,11 @@ t.test('GET-edit-PUT with the response-only fields updates the pricelist and kee
 })
 
 t.test('a body code different from the path is refused and stores nothing', async (t) => {
-  const answer = await acme.call('PUT', '/pricelist/P-MISMATCH', { code: 'OTHER', currency_code: 'EUR', vat_mode: 'NET' })
+  const answer = await acme.call('PUT', '/pricelist/P-MISMATCH', {
+    code: 'OTHER',
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+  })
   t.equal(answer.status, 400)
   t.equal(answer.body.code, 'validation_failed')
   t.equal(answer.body.details[0].path, '/code')
@@ -98,7 +118,7 @@ t.test('a missing currency_code or an unknown field is refused with validation d
   t.equal((await acme.get('/pricelist/NO-CUR')).status, 404)
 })
 
-t.test('a child inherits its parent\'s vat_mode, may override it, and follows a change of the parent', async (t) => {
+t.test("a child inherits its parent's vat_mode, may override it, and follows a change of the parent", async (t) => {
   await put(acme, 'INH-PARENT', { currency_code: 'EUR', vat_mode: 'NET' })
   await put(acme, 'INH-CHILD', { currency_code: 'EUR', parent_code: 'INH-PARENT', vat_mode: null })
   await put(acme, 'INH-GRANDCHILD', { currency_code: 'EUR', parent_code: 'INH-CHILD' })
@@ -113,7 +133,11 @@ t.test('a child inherits its parent\'s vat_mode, may override it, and follows a 
   await put(acme, 'INH-PARENT', { currency_code: 'EUR', vat_mode: 'GROSS' })
   t.equal((await acme.get('/pricelist/INH-CHILD')).body.vat_mode, 'GROSS')
   t.equal((await acme.get('/pricelist/INH-GRANDCHILD')).body.vat_mode, 'GROSS')
-  t.equal((await acme.get(`/pricelist/INH-CHILD?asOf=${beforeChange}`)).body.vat_mode, 'NET', 'a read as of before the change sees the old mode')
+  t.equal(
+    (await acme.get(`/pricelist/INH-CHILD?asOf=${beforeChange}`)).body.vat_mode,
+    'NET',
+    'a read as of before the change sees the old mode',
+  )
   await put(acme, 'INH-OWN', { currency_code: 'EUR', parent_code: 'INH-PARENT', vat_mode: 'NET' })
   t.equal((await acme.get('/pricelist/INH-OWN')).body.vat_mode, 'NET')
 })
@@ -130,7 +154,11 @@ t.test('a parent chain that comes back to the pricelist is refused with pricelis
   await put(acme, 'CYC-B', { currency_code: 'EUR', parent_code: 'CYC-A' })
   await put(acme, 'CYC-C', { currency_code: 'EUR', parent_code: 'CYC-B' })
   for (const parent of ['CYC-B', 'CYC-C', 'CYC-A']) {
-    const answer = await acme.call('PUT', '/pricelist/CYC-A', { currency_code: 'EUR', vat_mode: 'NET', parent_code: parent })
+    const answer = await acme.call('PUT', '/pricelist/CYC-A', {
+      currency_code: 'EUR',
+      vat_mode: 'NET',
+      parent_code: parent,
+    })
     t.equal(answer.status, 400, `CYC-A with parent ${parent}`)
     t.equal(answer.body.code, 'pricelist_cycle')
   }
@@ -178,7 +206,11 @@ t.test('a currency registered inactive is refused with currency_inactive for new
   t.equal((await acme.get('/pricelist/SEK-NEW')).status, 404)
   const switched = await acme.call('PUT', '/pricelist/RETAIL-SWITCH', { currency_code: 'SEK', vat_mode: 'NET' })
   t.equal(switched.body.code, 'currency_inactive')
-  const renamed = await acme.call('PUT', '/pricelist/SEK-OLD', { currency_code: 'SEK', vat_mode: 'NET', name: 'renamed' })
+  const renamed = await acme.call('PUT', '/pricelist/SEK-OLD', {
+    currency_code: 'SEK',
+    vat_mode: 'NET',
+    name: 'renamed',
+  })
   t.equal(renamed.status, 202, 'a pricelist already on the currency may still be edited')
   t.equal((await acme.get('/pricelist/SEK-OLD')).body.name, 'renamed')
 })
@@ -188,15 +220,27 @@ t.test('a rule that does not compile is refused with rule_invalid naming it, and
     { filter: 'article.type == "food"', expression: 'sales * 0.9' },
     { filter: 'article.type ==', expression: 'sales' },
   ]
-  const answer = await acme.call('PUT', '/pricelist/RULES', { currency_code: 'EUR', vat_mode: 'NET', price_rules: rules })
+  const answer = await acme.call('PUT', '/pricelist/RULES', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    price_rules: rules,
+  })
   t.equal(answer.status, 400)
   t.equal(answer.body.code, 'rule_invalid')
   t.equal(answer.body.details[0].path, '/price_rules/1/filter')
   t.equal((await acme.get('/pricelist/RULES')).status, 404)
-  const wrongType = await acme.call('PUT', '/pricelist/RULES', { currency_code: 'EUR', vat_mode: 'NET', price_rules: [{ expression: '"cheap"' }] })
+  const wrongType = await acme.call('PUT', '/pricelist/RULES', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    price_rules: [{ expression: '"cheap"' }],
+  })
   t.equal(wrongType.body.code, 'rule_invalid')
   t.equal(wrongType.body.details[0].path, '/price_rules/0/expression')
-  const unknownVariable = await acme.call('PUT', '/pricelist/RULES', { currency_code: 'EUR', vat_mode: 'NET', price_rules: [{ expression: 'cost * 2' }] })
+  const unknownVariable = await acme.call('PUT', '/pricelist/RULES', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    price_rules: [{ expression: 'cost * 2' }],
+  })
   t.equal(unknownVariable.body.code, 'rule_invalid')
   t.equal((await acme.get('/pricelist/RULES')).status, 404)
 })
@@ -208,11 +252,19 @@ t.test('valid CEL rules are accepted and read back in order', async (t) => {
   ]
   await put(acme, 'RULES-OK', { currency_code: 'EUR', vat_mode: 'NET', price_rules: rules })
   const read = await acme.get('/pricelist/RULES-OK')
-  t.same(read.body.price_rules, rules.map((rule) => ({ description: null, ...rule, updated_by: acme.clientId })))
+  t.same(
+    read.body.price_rules,
+    rules.map((rule) => ({ description: null, ...rule, updated_by: acme.clientId })),
+  )
 })
 
 t.test('an end_date not after start_date is refused', async (t) => {
-  const answer = await acme.call('PUT', '/pricelist/WINDOW', { currency_code: 'EUR', vat_mode: 'NET', start_date: '2030-01-01', end_date: '2030-01-01' })
+  const answer = await acme.call('PUT', '/pricelist/WINDOW', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    start_date: '2030-01-01',
+    end_date: '2030-01-01',
+  })
   t.equal(answer.status, 400)
   t.equal(answer.body.details[0].path, '/end_date')
   t.equal((await acme.get('/pricelist/WINDOW')).status, 404)
@@ -221,9 +273,19 @@ t.test('an end_date not after start_date is refused', async (t) => {
 t.test('GET /pricelist lists every live pricelist without asOf and only the active ones with asOf', async (t) => {
   const listing = await server.tenant('listing')
   await put(listing, 'L-ALWAYS', { currency_code: 'EUR', vat_mode: 'NET' })
-  await put(listing, 'L-EXPIRED', { currency_code: 'EUR', vat_mode: 'NET', start_date: '2000-01-01', end_date: '2001-01-01' })
+  await put(listing, 'L-EXPIRED', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    start_date: '2000-01-01',
+    end_date: '2001-01-01',
+  })
   await put(listing, 'L-FUTURE', { currency_code: 'EUR', vat_mode: 'NET', start_date: '2100-01-01' })
-  await put(listing, 'L-RUNNING', { currency_code: 'EUR', vat_mode: 'NET', start_date: '2000-01-01', end_date: '2100-01-01' })
+  await put(listing, 'L-RUNNING', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    start_date: '2000-01-01',
+    end_date: '2100-01-01',
+  })
   const all = await listing.get('/pricelist')
   t.equal(all.status, 200)
   t.same(codesOf(all), ['L-ALWAYS', 'L-EXPIRED', 'L-FUTURE', 'L-RUNNING'])
@@ -231,7 +293,11 @@ t.test('GET /pricelist lists every live pricelist without asOf and only the acti
   const now = await listing.get(`/pricelist?asOf=${new Date().toISOString()}`)
   t.same(codesOf(now), ['L-ALWAYS', 'L-RUNNING'])
   t.equal(now.body.total, 2)
-  t.same(codesOf(await listing.get('/pricelist?asOf=2100-06-01')), ['L-ALWAYS', 'L-FUTURE'], 'end_date is exclusive, start_date inclusive')
+  t.same(
+    codesOf(await listing.get('/pricelist?asOf=2100-06-01')),
+    ['L-ALWAYS', 'L-FUTURE'],
+    'end_date is exclusive, start_date inclusive',
+  )
   const second = await listing.get('/pricelist?page=2&size=3')
   t.same(codesOf(second), ['L-RUNNING'])
   t.same([second.body.page, second.body.size, second.body.total], [2, 3, 4])
@@ -241,16 +307,33 @@ t.test('GET /pricelist lists every live pricelist without asOf and only the acti
 t.test('POST /pricelist/query filters by currency, metadata (any value per key, all keys) and codes', async (t) => {
   const query = await server.tenant('query')
   await put(query, 'Q-EU', { currency_code: 'EUR', vat_mode: 'NET', metadata: { region: ['eu'], channel: ['web'] } })
-  await put(query, 'Q-NORDIC', { currency_code: 'EUR', vat_mode: 'NET', metadata: { region: ['nordic'], channel: ['shop'] } })
-  await put(query, 'Q-SE', { currency_code: 'SEK', vat_mode: 'GROSS', metadata: { region: ['nordic', 'eu'], channel: ['web'] } })
-  await put(query, 'Q-OLD', { currency_code: 'EUR', vat_mode: 'NET', end_date: '2001-01-01', metadata: { region: ['eu'] } })
+  await put(query, 'Q-NORDIC', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    metadata: { region: ['nordic'], channel: ['shop'] },
+  })
+  await put(query, 'Q-SE', {
+    currency_code: 'SEK',
+    vat_mode: 'GROSS',
+    metadata: { region: ['nordic', 'eu'], channel: ['web'] },
+  })
+  await put(query, 'Q-OLD', {
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    end_date: '2001-01-01',
+    metadata: { region: ['eu'] },
+  })
   const ask = (body: unknown, search = '') => query.call('POST', `/pricelist/query${search}`, body)
   t.same(codesOf(await ask({ currency_code: 'EUR' })), ['Q-EU', 'Q-NORDIC', 'Q-OLD'])
   t.same(codesOf(await ask({ metadata: { region: ['nordic', 'asia'] } })), ['Q-NORDIC', 'Q-SE'])
   t.same(codesOf(await ask({ metadata: { region: ['eu'], channel: ['web'] } })), ['Q-EU', 'Q-SE'])
   t.same(codesOf(await ask({ pricelists: ['Q-SE', 'Q-OLD', 'MISSING'] })), ['Q-OLD', 'Q-SE'])
   t.same(codesOf(await ask({ pricelists: ['Q-SE', 'Q-EU'], currency_code: 'EUR' })), ['Q-EU'])
-  t.same(codesOf(await ask({ currency_code: 'EUR' }, `?asOf=${new Date().toISOString()}`)), ['Q-EU', 'Q-NORDIC'], 'with asOf only active ones')
+  t.same(
+    codesOf(await ask({ currency_code: 'EUR' }, `?asOf=${new Date().toISOString()}`)),
+    ['Q-EU', 'Q-NORDIC'],
+    'with asOf only active ones',
+  )
   const paged = await ask({}, '?page=1&size=2')
   t.same([paged.body.items.length, paged.body.total], [2, 4])
   const wrong = await ask({ currencies: ['EUR'] })
@@ -258,25 +341,38 @@ t.test('POST /pricelist/query filters by currency, metadata (any value per key, 
   t.equal(wrong.body.code, 'validation_failed')
 })
 
-t.test('POST /pricelist/search matches text in code or name, currency, effective vat_mode, parent and metadata', async (t) => {
-  const search = await server.tenant('search')
-  await put(search, 'S-RETAIL', { currency_code: 'EUR', vat_mode: 'GROSS', name: 'Retail Europe', metadata: { tier: ['a'] } })
-  await put(search, 'S-OUTLET', { currency_code: 'EUR', parent_code: 'S-RETAIL', name: 'Outlet', metadata: { tier: ['b'] } })
-  await put(search, 'S-B2B', { currency_code: 'SEK', vat_mode: 'NET', name: 'Business retail' })
-  const find = (body: unknown) => search.call('POST', '/pricelist/search', body)
-  t.same(codesOf(await find({ text: 'RETAIL' })), ['S-B2B', 'S-RETAIL'], 'name or code, case-insensitive')
-  t.same(codesOf(await find({ text: 'outl' })), ['S-OUTLET'])
-  t.same(codesOf(await find({ currency_code: 'SEK' })), ['S-B2B'])
-  t.same(codesOf(await find({ vat_mode: 'GROSS' })), ['S-OUTLET', 'S-RETAIL'], 'the inherited mode counts')
-  t.same(codesOf(await find({ parent_code: 'S-RETAIL' })), ['S-OUTLET'])
-  t.same(codesOf(await find({ parent_code: null })), ['S-B2B', 'S-RETAIL'])
-  t.same(codesOf(await find({ metadata: { tier: ['b', 'c'] } })), ['S-OUTLET'])
-  t.same(codesOf(await find({ text: 'retail', currency_code: 'EUR' })), ['S-RETAIL'])
-  const paged = await find({ page: 2, size: 2 })
-  t.same(codesOf(paged), ['S-RETAIL'])
-  t.same([paged.body.page, paged.body.size, paged.body.total], [2, 2, 3])
-  t.equal((await find({ vat_mode: 'gross' })).status, 400)
-})
+t.test(
+  'POST /pricelist/search matches text in code or name, currency, effective vat_mode, parent and metadata',
+  async (t) => {
+    const search = await server.tenant('search')
+    await put(search, 'S-RETAIL', {
+      currency_code: 'EUR',
+      vat_mode: 'GROSS',
+      name: 'Retail Europe',
+      metadata: { tier: ['a'] },
+    })
+    await put(search, 'S-OUTLET', {
+      currency_code: 'EUR',
+      parent_code: 'S-RETAIL',
+      name: 'Outlet',
+      metadata: { tier: ['b'] },
+    })
+    await put(search, 'S-B2B', { currency_code: 'SEK', vat_mode: 'NET', name: 'Business retail' })
+    const find = (body: unknown) => search.call('POST', '/pricelist/search', body)
+    t.same(codesOf(await find({ text: 'RETAIL' })), ['S-B2B', 'S-RETAIL'], 'name or code, case-insensitive')
+    t.same(codesOf(await find({ text: 'outl' })), ['S-OUTLET'])
+    t.same(codesOf(await find({ currency_code: 'SEK' })), ['S-B2B'])
+    t.same(codesOf(await find({ vat_mode: 'GROSS' })), ['S-OUTLET', 'S-RETAIL'], 'the inherited mode counts')
+    t.same(codesOf(await find({ parent_code: 'S-RETAIL' })), ['S-OUTLET'])
+    t.same(codesOf(await find({ parent_code: null })), ['S-B2B', 'S-RETAIL'])
+    t.same(codesOf(await find({ metadata: { tier: ['b', 'c'] } })), ['S-OUTLET'])
+    t.same(codesOf(await find({ text: 'retail', currency_code: 'EUR' })), ['S-RETAIL'])
+    const paged = await find({ page: 2, size: 2 })
+    t.same(codesOf(paged), ['S-RETAIL'])
+    t.same([paged.body.page, paged.body.size, paged.body.total], [2, 2, 3])
+    t.equal((await find({ vat_mode: 'gross' })).status, 400)
+  },
+)
 
 t.test('a deleted pricelist reads 404 and is not listed, except with include_deleted or asOf before', async (t) => {
   const deletes = await server.tenant('deletes')
@@ -307,22 +403,33 @@ t.test('a deleted pricelist reads 404 and is not listed, except with include_del
   t.equal((await deletes.get('/pricelist/D-2?asOf=2100-01-02')).status, 404)
 })
 
-t.test('DELETE /pricelist/batch takes codes and {code, when}, lists failing items; a deleted pricelist cannot be a parent', async (t) => {
-  const batch = await server.tenant('delete-batch')
-  await put(batch, 'B-1', { currency_code: 'EUR', vat_mode: 'NET' })
-  await put(batch, 'B-2', { currency_code: 'EUR', vat_mode: 'NET' })
-  await put(batch, 'B-3', { currency_code: 'EUR', vat_mode: 'NET' })
-  const answer = await batch.call('DELETE', '/pricelist/batch', ['B-1', { code: 'B-2', when: '2100-01-01' }, 'MISSING', { sku: 'B-3' }])
-  t.equal(answer.status, 202)
-  t.equal(answer.body.accepted, 2)
-  t.same(answer.body.failed.map((entry: { code: string | null }) => entry.code), ['MISSING', null])
-  t.match(answer.body.failed[0].message, /not found/)
-  t.equal((await batch.get('/pricelist/B-1')).status, 404)
-  t.equal((await batch.get('/pricelist/B-2')).body.deleted_at, '2100-01-01T00:00:00Z')
-  t.equal((await batch.get('/pricelist/B-3')).status, 200)
-  const orphan = await batch.call('PUT', '/pricelist/B-CHILD', { currency_code: 'EUR', parent_code: 'B-1' })
-  t.equal(orphan.status, 400, 'a deleted pricelist cannot become a parent')
-})
+t.test(
+  'DELETE /pricelist/batch takes codes and {code, when}, lists failing items; a deleted pricelist cannot be a parent',
+  async (t) => {
+    const batch = await server.tenant('delete-batch')
+    await put(batch, 'B-1', { currency_code: 'EUR', vat_mode: 'NET' })
+    await put(batch, 'B-2', { currency_code: 'EUR', vat_mode: 'NET' })
+    await put(batch, 'B-3', { currency_code: 'EUR', vat_mode: 'NET' })
+    const answer = await batch.call('DELETE', '/pricelist/batch', [
+      'B-1',
+      { code: 'B-2', when: '2100-01-01' },
+      'MISSING',
+      { sku: 'B-3' },
+    ])
+    t.equal(answer.status, 202)
+    t.equal(answer.body.accepted, 2)
+    t.same(
+      answer.body.failed.map((entry: { code: string | null }) => entry.code),
+      ['MISSING', null],
+    )
+    t.match(answer.body.failed[0].message, /not found/)
+    t.equal((await batch.get('/pricelist/B-1')).status, 404)
+    t.equal((await batch.get('/pricelist/B-2')).body.deleted_at, '2100-01-01T00:00:00Z')
+    t.equal((await batch.get('/pricelist/B-3')).status, 200)
+    const orphan = await batch.call('PUT', '/pricelist/B-CHILD', { currency_code: 'EUR', parent_code: 'B-1' })
+    t.equal(orphan.status, 400, 'a deleted pricelist cannot become a parent')
+  },
+)
 
 t.test('creating pricelists beyond the plan quota answers 422 quota_exceeded; updates still work', async (t) => {
   const small = await server.tenant('small', { limits: { pricelists: 2 } })
@@ -349,28 +456,35 @@ t.test('creating pricelists beyond the plan quota answers 422 quota_exceeded; up
   t.equal((await small.get('/pricelist/QA-3')).status, 200, 'a delete frees a place')
 })
 
-t.test('a batch writes valid items, lists failing ones with code and message, and later items see earlier ones', async (t) => {
-  const batch = await server.tenant('write-batch')
-  const answer = await batch.call('POST', '/pricelist/batch', [
-    { code: 'W-PARENT', currency_code: 'EUR', vat_mode: 'GROSS' },
-    { code: 'W-CHILD', currency_code: 'EUR', parent_code: 'W-PARENT' },
-    { code: 'W-BADCUR', currency_code: 'QQQ', vat_mode: 'NET' },
-    { currency_code: 'EUR', vat_mode: 'NET' },
-    { code: 'W-RULE', currency_code: 'EUR', vat_mode: 'NET', price_rules: [{ expression: 'sales *' }] },
-    { code: 'W-NOMODE', currency_code: 'EUR' },
-    { code: 'W-LOOP', currency_code: 'EUR', vat_mode: 'NET', parent_code: 'W-LOOP' },
-  ])
-  t.equal(answer.status, 202)
-  t.equal(answer.body.accepted, 2)
-  t.same(answer.body.failed.map((entry: { code: string | null }) => entry.code), ['W-BADCUR', null, 'W-RULE', 'W-NOMODE', 'W-LOOP'])
-  for (const entry of answer.body.failed) t.type(entry.message, 'string')
-  t.match(answer.body.failed[0].message, /QQQ/)
-  t.match(answer.body.failed[2].message, /price_rules\/0\/expression/)
-  t.equal((await batch.get('/pricelist/W-CHILD')).body.vat_mode, 'GROSS')
-  for (const code of ['W-BADCUR', 'W-RULE', 'W-NOMODE', 'W-LOOP']) t.equal((await batch.get(`/pricelist/${code}`)).status, 404, code)
-  const notArray = await batch.call('POST', '/pricelist/batch', { code: 'X' })
-  t.equal(notArray.status, 400)
-})
+t.test(
+  'a batch writes valid items, lists failing ones with code and message, and later items see earlier ones',
+  async (t) => {
+    const batch = await server.tenant('write-batch')
+    const answer = await batch.call('POST', '/pricelist/batch', [
+      { code: 'W-PARENT', currency_code: 'EUR', vat_mode: 'GROSS' },
+      { code: 'W-CHILD', currency_code: 'EUR', parent_code: 'W-PARENT' },
+      { code: 'W-BADCUR', currency_code: 'QQQ', vat_mode: 'NET' },
+      { currency_code: 'EUR', vat_mode: 'NET' },
+      { code: 'W-RULE', currency_code: 'EUR', vat_mode: 'NET', price_rules: [{ expression: 'sales *' }] },
+      { code: 'W-NOMODE', currency_code: 'EUR' },
+      { code: 'W-LOOP', currency_code: 'EUR', vat_mode: 'NET', parent_code: 'W-LOOP' },
+    ])
+    t.equal(answer.status, 202)
+    t.equal(answer.body.accepted, 2)
+    t.same(
+      answer.body.failed.map((entry: { code: string | null }) => entry.code),
+      ['W-BADCUR', null, 'W-RULE', 'W-NOMODE', 'W-LOOP'],
+    )
+    for (const entry of answer.body.failed) t.type(entry.message, 'string')
+    t.match(answer.body.failed[0].message, /QQQ/)
+    t.match(answer.body.failed[2].message, /price_rules\/0\/expression/)
+    t.equal((await batch.get('/pricelist/W-CHILD')).body.vat_mode, 'GROSS')
+    for (const code of ['W-BADCUR', 'W-RULE', 'W-NOMODE', 'W-LOOP'])
+      t.equal((await batch.get(`/pricelist/${code}`)).status, 404, code)
+    const notArray = await batch.call('POST', '/pricelist/batch', { code: 'X' })
+    t.equal(notArray.status, 400)
+  },
+)
 
 t.test('updated_by is the client_id of the key that wrote the pricelist', async (t) => {
   await put(acme, 'WHO', { currency_code: 'EUR', vat_mode: 'NET' })
@@ -384,7 +498,9 @@ t.test('updated_by is the client_id of the key that wrote the pricelist', async 
 t.test('pricelists written singly and in batches survive a hard kill and restart', async (t) => {
   const durable = await server.tenant('durable')
   await put(durable, 'K-TOP', { currency_code: 'EUR', vat_mode: 'GROSS', name: 'top' })
-  const batch = await durable.call('POST', '/pricelist/batch', [{ code: 'K-CHILD', currency_code: 'EUR', parent_code: 'K-TOP' }])
+  const batch = await durable.call('POST', '/pricelist/batch', [
+    { code: 'K-CHILD', currency_code: 'EUR', parent_code: 'K-TOP' },
+  ])
   t.equal(batch.body.accepted, 1)
   await server.kill()
   await server.start()

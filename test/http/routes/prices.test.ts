@@ -6,7 +6,15 @@
  */
 import t from 'tap'
 import {
-  expectStatus, mapSkus, postFx, priceChanges, putArticle, putPrice, putPricelist, putSetting, setupReference,
+  expectStatus,
+  mapSkus,
+  postFx,
+  priceChanges,
+  putArticle,
+  putPrice,
+  putPricelist,
+  putSetting,
+  setupReference,
 } from '../../helpers/price-fixtures.js'
 import { startServer, type Answer, type TenantClient, type TestServer } from '../../helpers/server.js'
 
@@ -27,7 +35,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The sales amount of the raw read, or the status when there is none. */
 async function salesOf(client: TenantClient, sku: string, pricelist: string, asOf?: string): Promise<number | string> {
-  const answer = await client.get(`/price/${sku}/${pricelist}${asOf === undefined ? '' : `?asOf=${encodeURIComponent(asOf)}`}`)
+  const answer = await client.get(
+    `/price/${sku}/${pricelist}${asOf === undefined ? '' : `?asOf=${encodeURIComponent(asOf)}`}`,
+  )
   return answer.status === 200 ? answer.body.price.sales : `status ${answer.status}`
 }
 
@@ -35,7 +45,10 @@ t.test('a single price write stores sales, fields, breaks and metadata, read bac
   const before = Date.now()
   const written = await acme.call('PUT', '/price/W-1/RETAIL', {
     price: { sales: 12.5, fields: { cost: 7, list: '15.00' } },
-    quantity_breaks: [{ quantity_break: 50, fixed_price: 9 }, { quantity_break: 10, percent_of_base: 90 }],
+    quantity_breaks: [
+      { quantity_break: 50, fixed_price: 9 },
+      { quantity_break: 10, percent_of_base: 90 },
+    ],
   })
   t.equal(written.status, 202)
   t.equal(written.text, '')
@@ -48,7 +61,10 @@ t.test('a single price write stores sales, fields, breaks and metadata, read bac
     pricelist: 'RETAIL',
     price: { sales: 12.5, fields: { cost: 7, list: 15 } },
     // Breaks are kept sorted by quantity.
-    quantity_breaks: [{ quantity_break: 10, percent_of_base: 90 }, { quantity_break: 50, fixed_price: 9 }],
+    quantity_breaks: [
+      { quantity_break: 10, percent_of_base: 90 },
+      { quantity_break: 50, fixed_price: 9 },
+    ],
     start_date: record.start_date,
     updated_at: record.updated_at,
     updated_by: acme.clientId,
@@ -64,47 +80,90 @@ t.test('a batch write accepts valid items and lists refused ones with sku, price
     { sku: 'B-3', pricelist: 'RETAIL' },
     { sku: 'B-4', pricelist: 'RETAIL', price: 'abc' },
     { sku: 'B-5', pricelist: 'RETAIL', price: 5, colour: 'red' },
-    { sku: 'B-6', pricelist: 'RETAIL', price: 5, quantity_breaks: [{ quantity_break: 2, fixed_price: 4, percent_of_base: 80 }] },
+    {
+      sku: 'B-6',
+      pricelist: 'RETAIL',
+      price: 5,
+      quantity_breaks: [{ quantity_break: 2, fixed_price: 4, percent_of_base: 80 }],
+    },
   ])
   t.equal(answer.status, 202)
   t.equal(answer.body.accepted, 2)
-  t.same(answer.body.failed.map((entry: { sku: string; pricelist: string }) => [entry.sku, entry.pricelist]), [
-    ['B-3', 'RETAIL'], ['B-4', 'RETAIL'], ['B-5', 'RETAIL'], ['B-6', 'RETAIL'],
-  ])
+  t.same(
+    answer.body.failed.map((entry: { sku: string; pricelist: string }) => [entry.sku, entry.pricelist]),
+    [
+      ['B-3', 'RETAIL'],
+      ['B-4', 'RETAIL'],
+      ['B-5', 'RETAIL'],
+      ['B-6', 'RETAIL'],
+    ],
+  )
   for (const entry of answer.body.failed) t.type(entry.message, 'string')
   t.equal(await salesOf(acme, 'B-1', 'RETAIL'), 3.1, 'a numeric string is accepted as the sales amount')
   t.equal(await salesOf(acme, 'B-2', 'RETAIL'), 4, 'a numeric string inside the price object is accepted')
-  for (const sku of ['B-3', 'B-4', 'B-5', 'B-6']) t.equal(await salesOf(acme, sku, 'RETAIL'), 'status 404', `${sku} stored nothing`)
+  for (const sku of ['B-3', 'B-4', 'B-5', 'B-6'])
+    t.equal(await salesOf(acme, sku, 'RETAIL'), 'status 404', `${sku} stored nothing`)
 })
 
 t.test('a refused single write answers 400 validation_failed and stores nothing', async (t) => {
   const percent = (value: number) => ({ price: 1, quantity_breaks: [{ quantity_break: 2, percent_of_base: value }] })
-  const duplicate = { price: 1, quantity_breaks: [{ quantity_break: 2, fixed_price: 1 }, { quantity_break: '2.00', fixed_price: 2 }] }
-  for (const body of [{}, { price: 'ten' }, { price: { sales: 1, extra: 2 } }, { price: 1, quantity_breaks: [{ quantity_break: 0, fixed_price: 1 }] }, { price: 1e12 }, percent(100.0001), percent(-1), duplicate]) {
+  const duplicate = {
+    price: 1,
+    quantity_breaks: [
+      { quantity_break: 2, fixed_price: 1 },
+      { quantity_break: '2.00', fixed_price: 2 },
+    ],
+  }
+  for (const body of [
+    {},
+    { price: 'ten' },
+    { price: { sales: 1, extra: 2 } },
+    { price: 1, quantity_breaks: [{ quantity_break: 0, fixed_price: 1 }] },
+    { price: 1e12 },
+    percent(100.0001),
+    percent(-1),
+    duplicate,
+  ]) {
     const answer = await acme.call('PUT', '/price/BAD-1/RETAIL', body)
     t.equal(answer.status, 400, JSON.stringify(body))
     t.equal(answer.body.code, 'validation_failed')
   }
   const detailed = await acme.call('PUT', '/price/BAD-1/RETAIL', percent(101))
-  t.same(detailed.body.details, [{ path: '/quantity_breaks/0/percent_of_base', message: 'must be a percentage from 0 to 100' }])
+  t.same(detailed.body.details, [
+    { path: '/quantity_breaks/0/percent_of_base', message: 'must be a percentage from 0 to 100' },
+  ])
   const mismatch = await acme.call('PUT', '/price/BAD-1/RETAIL', { sku: 'OTHER', price: 1 })
   t.equal(mismatch.status, 400)
   t.equal((await acme.get('/price?sku=BAD-1')).body.total, 0)
 })
 
 t.test('amounts are kept to 4 decimals, rounded half-up (ties away from zero)', async (t) => {
-  const cases: [unknown, number][] = [['1.00005', 1.0001], [2.00004, 2], [-0.00005, -0.0001], ['0.12344', 0.1234], [0.99995, 1], ['-2.50005', -2.5001], ['7.', 7]]
+  const cases: [unknown, number][] = [
+    ['1.00005', 1.0001],
+    [2.00004, 2],
+    [-0.00005, -0.0001],
+    ['0.12344', 0.1234],
+    [0.99995, 1],
+    ['-2.50005', -2.5001],
+    ['7.', 7],
+  ]
   for (const [index, [input, expected]] of cases.entries()) {
     await putPrice(acme, `R-${index}`, 'RETAIL', { price: input })
     t.equal(await salesOf(acme, `R-${index}`, 'RETAIL'), expected, `${JSON.stringify(input)} -> ${expected}`)
   }
   await putPrice(acme, 'R-F', 'RETAIL', {
     price: { sales: 1, fields: { cost: '0.33335' } },
-    quantity_breaks: [{ quantity_break: '2.00005', fixed_price: '0.99994' }, { quantity_break: 5, percent_of_base: '12.34565' }],
+    quantity_breaks: [
+      { quantity_break: '2.00005', fixed_price: '0.99994' },
+      { quantity_break: 5, percent_of_base: '12.34565' },
+    ],
   })
   const raw = await acme.get('/price/R-F/RETAIL')
   t.same(raw.body.price.fields, { cost: 0.3334 })
-  t.same(raw.body.quantity_breaks, [{ quantity_break: 2.0001, fixed_price: 0.9999 }, { quantity_break: 5, percent_of_base: 12.3457 }])
+  t.same(raw.body.quantity_breaks, [
+    { quantity_break: 2.0001, fixed_price: 0.9999 },
+    { quantity_break: 5, percent_of_base: 12.3457 },
+  ])
 })
 
 t.test('a past start date means now: the price is absent before the write', async (t) => {
@@ -122,8 +181,16 @@ t.test('a scheduled price takes effect at its start date and not before', async 
   t.equal(await salesOf(acme, 'S-1', 'RETAIL'), 10, 'now: the price in force')
   t.equal(await salesOf(acme, 'S-1', 'RETAIL', '2998-12-31T23:59:59Z'), 10, 'just before the start')
   t.equal(await salesOf(acme, 'S-1', 'RETAIL', '2999-01-01T00:00:00Z'), 20, 'at the start')
-  t.equal((await acme.get('/price?sku=S-1')).body.items[0].price.sales, 10, 'stored records show the version in force now')
-  t.equal((await acme.get('/price?sku=S-1&asOf=2999-02-01')).body.items[0].price.sales, 20, 'and the scheduled one as of later')
+  t.equal(
+    (await acme.get('/price?sku=S-1')).body.items[0].price.sales,
+    10,
+    'stored records show the version in force now',
+  )
+  t.equal(
+    (await acme.get('/price?sku=S-1&asOf=2999-02-01')).body.items[0].price.sales,
+    20,
+    'and the scheduled one as of later',
+  )
   // A start a moment ahead takes over by itself when the time comes.
   const start = new Date(Date.now() + 1500).toISOString()
   await putPrice(acme, 'S-2', 'RETAIL', { price: 1 })
@@ -154,19 +221,39 @@ t.test('remove_future_changes drops scheduled prices after the start date and ke
 })
 
 t.test('an identical price stores nothing and records no change; a different one records updated', async (t) => {
-  await putPrice(acme, 'D-1', 'RETAIL', { price: { sales: 5, fields: { cost: 2 } }, quantity_breaks: [{ quantity_break: 3, fixed_price: 4 }] })
+  await putPrice(acme, 'D-1', 'RETAIL', {
+    price: { sales: 5, fields: { cost: 2 } },
+    quantity_breaks: [{ quantity_break: 3, fixed_price: 4 }],
+  })
   const first = await priceChanges(acme, 'D-1')
-  t.same(first.map((entry) => [entry.change_type, entry.composite_key]), [['created', 'RETAIL']])
+  t.same(
+    first.map((entry) => [entry.change_type, entry.composite_key]),
+    [['created', 'RETAIL']],
+  )
   const updatedAt = (await acme.get('/price?sku=D-1')).body.items[0].updated_at
   await pause(5)
   // The same content spelled differently (string amounts, fields and breaks in another order).
-  await putPrice(acme, 'D-1', 'RETAIL', { price: { sales: '5.000', fields: { cost: '2' } }, quantity_breaks: [{ quantity_break: '3', fixed_price: 4.0 }] })
-  await acme.call('POST', '/price/batch', [{ sku: 'D-1', pricelist: 'RETAIL', price: { sales: 5, fields: { cost: 2 } }, quantity_breaks: [{ quantity_break: 3, fixed_price: 4 }] }])
+  await putPrice(acme, 'D-1', 'RETAIL', {
+    price: { sales: '5.000', fields: { cost: '2' } },
+    quantity_breaks: [{ quantity_break: '3', fixed_price: 4.0 }],
+  })
+  await acme.call('POST', '/price/batch', [
+    {
+      sku: 'D-1',
+      pricelist: 'RETAIL',
+      price: { sales: 5, fields: { cost: 2 } },
+      quantity_breaks: [{ quantity_break: 3, fixed_price: 4 }],
+    },
+  ])
   t.equal((await priceChanges(acme, 'D-1')).length, 1, 'no entry for identical writes')
   t.equal((await acme.get('/price?sku=D-1')).body.items[0].updated_at, updatedAt, 'the stored version is untouched')
   await putPrice(acme, 'D-1', 'RETAIL', { price: { sales: 5, fields: { cost: 2 } } })
   const changes = await priceChanges(acme, 'D-1')
-  t.same(changes.map((entry) => entry.change_type), ['created', 'updated'], 'dropping the breaks is a change')
+  t.same(
+    changes.map((entry) => entry.change_type),
+    ['created', 'updated'],
+    'dropping the breaks is a change',
+  )
   t.not(changes[1]!.content_hash, changes[0]!.content_hash)
 })
 
@@ -182,46 +269,58 @@ t.test('with ingest.skip.dedup on, an identical price records an entry with the 
   t.same(batch.body, { accepted: 1, failed: [] })
   const changes = await priceChanges(bulk, 'X')
   t.equal(changes.length, 3)
-  t.same(changes.map((entry) => entry.change_type), ['created', 'updated', 'updated'])
+  t.same(
+    changes.map((entry) => entry.change_type),
+    ['created', 'updated', 'updated'],
+  )
   t.equal(changes[1]!.content_hash, changes[0]!.content_hash)
   t.equal(changes[2]!.content_hash, changes[0]!.content_hash)
   t.equal(await salesOf(bulk, 'X', 'PL'), 7)
 })
 
-t.test('strict.article.validation refuses a price without a live article at its start, even an unchanged one', async (t) => {
-  const strict = await server.tenant('strict-articles')
-  await putPricelist(strict, 'PL', { currency_code: 'EUR', vat_mode: 'NET' })
-  await putArticle(strict, 'KNOWN', { name: 'Known' })
-  await putPrice(strict, 'KNOWN', 'PL', { price: 1 })
-  await putPrice(strict, 'NOART', 'PL', { price: 1 })
-  await putSetting(strict, 'strict.article.validation', 'true')
-  const refused = await strict.call('PUT', '/price/NEW/PL', { price: 2 })
-  t.equal(refused.status, 400)
-  t.equal(refused.body.code, 'validation_failed')
-  t.match(refused.body.message, /NEW/)
-  t.same(refused.body.details.map((detail: { path: string }) => detail.path), ['/sku'])
-  t.equal((await strict.get('/price?sku=NEW')).body.total, 0, 'nothing stored')
-  t.equal((await strict.call('PUT', '/price/KNOWN/PL', { price: 3 })).status, 202)
-  const unchanged = await strict.call('PUT', '/price/NOART/PL', { price: 1 })
-  t.equal(unchanged.status, 400, 'an unchanged price is refused too')
-  // An article that starts later admits prices from its start only.
-  await putArticle(strict, 'LATER', { name: 'Later', start_date: '2999-01-01' })
-  t.equal((await strict.call('PUT', '/price/LATER/PL', { price: 4 })).status, 400)
-  t.equal((await strict.call('PUT', '/price/LATER/PL', { price: 4, start_date: '2999-02-01' })).status, 202)
-  // A deleted article admits no price.
-  await expectStatus(strict.call('DELETE', '/article/KNOWN'), 202, 'article delete')
-  t.equal((await strict.call('PUT', '/price/KNOWN/PL', { price: 3 })).status, 400)
-  const batch = await strict.call('POST', '/price/batch', [
-    { sku: 'NEW', pricelist: 'PL', price: 2 },
-    { sku: 'NOART', pricelist: 'PL', price: 1 },
-    { sku: 'LATER', pricelist: 'PL', price: 5, start_date: '2999-03-01' },
-  ])
-  t.equal(batch.status, 202)
-  t.equal(batch.body.accepted, 1)
-  t.same(batch.body.failed.map((entry: { sku: string; pricelist: string }) => `${entry.sku}/${entry.pricelist}`), ['NEW/PL', 'NOART/PL'])
-  t.match(batch.body.failed[0].message, /strict\.article\.validation/)
-  t.equal((await strict.get('/price?sku=NEW')).body.total, 0)
-})
+t.test(
+  'strict.article.validation refuses a price without a live article at its start, even an unchanged one',
+  async (t) => {
+    const strict = await server.tenant('strict-articles')
+    await putPricelist(strict, 'PL', { currency_code: 'EUR', vat_mode: 'NET' })
+    await putArticle(strict, 'KNOWN', { name: 'Known' })
+    await putPrice(strict, 'KNOWN', 'PL', { price: 1 })
+    await putPrice(strict, 'NOART', 'PL', { price: 1 })
+    await putSetting(strict, 'strict.article.validation', 'true')
+    const refused = await strict.call('PUT', '/price/NEW/PL', { price: 2 })
+    t.equal(refused.status, 400)
+    t.equal(refused.body.code, 'validation_failed')
+    t.match(refused.body.message, /NEW/)
+    t.same(
+      refused.body.details.map((detail: { path: string }) => detail.path),
+      ['/sku'],
+    )
+    t.equal((await strict.get('/price?sku=NEW')).body.total, 0, 'nothing stored')
+    t.equal((await strict.call('PUT', '/price/KNOWN/PL', { price: 3 })).status, 202)
+    const unchanged = await strict.call('PUT', '/price/NOART/PL', { price: 1 })
+    t.equal(unchanged.status, 400, 'an unchanged price is refused too')
+    // An article that starts later admits prices from its start only.
+    await putArticle(strict, 'LATER', { name: 'Later', start_date: '2999-01-01' })
+    t.equal((await strict.call('PUT', '/price/LATER/PL', { price: 4 })).status, 400)
+    t.equal((await strict.call('PUT', '/price/LATER/PL', { price: 4, start_date: '2999-02-01' })).status, 202)
+    // A deleted article admits no price.
+    await expectStatus(strict.call('DELETE', '/article/KNOWN'), 202, 'article delete')
+    t.equal((await strict.call('PUT', '/price/KNOWN/PL', { price: 3 })).status, 400)
+    const batch = await strict.call('POST', '/price/batch', [
+      { sku: 'NEW', pricelist: 'PL', price: 2 },
+      { sku: 'NOART', pricelist: 'PL', price: 1 },
+      { sku: 'LATER', pricelist: 'PL', price: 5, start_date: '2999-03-01' },
+    ])
+    t.equal(batch.status, 202)
+    t.equal(batch.body.accepted, 1)
+    t.same(
+      batch.body.failed.map((entry: { sku: string; pricelist: string }) => `${entry.sku}/${entry.pricelist}`),
+      ['NEW/PL', 'NOART/PL'],
+    )
+    t.match(batch.body.failed[0].message, /strict\.article\.validation/)
+    t.equal((await strict.get('/price?sku=NEW')).body.total, 0)
+  },
+)
 
 t.test('strict.pricelist.validation refuses prices for a pricelist never created, even an unchanged one', async (t) => {
   const strict = await server.tenant('strict-pricelists')
@@ -232,16 +331,29 @@ t.test('strict.pricelist.validation refuses prices for a pricelist never created
   t.equal(refused.status, 400)
   t.equal(refused.body.code, 'validation_failed')
   t.match(refused.body.message, /NOPE/)
-  t.same(refused.body.details.map((detail: { path: string }) => detail.path), ['/pricelist'])
-  t.equal((await strict.call('PUT', '/price/A/GHOST', { price: 1 })).status, 400, 'unchanged price on an unknown pricelist is refused')
+  t.same(
+    refused.body.details.map((detail: { path: string }) => detail.path),
+    ['/pricelist'],
+  )
+  t.equal(
+    (await strict.call('PUT', '/price/A/GHOST', { price: 1 })).status,
+    400,
+    'unchanged price on an unknown pricelist is refused',
+  )
   t.equal((await strict.call('PUT', '/price/A/PL', { price: 1 })).status, 202)
   // A pricelist that was created and then deleted has been created: prices are accepted.
   await putPricelist(strict, 'GONE', { currency_code: 'EUR', vat_mode: 'NET' })
   await expectStatus(strict.call('DELETE', '/pricelist/GONE'), 202, 'pricelist delete')
   t.equal((await strict.call('PUT', '/price/A/GONE', { price: 1 })).status, 202)
-  const batch = await strict.call('POST', '/price/batch', [{ sku: 'B', pricelist: 'NOPE', price: 1 }, { sku: 'B', pricelist: 'PL', price: 1 }])
+  const batch = await strict.call('POST', '/price/batch', [
+    { sku: 'B', pricelist: 'NOPE', price: 1 },
+    { sku: 'B', pricelist: 'PL', price: 1 },
+  ])
   t.equal(batch.body.accepted, 1)
-  t.same(batch.body.failed.map((entry: { sku: string; pricelist: string }) => [entry.sku, entry.pricelist]), [['B', 'NOPE']])
+  t.same(
+    batch.body.failed.map((entry: { sku: string; pricelist: string }) => [entry.sku, entry.pricelist]),
+    [['B', 'NOPE']],
+  )
   t.match(batch.body.failed[0].message, /strict\.pricelist\.validation/)
   t.equal((await strict.get('/price?pricelist=NOPE')).body.total, 0)
 })
@@ -270,9 +382,15 @@ t.test('the price quota answers 422 for a new pair; updates and replacements of 
   t.equal(over.body.error, 'Unprocessable Content')
   t.equal((await small.get('/price?sku=C')).body.total, 0)
   t.equal((await small.call('PUT', '/price/A/PL', { price: 2 })).status, 202, 'an update of an existing pair fits')
-  const batch = await small.call('POST', '/price/batch', [{ sku: 'B', pricelist: 'PL', price: 3 }, { sku: 'D', pricelist: 'PL', price: 1 }])
+  const batch = await small.call('POST', '/price/batch', [
+    { sku: 'B', pricelist: 'PL', price: 3 },
+    { sku: 'D', pricelist: 'PL', price: 1 },
+  ])
   t.equal(batch.body.accepted, 1)
-  t.same(batch.body.failed.map((entry: { sku: string }) => entry.sku), ['D'])
+  t.same(
+    batch.body.failed.map((entry: { sku: string }) => entry.sku),
+    ['D'],
+  )
   t.match(batch.body.failed[0].message, /2/)
   await expectStatus(small.call('DELETE', '/price/B/PL'), 202, 'delete')
   t.equal((await small.call('PUT', '/price/C/PL', { price: 1 })).status, 202, 'a deleted pair frees its place')
@@ -286,7 +404,10 @@ t.test('single delete hides the price from its time on and answers 404 for a mis
   t.equal(await salesOf(acme, 'DEL-1', 'RETAIL'), 'status 404')
   t.equal((await acme.get('/price?sku=DEL-1')).body.total, 0)
   const changes = await priceChanges(acme, 'DEL-1')
-  t.same(changes.map((entry) => entry.change_type), ['created', 'deleted'])
+  t.same(
+    changes.map((entry) => entry.change_type),
+    ['created', 'deleted'],
+  )
   const again = await acme.call('DELETE', '/price/DEL-1/RETAIL')
   t.equal(again.status, 404)
   t.equal(again.body.code, 'not_found')
@@ -300,7 +421,10 @@ t.test('single delete hides the price from its time on and answers 404 for a mis
   // A write after a delete brings the price back as an update.
   await putPrice(acme, 'DEL-1', 'RETAIL', { price: 5 })
   t.equal(await salesOf(acme, 'DEL-1', 'RETAIL'), 5)
-  t.same((await priceChanges(acme, 'DEL-1')).map((entry) => entry.change_type), ['created', 'deleted', 'updated'])
+  t.same(
+    (await priceChanges(acme, 'DEL-1')).map((entry) => entry.change_type),
+    ['created', 'deleted', 'updated'],
+  )
 })
 
 t.test('batch delete removes existing prices and lists missing ones in failed', async (t) => {
@@ -314,7 +438,13 @@ t.test('batch delete removes existing prices and lists missing ones in failed', 
   ])
   t.equal(answer.status, 202)
   t.equal(answer.body.accepted, 2)
-  t.same(answer.body.failed.map((entry: { sku: string; pricelist: string | null }) => [entry.sku, entry.pricelist]), [['BD-3', 'RETAIL'], ['BD-4', null]])
+  t.same(
+    answer.body.failed.map((entry: { sku: string; pricelist: string | null }) => [entry.sku, entry.pricelist]),
+    [
+      ['BD-3', 'RETAIL'],
+      ['BD-4', null],
+    ],
+  )
   t.equal(await salesOf(acme, 'BD-1', 'RETAIL'), 'status 404')
   t.equal(await salesOf(acme, 'BD-2', 'RETAIL'), 1)
   t.equal(await salesOf(acme, 'BD-2', 'RETAIL', '2999-06-01'), 'status 404')
@@ -327,10 +457,19 @@ t.test('GET /price answers a numbered page of stored records filtered by sku and
   for (const sku of ['K1', 'K2', 'K3']) await putPrice(shop, sku, 'PA', { price: 1 })
   await putPrice(shop, 'K2', 'PB', { price: 2 })
   const all = await shop.get('/price')
-  t.same(all.body.items.map((item: { sku: string; pricelist: string }) => `${item.pricelist}/${item.sku}`), ['PA/K1', 'PA/K2', 'PA/K3', 'PB/K2'])
+  t.same(
+    all.body.items.map((item: { sku: string; pricelist: string }) => `${item.pricelist}/${item.sku}`),
+    ['PA/K1', 'PA/K2', 'PA/K3', 'PB/K2'],
+  )
   t.same([all.body.page, all.body.size, all.body.total], [1, 100, 4])
   const bySku = await shop.get('/price?sku=K2')
-  t.same(bySku.body.items.map((item: { pricelist: string; price: { sales: number } }) => [item.pricelist, item.price.sales]), [['PA', 1], ['PB', 2]])
+  t.same(
+    bySku.body.items.map((item: { pricelist: string; price: { sales: number } }) => [item.pricelist, item.price.sales]),
+    [
+      ['PA', 1],
+      ['PB', 2],
+    ],
+  )
   t.equal((await shop.get('/price?pricelist=PB')).body.total, 1)
   t.equal((await shop.get('/price?sku=K2&pricelist=PB')).body.items[0].price.sales, 2)
   const second = await shop.get('/price?page=2&size=3')
@@ -344,14 +483,26 @@ t.test('price history lists versions newest first with their meta, and the paren
   await putPricelist(shop, 'PARENT', { currency_code: 'EUR', vat_mode: 'NET' })
   await putPricelist(shop, 'CHILD', { currency_code: 'EUR', parent_code: 'PARENT' })
   await putPrice(shop, 'H', 'PARENT', { price: 1 })
-  await putPrice(shop, 'H', 'PARENT', { price: { sales: 2, fields: { cost: 1 } }, quantity_breaks: [{ quantity_break: 5, fixed_price: 1.5 }] })
+  await putPrice(shop, 'H', 'PARENT', {
+    price: { sales: 2, fields: { cost: 1 } },
+    quantity_breaks: [{ quantity_break: 5, fixed_price: 1.5 }],
+  })
   await putPrice(shop, 'H', 'PARENT', { price: 3, start_date: '2999-01-01' })
   const history = await shop.get('/price/history/PARENT/H')
   t.equal(history.status, 200)
-  t.same(history.body.map((entry: { price: { sales: number } }) => entry.price.sales), [3, 2, 1])
+  t.same(
+    history.body.map((entry: { price: { sales: number } }) => entry.price.sales),
+    [3, 2, 1],
+  )
   const [scheduled, current] = history.body
   t.equal(scheduled.change_at, '2999-01-01T00:00:00Z')
-  t.same(scheduled.meta, { inherited: false, start_at: '2999-01-01T00:00:00Z', updated_at: scheduled.meta.updated_at, updated_by: shop.clientId, source_pricelist: 'PARENT' })
+  t.same(scheduled.meta, {
+    inherited: false,
+    start_at: '2999-01-01T00:00:00Z',
+    updated_at: scheduled.meta.updated_at,
+    updated_by: shop.clientId,
+    source_pricelist: 'PARENT',
+  })
   t.same(current.price, { sales: 2, fields: { cost: 1 } })
   t.same(current.quantity_breaks, [{ quantity_break: 5, fixed_price: 1.5 }])
   t.equal((await shop.get('/price/history/PARENT/H?limit=1')).body.length, 1)
@@ -369,7 +520,15 @@ t.test('skus-for-pricelist walks a cursor with afterSku and limit, and refuses a
   await putPricelist(shop, 'KID', { currency_code: 'EUR', parent_code: 'PL' })
   await putPricelist(shop, 'OTHER', { currency_code: 'EUR', vat_mode: 'NET' })
   const skus = ['S07', 'S01', 'S03', 'S05', 'S02', 'S06', 'S04']
-  await expectStatus(shop.call('POST', '/price/batch', skus.map((sku) => ({ sku, pricelist: 'PL', price: 1 }))), 202, 'batch')
+  await expectStatus(
+    shop.call(
+      'POST',
+      '/price/batch',
+      skus.map((sku) => ({ sku, pricelist: 'PL', price: 1 })),
+    ),
+    202,
+    'batch',
+  )
   await putPrice(shop, 'S00', 'OTHER', { price: 1 })
   await putPrice(shop, 'S08', 'PL', { price: 1, start_date: '2999-01-01' })
   await expectStatus(shop.call('DELETE', '/price/S06/PL'), 202, 'delete')
@@ -377,7 +536,9 @@ t.test('skus-for-pricelist walks a cursor with afterSku and limit, and refuses a
   let cursor: string | null = null
   let pages = 0
   for (;;) {
-    const answer: Answer = await shop.get(`/price/skus-for-pricelist/PL?limit=2${cursor === null ? '' : `&afterSku=${cursor}`}`)
+    const answer: Answer = await shop.get(
+      `/price/skus-for-pricelist/PL?limit=2${cursor === null ? '' : `&afterSku=${cursor}`}`,
+    )
     t.equal(answer.status, 200)
     walked.push(...answer.body.items)
     pages++
@@ -387,7 +548,15 @@ t.test('skus-for-pricelist walks a cursor with afterSku and limit, and refuses a
   }
   t.same(walked, ['S01', 'S02', 'S03', 'S04', 'S05', 'S07'], 'sorted, no deleted, no scheduled, no other pricelist')
   t.equal(pages, 3)
-  t.same((await shop.get('/price/skus-for-pricelist/PL?asOf=2999-06-01')).body.items, ['S01', 'S02', 'S03', 'S04', 'S05', 'S07', 'S08'])
+  t.same((await shop.get('/price/skus-for-pricelist/PL?asOf=2999-06-01')).body.items, [
+    'S01',
+    'S02',
+    'S03',
+    'S04',
+    'S05',
+    'S07',
+    'S08',
+  ])
   t.same((await shop.get('/price/skus-for-pricelist/KID')).body.items, walked, 'a child lists the SKUs it inherits')
   const last = await shop.get('/price/skus-for-pricelist/PL?afterSku=S05&limit=500')
   t.same(last.body, { items: ['S07'], next_cursor: 'S07', has_more: false })
@@ -411,9 +580,15 @@ t.test('pricelists-for-sku lists pricing pricelists, with prices only when curre
   await mapSkus(shop, 'standard', ['Q'])
   const bare = await shop.get('/price/pricelists-for-sku/Q')
   t.equal(bare.status, 200)
-  t.same(bare.body.items.map((item: { pricelist: { code: string } }) => item.pricelist.code), ['A-NET', 'B-KID'])
+  t.same(
+    bare.body.items.map((item: { pricelist: { code: string } }) => item.pricelist.code),
+    ['A-NET', 'B-KID'],
+  )
   t.same([bare.body.page, bare.body.size, bare.body.total], [1, 100, 2])
-  t.same(bare.body.items.map((item: { price: unknown }) => item.price), [null, null])
+  t.same(
+    bare.body.items.map((item: { price: unknown }) => item.price),
+    [null, null],
+  )
   t.same(bare.body.items[0].pricelist.metadata, { channel: ['web'] }, 'full pricelist with metadata')
   const priced = await shop.get('/price/pricelists-for-sku/Q?currency_code=EUR')
   const [own, kid] = priced.body.items.map((item: { price: Record<string, unknown> }) => item.price)
@@ -430,8 +605,15 @@ t.test('pricelists-for-sku lists pricing pricelists, with prices only when curre
 })
 
 t.test('the raw read answers the definition after inheritance and rules, without tax', async (t) => {
-  await putPricelist(acme, 'RAW-KID', { currency_code: 'EUR', parent_code: 'RETAIL', price_rules: [{ expression: 'sales * 0.5' }] })
-  await putPrice(acme, 'RAW', 'RETAIL', { price: { sales: 9, fields: { cost: 4 } }, quantity_breaks: [{ quantity_break: 10, percent_of_base: 80 }] })
+  await putPricelist(acme, 'RAW-KID', {
+    currency_code: 'EUR',
+    parent_code: 'RETAIL',
+    price_rules: [{ expression: 'sales * 0.5' }],
+  })
+  await putPrice(acme, 'RAW', 'RETAIL', {
+    price: { sales: 9, fields: { cost: 4 } },
+    quantity_breaks: [{ quantity_break: 10, percent_of_base: 80 }],
+  })
   const own = await acme.get('/price/RAW/RETAIL')
   t.equal(own.status, 200)
   t.equal(own.headers.get('cache-control'), 'no-store')
@@ -447,7 +629,10 @@ t.test('the raw read answers the definition after inheritance and rules, without
     source_pricelist: 'RETAIL',
   })
   const kid = await acme.get('/price/RAW/RAW-KID')
-  t.same([kid.body.price.sales, kid.body.inherited, kid.body.source_pricelist, kid.body.vat_mode], [4.5, true, 'RETAIL', 'NET'])
+  t.same(
+    [kid.body.price.sales, kid.body.inherited, kid.body.source_pricelist, kid.body.vat_mode],
+    [4.5, true, 'RETAIL', 'NET'],
+  )
   t.equal(kid.body.start_date, own.body.start_date)
   const missing = await acme.get('/price/NOSUCH/RETAIL')
   t.equal(missing.status, 404)
@@ -461,8 +646,19 @@ t.test('the taxed read has a strong ETag and answers 304 without a body on a mat
   const first = await acme.get('/price/T-1/RETAIL/SE')
   t.equal(first.status, 200)
   t.same(first.body, {
-    sku: 'T-1', pricelist: 'RETAIL', currency_code: 'EUR', vat_mode: 'NET', net: 10, vat: 2.5, gross: 12.5, vat_rate: 25,
-    vat_class: 'standard', inherited: false, quantity_breaks: [], fx: null, tax_area: 'SE',
+    sku: 'T-1',
+    pricelist: 'RETAIL',
+    currency_code: 'EUR',
+    vat_mode: 'NET',
+    net: 10,
+    vat: 2.5,
+    gross: 12.5,
+    vat_rate: 25,
+    vat_class: 'standard',
+    inherited: false,
+    quantity_breaks: [],
+    fx: null,
+    tax_area: 'SE',
   })
   const etag = first.headers.get('etag')!
   t.match(etag, /^"[^"]+"$/, 'a strong validator (no W/ prefix)')
@@ -499,7 +695,8 @@ t.test('the ETag changes after any change that alters the answer and stays after
   const converted = '/price/E/PARENT/SE?currency_code=SEK'
   let tags = [await tagOf(direct), await tagOf(inherited), await tagOf(converted)]
   t.equal(new Set(tags).size, 3)
-  const same = async (message: string) => t.same([await tagOf(direct), await tagOf(inherited), await tagOf(converted)], tags, message)
+  const same = async (message: string) =>
+    t.same([await tagOf(direct), await tagOf(inherited), await tagOf(converted)], tags, message)
 
   await putPrice(shop, 'OTHER', 'PARENT', { price: 2 })
   await putArticle(shop, 'E2', { name: 'unrelated' })
@@ -513,7 +710,11 @@ t.test('the ETag changes after any change that alters the answer and stays after
   t.equal((await shop.get(converted)).body.net, 115)
   tags = afterFx
 
-  await expectStatus(shop.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 20 }), 202, 'VAT rate')
+  await expectStatus(
+    shop.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'standard', rate: 20 }),
+    202,
+    'VAT rate',
+  )
   const afterVat = [await tagOf(direct), await tagOf(inherited), await tagOf(converted)]
   for (const [index, tag] of afterVat.entries()) t.not(tag, tags[index], `VAT rate change alters tag ${index}`)
   t.equal((await shop.get(direct)).body.vat, 2)
@@ -542,8 +743,15 @@ t.test('the price book stays exact while it grows past its first buffers and com
       sku,
       pricelist: 'PL',
       // Every third item without extras, so runs with and without fields and breaks mix.
-      price: index % 3 === 0 ? round * 1000 + index : { sales: round * 1000 + index, fields: { cost: round + index / 10 } },
-      quantity_breaks: index % 3 === 0 ? undefined : [{ quantity_break: 10 + round, fixed_price: round }, { quantity_break: 100, percent_of_base: 50 + round }],
+      price:
+        index % 3 === 0 ? round * 1000 + index : { sales: round * 1000 + index, fields: { cost: round + index / 10 } },
+      quantity_breaks:
+        index % 3 === 0
+          ? undefined
+          : [
+              { quantity_break: 10 + round, fixed_price: round },
+              { quantity_break: 100, percent_of_base: 50 + round },
+            ],
     }))
     const answer = await expectStatus(big.call('POST', '/price/batch', items), 202, `round ${round}`)
     t.same(answer.body, { accepted: 1200, failed: [] }, `round ${round}`)
@@ -551,11 +759,34 @@ t.test('the price book stays exact while it grows past its first buffers and com
   for (const index of [0, 1, 2, 599, 1000, 1199]) {
     const raw = await big.get(`/price/${skus[index]}/PL`)
     const plain = index % 3 === 0
-    t.same(raw.body.price, { sales: 3000 + index, fields: plain ? {} : { cost: 3 + index / 10 } }, `${skus[index]} price`)
-    t.same(raw.body.quantity_breaks, plain ? [] : [{ quantity_break: 13, fixed_price: 3 }, { quantity_break: 100, percent_of_base: 53 }], `${skus[index]} breaks`)
+    t.same(
+      raw.body.price,
+      { sales: 3000 + index, fields: plain ? {} : { cost: 3 + index / 10 } },
+      `${skus[index]} price`,
+    )
+    t.same(
+      raw.body.quantity_breaks,
+      plain
+        ? []
+        : [
+            { quantity_break: 13, fixed_price: 3 },
+            { quantity_break: 100, percent_of_base: 53 },
+          ],
+      `${skus[index]} breaks`,
+    )
   }
   const history = await big.get(`/price/history/PL/${skus[1]}`)
-  t.same(history.body.map((entry: { price: { sales: number; fields: Record<string, number> } }) => [entry.price.sales, entry.price.fields.cost]), [[3001, 3.1], [2001, 2.1], [1001, 1.1]])
+  t.same(
+    history.body.map((entry: { price: { sales: number; fields: Record<string, number> } }) => [
+      entry.price.sales,
+      entry.price.fields.cost,
+    ]),
+    [
+      [3001, 3.1],
+      [2001, 2.1],
+      [1001, 1.1],
+    ],
+  )
   const listed = await big.get('/price?pricelist=PL&size=1000&page=2')
   t.same([listed.body.total, listed.body.items.length, listed.body.items[0].sku], [1200, 200, 'G-1000'])
   t.equal((await big.get('/pricelist/PL')).body.sku_count, 1200)
@@ -563,9 +794,23 @@ t.test('the price book stays exact while it grows past its first buffers and com
   await setupReference(big)
   const asked = skus.slice(0, 300)
   await mapSkus(big, 'standard', asked, ['SE'])
-  const answer = await expectStatus(big.call('POST', '/price/query', { currency_code: 'EUR', tax_area: 'SE', skus: asked, pricelist_filter: { pricelists: ['PL'] }, quantity: 13 }), 200, 'query')
+  const answer = await expectStatus(
+    big.call('POST', '/price/query', {
+      currency_code: 'EUR',
+      tax_area: 'SE',
+      skus: asked,
+      pricelist_filter: { pricelists: ['PL'] },
+      quantity: 13,
+    }),
+    200,
+    'query',
+  )
   const expected = asked.map((_, index) => (index % 3 === 0 ? 3000 + index : 3))
-  t.same(answer.body.items.map((item: { net: number }) => item.net), expected, `answered by ${answer.headers.get('x-price-engine')}`)
+  t.same(
+    answer.body.items.map((item: { net: number }) => item.net),
+    expected,
+    `answered by ${answer.headers.get('x-price-engine')}`,
+  )
 })
 
 t.test('prices, their versions and history survive a restart', async (t) => {
@@ -582,6 +827,10 @@ t.test('prices, their versions and history survive a restart', async (t) => {
   t.equal(await salesOf(acme, 'S-1', 'RETAIL'), before.now)
   t.same((await acme.get('/price/W-1/RETAIL')).body, before.fields)
   t.same((await acme.get('/price/history/RETAIL/F-1')).body, before.history)
-  t.equal((await acme.get('/price/T-1/RETAIL/SE')).headers.get('etag'), before.taxed, 'the same answer gives the same ETag')
+  t.equal(
+    (await acme.get('/price/T-1/RETAIL/SE')).headers.get('etag'),
+    before.taxed,
+    'the same answer gives the same ETag',
+  )
   t.equal(await salesOf(acme, 'DEL-1', 'RETAIL'), 5)
 })

@@ -53,7 +53,13 @@ t.test('a currency PUT with an empty body registers it active with vat_precision
   t.equal(put.text, '')
   const read = await acme.get('/currency/SEK')
   t.equal(read.status, 200)
-  t.same(read.body, { code: 'SEK', is_active: true, vat_precision: 2, updated_at: read.body.updated_at, updated_by: acme.clientId })
+  t.same(read.body, {
+    code: 'SEK',
+    is_active: true,
+    vat_precision: 2,
+    updated_at: read.body.updated_at,
+    updated_by: acme.clientId,
+  })
   t.match(read.body.updated_at, instantPattern)
 })
 
@@ -108,7 +114,13 @@ t.test('GET /currency lists only active registered currencies, sorted by code', 
   t.ok(Array.isArray(list.body))
   const codes = list.body.map((currency: { code: string }) => currency.code)
   t.same(codes, ['EUR', 'JPY', 'SEK', 'USD'])
-  t.same(list.body[0], { code: 'EUR', is_active: true, vat_precision: 2, updated_at: list.body[0].updated_at, updated_by: acme.clientId })
+  t.same(list.body[0], {
+    code: 'EUR',
+    is_active: true,
+    vat_precision: 2,
+    updated_at: list.body[0].updated_at,
+    updated_by: acme.clientId,
+  })
 })
 
 t.test('an inactive currency keeps its record and reactivation restores it to the list', async (t) => {
@@ -146,14 +158,23 @@ t.test('a currency read as of before its registration answers 404', async (t) =>
 // Tax areas
 
 t.test('a tax area reads back with its fields, a UTC validity window and is_active default true', async (t) => {
-  const put = await acme.call('PUT', '/tax-area/SE', { name: 'Sweden', valid_from: '2020-01-01', valid_to: '2030-01-01T01:00:00+01:00' })
+  const put = await acme.call('PUT', '/tax-area/SE', {
+    name: 'Sweden',
+    valid_from: '2020-01-01',
+    valid_to: '2030-01-01T01:00:00+01:00',
+  })
   t.equal(put.status, 202)
   t.equal(put.text, '')
   const read = await acme.get('/tax-area/SE')
   t.equal(read.status, 200)
   t.same(read.body, {
-    code: 'SE', name: 'Sweden', is_active: true, valid_from: '2020-01-01T00:00:00Z', valid_to: '2030-01-01T00:00:00Z',
-    updated_at: read.body.updated_at, updated_by: acme.clientId,
+    code: 'SE',
+    name: 'Sweden',
+    is_active: true,
+    valid_from: '2020-01-01T00:00:00Z',
+    valid_to: '2030-01-01T00:00:00Z',
+    updated_at: read.body.updated_at,
+    updated_by: acme.clientId,
   })
 })
 
@@ -169,12 +190,18 @@ t.test('GET /tax-area answers a bare array sorted by code', async (t) => {
   await taxArea('DK')
   const list = await acme.get('/tax-area')
   t.equal(list.status, 200)
-  t.same(list.body.map((area: { code: string }) => area.code), ['DK', 'NO', 'SE'])
+  t.same(
+    list.body.map((area: { code: string }) => area.code),
+    ['DK', 'NO', 'SE'],
+  )
 })
 
 t.test('bad tax area writes answer 400 and store nothing', async (t) => {
   expect400(t, await acme.call('PUT', '/tax-area/FI', { name: 'Finland', region: 'north' }))
-  expect400(t, await acme.call('PUT', '/tax-area/FI', { name: 'Finland', valid_from: '2030-01-01', valid_to: '2020-01-01' }))
+  expect400(
+    t,
+    await acme.call('PUT', '/tax-area/FI', { name: 'Finland', valid_from: '2030-01-01', valid_to: '2020-01-01' }),
+  )
   expect400(t, await acme.call('PUT', '/tax-area/FI', { valid_from: 'next tuesday' }))
   expect400(t, await acme.call('PUT', '/tax-area/FI', { is_active: 'yes' }))
   expect400(t, await acme.call('PUT', '/tax-area/FI', { code: 'SE' }))
@@ -197,7 +224,9 @@ t.test('a deleted tax area is absent from reads and lists but shown with include
   t.equal(shown.status, 200)
   t.match(shown.body.deleted_at, instantPattern)
   t.ok(Date.parse(shown.body.deleted_at) >= Date.parse(before.body.updated_at))
-  const listed = (await acme.get('/tax-area?include_deleted=true')).body.find((area: { code: string }) => area.code === 'XX')
+  const listed = (await acme.get('/tax-area?include_deleted=true')).body.find(
+    (area: { code: string }) => area.code === 'XX',
+  )
   t.equal(listed?.deleted_at, shown.body.deleted_at)
   const history = await acme.get(`/tax-area/XX?asOf=${encodeURIComponent(before.body.updated_at)}`)
   t.equal(history.status, 200, 'history before the deletion stays readable')
@@ -224,11 +253,20 @@ t.test('a VAT class reads back with name and description, and lists sorted by co
   t.equal((await acme.call('PUT', '/vat/class/STANDARD', { name: 'Standard', description: 'full rate' })).status, 202)
   t.equal((await acme.call('PUT', '/vat/class/REDUCED', { name: 'Reduced' })).status, 202)
   const read = await acme.get('/vat/class/STANDARD')
-  t.same(read.body, { code: 'STANDARD', name: 'Standard', description: 'full rate', updated_at: read.body.updated_at, updated_by: acme.clientId })
+  t.same(read.body, {
+    code: 'STANDARD',
+    name: 'Standard',
+    description: 'full rate',
+    updated_at: read.body.updated_at,
+    updated_by: acme.clientId,
+  })
   const reduced = await acme.get('/vat/class/REDUCED')
   t.equal(reduced.body.description, null)
   const list = await acme.get('/vat/class')
-  t.same(list.body.map((item: { code: string }) => item.code), ['REDUCED', 'STANDARD'])
+  t.same(
+    list.body.map((item: { code: string }) => item.code),
+    ['REDUCED', 'STANDARD'],
+  )
 })
 
 t.test('a VAT class write with an unknown field answers 400 and stores nothing', async (t) => {
@@ -256,21 +294,35 @@ t.test('a VAT rate reads back as a number with its start date and writer', async
   const read = await acme.get('/vat/rate?tax_area=SE&vat_class=STANDARD')
   t.equal(read.status, 200)
   t.same(read.body, {
-    tax_area_code: 'SE', vat_class_code: 'STANDARD', rate: 25,
-    start_date: read.body.start_date, updated_at: read.body.updated_at, updated_by: acme.clientId,
+    tax_area_code: 'SE',
+    vat_class_code: 'STANDARD',
+    rate: 25,
+    start_date: read.body.start_date,
+    updated_at: read.body.updated_at,
+    updated_by: acme.clientId,
   })
   t.equal(read.body.start_date, read.body.updated_at, 'no start date means from now')
 })
 
 t.test('a numeric-string rate is stored canonically and answered as a number', async (t) => {
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'REDUCED', rate: '12.5000' })).status, 202)
+  t.equal(
+    (await acme.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'REDUCED', rate: '12.5000' })).status,
+    202,
+  )
   const read = await acme.get('/vat/rate?tax_area=SE&vat_class=REDUCED')
   t.equal(read.body.rate, 12.5)
   t.equal(read.text.includes('"rate":12.5,'), true)
   const first = read.body.updated_at
   await sleep(20)
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'REDUCED', rate: 12.5 })).status, 202)
-  t.equal((await acme.get('/vat/rate?tax_area=SE&vat_class=REDUCED')).body.updated_at, first, '12.5 equals "12.5000": nothing new')
+  t.equal(
+    (await acme.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'REDUCED', rate: 12.5 })).status,
+    202,
+  )
+  t.equal(
+    (await acme.get('/vat/rate?tax_area=SE&vat_class=REDUCED')).body.updated_at,
+    first,
+    '12.5 equals "12.5000": nothing new',
+  )
 })
 
 t.test('bad VAT rate writes answer 400 and leave the stored rate unchanged', async (t) => {
@@ -292,7 +344,11 @@ t.test('bad VAT rate writes answer 400 and leave the stored rate unchanged', asy
   for (const [name, body, path] of cases) {
     const answer = await acme.call('POST', '/vat/rate', body)
     expect400(t, answer)
-    if (path !== '') t.ok(answer.body.details.some((detail: { path: string }) => detail.path === path), `${name}: detail at ${path}`)
+    if (path !== '')
+      t.ok(
+        answer.body.details.some((detail: { path: string }) => detail.path === path),
+        `${name}: detail at ${path}`,
+      )
   }
   const after = await acme.get('/vat/rate?tax_area=SE&vat_class=STANDARD')
   t.same(after.body, before.body)
@@ -300,14 +356,23 @@ t.test('bad VAT rate writes answer 400 and leave the stored rate unchanged', asy
 
 t.test('rates of 0, 100 and four decimals are accepted', async (t) => {
   await vatClass('EDGE')
-  for (const [rate, expected] of [[0, 0], ['100', 100], ['7.1234', 7.1234], [0.0001, 0.0001]] as const) {
+  for (const [rate, expected] of [
+    [0, 0],
+    ['100', 100],
+    ['7.1234', 7.1234],
+    [0.0001, 0.0001],
+  ] as const) {
     t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'DK', vat_class_code: 'EDGE', rate })).status, 202)
     t.equal((await acme.get('/vat/rate?tax_area=DK&vat_class=EDGE')).body.rate, expected)
   }
 })
 
 t.test('a VAT rate naming a missing tax area or VAT class answers 400 and stores nothing', async (t) => {
-  const unknownArea = await acme.call('POST', '/vat/rate', { tax_area_code: 'ZZ', vat_class_code: 'STANDARD', rate: 10 })
+  const unknownArea = await acme.call('POST', '/vat/rate', {
+    tax_area_code: 'ZZ',
+    vat_class_code: 'STANDARD',
+    rate: 10,
+  })
   expect400(t, unknownArea)
   t.equal(unknownArea.body.message, 'Tax area ZZ does not exist')
   t.equal(unknownArea.body.details[0].path, '/tax_area_code')
@@ -316,23 +381,48 @@ t.test('a VAT rate naming a missing tax area or VAT class answers 400 and stores
   expect400(t, unknownClass)
   t.equal(unknownClass.body.message, 'VAT class NOPE does not exist')
   t.equal((await acme.get('/vat/rate?tax_area=SE&vat_class=NOPE')).status, 404)
-  const deletedArea = await acme.call('POST', '/vat/rate', { tax_area_code: 'XX', vat_class_code: 'STANDARD', rate: 10 })
+  const deletedArea = await acme.call('POST', '/vat/rate', {
+    tax_area_code: 'XX',
+    vat_class_code: 'STANDARD',
+    rate: 10,
+  })
   expect400(t, deletedArea, 'validation_failed')
   t.equal((await acme.get('/vat/rate?tax_area=XX&vat_class=STANDARD')).status, 404)
 })
 
 t.test('a VAT rate starting after its tax area is scheduled for deletion answers 400', async (t) => {
-  const answer = await acme.call('POST', '/vat/rate', { tax_area_code: 'YY', vat_class_code: 'STANDARD', rate: 10, start_date: instantIn(3 * dayMs) })
+  const answer = await acme.call('POST', '/vat/rate', {
+    tax_area_code: 'YY',
+    vat_class_code: 'STANDARD',
+    rate: 10,
+    start_date: instantIn(3 * dayMs),
+  })
   expect400(t, answer)
   t.match(answer.body.message, /Tax area YY is deleted by/)
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'YY', vat_class_code: 'STANDARD', rate: 10 })).status, 202)
+  t.equal(
+    (await acme.call('POST', '/vat/rate', { tax_area_code: 'YY', vat_class_code: 'STANDARD', rate: 10 })).status,
+    202,
+  )
 })
 
 t.test('a scheduled VAT rate change takes effect at its start date', async (t) => {
   await taxArea('FR')
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'FR', vat_class_code: 'STANDARD', rate: 25 })).status, 202)
+  t.equal(
+    (await acme.call('POST', '/vat/rate', { tax_area_code: 'FR', vat_class_code: 'STANDARD', rate: 25 })).status,
+    202,
+  )
   const start = instantIn(2 * dayMs)
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'FR', vat_class_code: 'STANDARD', rate: '20', start_date: start })).status, 202)
+  t.equal(
+    (
+      await acme.call('POST', '/vat/rate', {
+        tax_area_code: 'FR',
+        vat_class_code: 'STANDARD',
+        rate: '20',
+        start_date: start,
+      })
+    ).status,
+    202,
+  )
   const now = await acme.get('/vat/rate?tax_area=FR&vat_class=STANDARD')
   t.equal(now.body.rate, 25)
   const before = await acme.get(`/vat/rate?tax_area=FR&vat_class=STANDARD&asOf=${instantIn(dayMs)}`)
@@ -343,20 +433,39 @@ t.test('a scheduled VAT rate change takes effect at its start date', async (t) =
   const atStart = await acme.get(`/vat/rate?tax_area=FR&vat_class=STANDARD&asOf=${start}`)
   t.equal(atStart.body.rate, 20, 'in force from its start instant')
   const listed = await acme.get(`/vat/rates?tax_area=FR&asOf=${instantIn(3 * dayMs)}`)
-  t.same(listed.body.map((rate: { rate: number }) => rate.rate), [20])
+  t.same(
+    listed.body.map((rate: { rate: number }) => rate.rate),
+    [20],
+  )
 })
 
 t.test('a past start date means now', async (t) => {
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'NO', vat_class_code: 'STANDARD', rate: 25, start_date: '2001-01-01' })).status, 202)
+  t.equal(
+    (
+      await acme.call('POST', '/vat/rate', {
+        tax_area_code: 'NO',
+        vat_class_code: 'STANDARD',
+        rate: 25,
+        start_date: '2001-01-01',
+      })
+    ).status,
+    202,
+  )
   const read = await acme.get('/vat/rate?tax_area=NO&vat_class=STANDARD')
   t.ok(Date.parse(read.body.start_date) > Date.parse('2020-01-01'))
   t.equal((await acme.get('/vat/rate?tax_area=NO&vat_class=STANDARD&asOf=2010-01-01')).status, 404)
 })
 
-t.test('GET /vat/rates answers the area\'s rates in force, sorted by VAT class', async (t) => {
+t.test("GET /vat/rates answers the area's rates in force, sorted by VAT class", async (t) => {
   const list = await acme.get('/vat/rates?tax_area=SE')
   t.equal(list.status, 200)
-  t.same(list.body.map((rate: { vat_class_code: string; rate: number }) => [rate.vat_class_code, rate.rate]), [['REDUCED', 12.5], ['STANDARD', 25]])
+  t.same(
+    list.body.map((rate: { vat_class_code: string; rate: number }) => [rate.vat_class_code, rate.rate]),
+    [
+      ['REDUCED', 12.5],
+      ['STANDARD', 25],
+    ],
+  )
   t.ok(list.body.every((rate: { tax_area_code: string }) => rate.tax_area_code === 'SE'))
   t.same((await acme.get('/vat/rates?tax_area=SE&asOf=2001-01-01')).body, [])
   t.same((await acme.get('/vat/rates?tax_area=NOWHERE')).body, [])
@@ -376,18 +485,32 @@ t.test('a VAT rate with none in force reads 404', async (t) => {
 })
 
 t.test('a deleted VAT rate reads 404, shows deleted_at with include_deleted, and history stays', async (t) => {
-  t.equal((await acme.call('POST', '/vat/rate', { tax_area_code: 'DK', vat_class_code: 'REDUCED', rate: 25 })).status, 202)
+  t.equal(
+    (await acme.call('POST', '/vat/rate', { tax_area_code: 'DK', vat_class_code: 'REDUCED', rate: 25 })).status,
+    202,
+  )
   const before = await acme.get('/vat/rate?tax_area=DK&vat_class=REDUCED')
   await sleep(5)
   t.equal((await acme.call('DELETE', '/vat/rate/DK/REDUCED')).status, 202)
   t.equal((await acme.get('/vat/rate?tax_area=DK&vat_class=REDUCED')).status, 404)
-  t.notOk((await acme.get('/vat/rates?tax_area=DK')).body.some((rate: { vat_class_code: string }) => rate.vat_class_code === 'REDUCED'))
+  t.notOk(
+    (await acme.get('/vat/rates?tax_area=DK')).body.some(
+      (rate: { vat_class_code: string }) => rate.vat_class_code === 'REDUCED',
+    ),
+  )
   const shown = await acme.get('/vat/rate?tax_area=DK&vat_class=REDUCED&include_deleted=true')
   t.equal(shown.body.rate, 25)
   t.match(shown.body.deleted_at, instantPattern)
   const listed = await acme.get('/vat/rates?tax_area=DK&include_deleted=true')
-  t.ok(listed.body.some((rate: { vat_class_code: string; deleted_at?: string }) => rate.vat_class_code === 'REDUCED' && rate.deleted_at === shown.body.deleted_at))
-  const history = await acme.get(`/vat/rate?tax_area=DK&vat_class=REDUCED&asOf=${encodeURIComponent(before.body.start_date)}`)
+  t.ok(
+    listed.body.some(
+      (rate: { vat_class_code: string; deleted_at?: string }) =>
+        rate.vat_class_code === 'REDUCED' && rate.deleted_at === shown.body.deleted_at,
+    ),
+  )
+  const history = await acme.get(
+    `/vat/rate?tax_area=DK&vat_class=REDUCED&asOf=${encodeURIComponent(before.body.start_date)}`,
+  )
   t.equal(history.body.rate, 25)
   t.equal((await acme.call('DELETE', '/vat/rate/DK/REDUCED')).status, 404)
   t.equal((await acme.call('DELETE', '/vat/rate/DK/NONE')).status, 404)
@@ -397,14 +520,22 @@ t.test('a deleted VAT rate reads 404, shows deleted_at with include_deleted, and
 // Article-to-VAT-class mappings
 
 t.test('a mapping reads back in force, and the article need not exist', async (t) => {
-  const post = await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-B', tax_area_code: 'SE', vat_class_code: 'STANDARD' })
+  const post = await acme.call('POST', '/article-taxclass', {
+    sku_code: 'SKU-B',
+    tax_area_code: 'SE',
+    vat_class_code: 'STANDARD',
+  })
   t.equal(post.status, 202)
   t.equal(post.text, '')
   const read = await acme.get('/article-taxclass/SKU-B/SE')
   t.equal(read.status, 200)
   t.same(read.body, {
-    sku_code: 'SKU-B', tax_area_code: 'SE', vat_class_code: 'STANDARD',
-    start_date: read.body.start_date, updated_at: read.body.updated_at, updated_by: acme.clientId,
+    sku_code: 'SKU-B',
+    tax_area_code: 'SE',
+    vat_class_code: 'STANDARD',
+    start_date: read.body.start_date,
+    updated_at: read.body.updated_at,
+    updated_by: acme.clientId,
   })
   t.match(read.body.start_date, instantPattern)
   t.equal((await acme.get('/article/SKU-B')).status, 404, 'the article itself was never written')
@@ -416,9 +547,28 @@ t.test('a mapping that does not exist reads 404', async (t) => {
 })
 
 t.test('a scheduled reclassification takes effect at its start date', async (t) => {
-  t.equal((await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-R', tax_area_code: 'SE', vat_class_code: 'STANDARD' })).status, 202)
+  t.equal(
+    (
+      await acme.call('POST', '/article-taxclass', {
+        sku_code: 'SKU-R',
+        tax_area_code: 'SE',
+        vat_class_code: 'STANDARD',
+      })
+    ).status,
+    202,
+  )
   const start = instantIn(2 * dayMs)
-  t.equal((await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-R', tax_area_code: 'SE', vat_class_code: 'REDUCED', start_date: start })).status, 202)
+  t.equal(
+    (
+      await acme.call('POST', '/article-taxclass', {
+        sku_code: 'SKU-R',
+        tax_area_code: 'SE',
+        vat_class_code: 'REDUCED',
+        start_date: start,
+      })
+    ).status,
+    202,
+  )
   t.equal((await acme.get('/article-taxclass/SKU-R/SE')).body.vat_class_code, 'STANDARD')
   t.equal((await acme.get(`/article-taxclass/SKU-R/SE?asOf=${instantIn(dayMs)}`)).body.vat_class_code, 'STANDARD')
   const after = await acme.get(`/article-taxclass/SKU-R/SE?asOf=${instantIn(3 * dayMs)}`)
@@ -426,30 +576,76 @@ t.test('a scheduled reclassification takes effect at its start date', async (t) 
   t.equal(after.body.start_date, start)
 })
 
-t.test('by-area lists the area\'s mappings in force, sorted by SKU', async (t) => {
-  t.equal((await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-A', tax_area_code: 'SE', vat_class_code: 'REDUCED' })).status, 202)
-  t.equal((await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-A', tax_area_code: 'DK', vat_class_code: 'STANDARD' })).status, 202)
+t.test("by-area lists the area's mappings in force, sorted by SKU", async (t) => {
+  t.equal(
+    (
+      await acme.call('POST', '/article-taxclass', {
+        sku_code: 'SKU-A',
+        tax_area_code: 'SE',
+        vat_class_code: 'REDUCED',
+      })
+    ).status,
+    202,
+  )
+  t.equal(
+    (
+      await acme.call('POST', '/article-taxclass', {
+        sku_code: 'SKU-A',
+        tax_area_code: 'DK',
+        vat_class_code: 'STANDARD',
+      })
+    ).status,
+    202,
+  )
   const list = await acme.get('/article-taxclass/by-area?tax_area=SE')
   t.equal(list.status, 200)
-  t.same(list.body.map((mapping: { sku_code: string; vat_class_code: string }) => [mapping.sku_code, mapping.vat_class_code]),
-    [['SKU-A', 'REDUCED'], ['SKU-B', 'STANDARD'], ['SKU-R', 'STANDARD']])
+  t.same(
+    list.body.map((mapping: { sku_code: string; vat_class_code: string }) => [
+      mapping.sku_code,
+      mapping.vat_class_code,
+    ]),
+    [
+      ['SKU-A', 'REDUCED'],
+      ['SKU-B', 'STANDARD'],
+      ['SKU-R', 'STANDARD'],
+    ],
+  )
   t.ok(list.body.every((mapping: { tax_area_code: string }) => mapping.tax_area_code === 'SE'))
   const later = await acme.get(`/article-taxclass/by-area?tax_area=SE&asOf=${instantIn(3 * dayMs)}`)
   t.equal(later.body.find((mapping: { sku_code: string }) => mapping.sku_code === 'SKU-R').vat_class_code, 'REDUCED')
   const dk = await acme.get('/article-taxclass/by-area?tax_area=DK')
-  t.same(dk.body.map((mapping: { sku_code: string }) => mapping.sku_code), ['SKU-A'])
+  t.same(
+    dk.body.map((mapping: { sku_code: string }) => mapping.sku_code),
+    ['SKU-A'],
+  )
   expect400(t, await acme.get('/article-taxclass/by-area'))
 })
 
 t.test('a mapping naming a missing VAT class or tax area answers 400 and stores nothing', async (t) => {
-  const badClass = await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-X', tax_area_code: 'SE', vat_class_code: 'NOPE' })
+  const badClass = await acme.call('POST', '/article-taxclass', {
+    sku_code: 'SKU-X',
+    tax_area_code: 'SE',
+    vat_class_code: 'NOPE',
+  })
   expect400(t, badClass)
   t.equal(badClass.body.message, 'VAT class NOPE does not exist')
-  const badArea = await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-X', tax_area_code: 'ZZ', vat_class_code: 'STANDARD' })
+  const badArea = await acme.call('POST', '/article-taxclass', {
+    sku_code: 'SKU-X',
+    tax_area_code: 'ZZ',
+    vat_class_code: 'STANDARD',
+  })
   expect400(t, badArea)
   t.equal(badArea.body.message, 'Tax area ZZ does not exist')
   expect400(t, await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-X', tax_area_code: 'SE' }))
-  expect400(t, await acme.call('POST', '/article-taxclass', { sku_code: 'SKU-X', tax_area_code: 'SE', vat_class_code: 'STANDARD', note: 1 }))
+  expect400(
+    t,
+    await acme.call('POST', '/article-taxclass', {
+      sku_code: 'SKU-X',
+      tax_area_code: 'SE',
+      vat_class_code: 'STANDARD',
+      note: 1,
+    }),
+  )
   t.equal((await acme.get('/article-taxclass/SKU-X/SE')).status, 404)
   t.equal((await acme.get('/article-taxclass/SKU-X/ZZ')).status, 404)
 })
@@ -505,7 +701,11 @@ t.test('an empty or non-array mapping batch answers 400', async (t) => {
 t.test('a deleted mapping reads 404 and shows deleted_at with include_deleted', async (t) => {
   t.equal((await acme.call('DELETE', '/article-taxclass/SKU-M1/NO')).status, 202)
   t.equal((await acme.get('/article-taxclass/SKU-M1/NO')).status, 404)
-  t.notOk((await acme.get('/article-taxclass/by-area?tax_area=NO')).body.some((mapping: { sku_code: string }) => mapping.sku_code === 'SKU-M1'))
+  t.notOk(
+    (await acme.get('/article-taxclass/by-area?tax_area=NO')).body.some(
+      (mapping: { sku_code: string }) => mapping.sku_code === 'SKU-M1',
+    ),
+  )
   const shown = await acme.get('/article-taxclass/SKU-M1/NO?include_deleted=true')
   t.equal(shown.body.vat_class_code, 'STANDARD')
   t.match(shown.body.deleted_at, instantPattern)

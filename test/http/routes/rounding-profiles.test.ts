@@ -78,11 +78,19 @@ t.test('POST stores a profile; GET answers it with amounts as numbers, defaults 
   const list = await acme.get('/rounding-profile')
   t.equal(list.status, 200)
   t.ok(Array.isArray(list.body), 'a bare array')
-  t.same(list.body.find((entry: { code: string }) => entry.code === 'nordic'), read.body)
+  t.same(
+    list.body.find((entry: { code: string }) => entry.code === 'nordic'),
+    read.body,
+  )
 })
 
 t.test('POST with an existing code replaces the whole profile (omitted fields take their defaults)', async (t) => {
-  await post({ code: 'replace-me', currency_code: 'EUR', default_for_currency: true, tier_rules: [{ from: 0, increment: 1 }] })
+  await post({
+    code: 'replace-me',
+    currency_code: 'EUR',
+    default_for_currency: true,
+    tier_rules: [{ from: 0, increment: 1 }],
+  })
   await post({ code: 'replace-me', tier_rules: [{ from: 5, to: 6, increment: 0.25, mode: 'DOWN' }] })
   const read = await acme.get('/rounding-profile/replace-me')
   t.equal(read.body.currency_code, null)
@@ -122,7 +130,15 @@ t.test('PUT merges the given fields; tier_rules when given replaces every tier; 
   t.equal(read.body.default_global, true)
   t.equal(read.body.currency_code, 'NOK', 'kept')
   t.same(read.body.tier_rules, [{ from: 0, to: null, increment: 1, mode: 'HALF_UP', offset: -0.01 }], 'kept')
-  t.equal((await acme.call('PUT', '/rounding-profile/partial', { tier_rules: [{ from: 10, increment: 5 }], currency_code: null })).status, 202)
+  t.equal(
+    (
+      await acme.call('PUT', '/rounding-profile/partial', {
+        tier_rules: [{ from: 10, increment: 5 }],
+        currency_code: null,
+      })
+    ).status,
+    202,
+  )
   read = await acme.get('/rounding-profile/partial')
   t.equal(read.body.currency_code, null)
   t.equal(read.body.default_global, true, 'kept')
@@ -132,7 +148,10 @@ t.test('PUT merges the given fields; tier_rules when given replaces every tier; 
 
 t.test('PUT with a body code other than the path code answers 400 and changes nothing', async (t) => {
   await post({ code: 'pathcode', tier_rules: [{ from: 0, increment: 1 }] })
-  const answer = await acme.call('PUT', '/rounding-profile/pathcode', { code: 'other', tier_rules: [{ from: 0, increment: 2 }] })
+  const answer = await acme.call('PUT', '/rounding-profile/pathcode', {
+    code: 'other',
+    tier_rules: [{ from: 0, increment: 2 }],
+  })
   expect400(t, answer)
   t.equal(answer.body.details[0].path, '/code')
   t.equal((await acme.get('/rounding-profile/pathcode')).body.tier_rules[0].increment, 1)
@@ -158,7 +177,11 @@ t.test('DELETE soft-deletes: 404 afterwards, absent from the list, shown with in
   t.equal(shown.status, 200)
   t.match(shown.body.deleted_at, instantPattern)
   t.equal((await acme.call('DELETE', '/rounding-profile/doomed')).status, 404, 'a second delete')
-  t.equal((await acme.call('PUT', '/rounding-profile/doomed', { default_global: false })).status, 404, 'PUT after delete')
+  t.equal(
+    (await acme.call('PUT', '/rounding-profile/doomed', { default_global: false })).status,
+    404,
+    'PUT after delete',
+  )
   t.equal((await apply('doomed', [1])).status, 404, 'apply by code after delete')
   t.equal((await acme.call('DELETE', '/rounding-profile/never')).status, 404, 'delete of an unknown code')
   t.equal(await changelogCount('doomed'), 2, 'created, deleted')
@@ -177,9 +200,30 @@ t.test('a profile survives a restart and still applies', async (t) => {
 
 t.test('invalid profiles answer 400 with the path of the problem and store nothing', async (t) => {
   const cases: [string, unknown[], string, Record<string, unknown>?][] = [
-    ['overlapping tiers', [{ from: 0, to: 10, increment: 1 }, { from: 9.99, increment: 1 }], '/tier_rules/1'],
-    ['an unbounded tier before another', [{ from: 0, increment: 1 }, { from: 50, to: 60, increment: 1 }], '/tier_rules/1'],
-    ['equal from', [{ from: 5, to: 6, increment: 1 }, { from: 5, to: 7, increment: 1 }], '/tier_rules/1'],
+    [
+      'overlapping tiers',
+      [
+        { from: 0, to: 10, increment: 1 },
+        { from: 9.99, increment: 1 },
+      ],
+      '/tier_rules/1',
+    ],
+    [
+      'an unbounded tier before another',
+      [
+        { from: 0, increment: 1 },
+        { from: 50, to: 60, increment: 1 },
+      ],
+      '/tier_rules/1',
+    ],
+    [
+      'equal from',
+      [
+        { from: 5, to: 6, increment: 1 },
+        { from: 5, to: 7, increment: 1 },
+      ],
+      '/tier_rules/1',
+    ],
     ['to equal to from', [{ from: 5, to: 5, increment: 1 }], '/tier_rules/0/to'],
     ['to below from', [{ from: 5, to: 4, increment: 1 }], '/tier_rules/0/to'],
     ['zero increment', [{ from: 0, increment: 0 }], '/tier_rules/0/increment'],
@@ -192,8 +236,17 @@ t.test('invalid profiles answer 400 with the path of the problem and store nothi
     ['an unknown mode', [{ from: 0, increment: 1, mode: 'CEILING' }], '/tier_rules/0/mode'],
     ['an unknown tier field', [{ from: 0, increment: 1, step: 2 }], '/tier_rules/0'],
     ['no tiers', [], '/tier_rules'],
-    ['51 tiers', Array.from({ length: 51 }, (_, index) => ({ from: index, to: index + 1, increment: 1 })), '/tier_rules'],
-    ['default_for_currency without currency_code', [{ from: 0, increment: 1 }], '/currency_code', { default_for_currency: true }],
+    [
+      '51 tiers',
+      Array.from({ length: 51 }, (_, index) => ({ from: index, to: index + 1, increment: 1 })),
+      '/tier_rules',
+    ],
+    [
+      'default_for_currency without currency_code',
+      [{ from: 0, increment: 1 }],
+      '/currency_code',
+      { default_for_currency: true },
+    ],
     ['an unknown body field', [{ from: 0, increment: 1 }], '/colour', { colour: 'red' }],
     ['the reserved code default', [{ from: 0, increment: 1 }], '/code', { code: 'default' }],
   ]
@@ -201,7 +254,10 @@ t.test('invalid profiles answer 400 with the path of the problem and store nothi
     const code = typeof extra?.['code'] === 'string' ? extra['code'] : 'invalid'
     const answer = await acme.call('POST', '/rounding-profile', { code: 'invalid', tier_rules: tierRules, ...extra })
     expect400(t, answer)
-    t.ok(answer.body.details.some((detail: { path: string }) => detail.path.startsWith(path)), `${name}: ${answer.text}`)
+    t.ok(
+      answer.body.details.some((detail: { path: string }) => detail.path.startsWith(path)),
+      `${name}: ${answer.text}`,
+    )
     t.equal((await acme.get(`/rounding-profile/${code}`)).status, 404, `${name}: nothing stored`)
   }
 })
@@ -213,7 +269,11 @@ t.test('50 tiers are accepted', async (t) => {
 })
 
 t.test('a currency outside ISO 4217 answers 400 currency_unknown and stores nothing', async (t) => {
-  const answer = await acme.call('POST', '/rounding-profile', { code: 'badcur', currency_code: 'XYZ', tier_rules: [{ from: 0, increment: 1 }] })
+  const answer = await acme.call('POST', '/rounding-profile', {
+    code: 'badcur',
+    currency_code: 'XYZ',
+    tier_rules: [{ from: 0, increment: 1 }],
+  })
   expect400(t, answer, 'currency_unknown')
   t.equal((await acme.get('/rounding-profile/badcur')).status, 404)
 })
@@ -226,31 +286,59 @@ t.test('a new default_global claim clears the previous holder in the same commit
   await post({ code: 'g2', default_global: true, tier_rules: [{ from: 0, increment: 2 }] })
   t.equal((await acme.get('/rounding-profile/g1')).body.default_global, false, 'cleared')
   t.equal((await acme.get('/rounding-profile/g2')).body.default_global, true)
-  const globals = (await acme.get('/rounding-profile')).body.filter((entry: { default_global: boolean }) => entry.default_global)
-  t.same(globals.map((entry: { code: string }) => entry.code), ['g2'], 'exactly one global default')
+  const globals = (await acme.get('/rounding-profile')).body.filter(
+    (entry: { default_global: boolean }) => entry.default_global,
+  )
+  t.same(
+    globals.map((entry: { code: string }) => entry.code),
+    ['g2'],
+    'exactly one global default',
+  )
   t.equal(await changelogCount('g1'), 2, 'the clearing is recorded as an update of g1')
   t.same((await apply('default', [3.2])).body, { values: [4] }, 'g2 applies: 3.2 to a multiple of 2')
 })
 
 t.test('a currency default claim clears only the same currency; PUT can claim too', async (t) => {
-  await post({ code: 'sek1', currency_code: 'SEK', default_for_currency: true, tier_rules: [{ from: 0, increment: 10 }] })
-  await post({ code: 'dkk1', currency_code: 'DKK', default_for_currency: true, tier_rules: [{ from: 0, increment: 5 }] })
+  await post({
+    code: 'sek1',
+    currency_code: 'SEK',
+    default_for_currency: true,
+    tier_rules: [{ from: 0, increment: 10 }],
+  })
+  await post({
+    code: 'dkk1',
+    currency_code: 'DKK',
+    default_for_currency: true,
+    tier_rules: [{ from: 0, increment: 5 }],
+  })
   await post({ code: 'sek2', currency_code: 'SEK', tier_rules: [{ from: 0, increment: 100 }] })
   t.equal((await acme.get('/rounding-profile/sek1')).body.default_for_currency, true, 'not a claim: nothing cleared')
   t.equal((await acme.call('PUT', '/rounding-profile/sek2', { default_for_currency: true })).status, 202)
   t.equal((await acme.get('/rounding-profile/sek1')).body.default_for_currency, false, 'cleared by the PUT')
   t.equal((await acme.get('/rounding-profile/sek2')).body.default_for_currency, true)
-  t.equal((await acme.get('/rounding-profile/dkk1')).body.default_for_currency, true, 'another currency keeps its default')
+  t.equal(
+    (await acme.get('/rounding-profile/dkk1')).body.default_for_currency,
+    true,
+    'another currency keeps its default',
+  )
 })
 
 t.test('profile default: the currency default wins over the global one, which applies to the rest', async (t) => {
   // g2 (increment 2) is the global default; sek2 (increment 100) and dkk1 (increment 5) are currency defaults.
   t.same((await apply('default', [123], { currency_code: 'SEK' })).body, { values: [100] })
   t.same((await apply('default', [123], { currency_code: 'DKK' })).body, { values: [125] })
-  t.same((await apply('default', [123], { currency_code: 'EUR' })).body, { values: [124] }, 'no EUR default: the global one')
+  t.same(
+    (await apply('default', [123], { currency_code: 'EUR' })).body,
+    { values: [124] },
+    'no EUR default: the global one',
+  )
   t.same((await apply('default', [123])).body, { values: [124] }, 'no currency: the global one')
   await acme.call('DELETE', '/rounding-profile/g2')
-  t.same((await apply('default', [123.45], { currency_code: 'EUR' })).body, { values: [123.45] }, 'no default at all: unchanged')
+  t.same(
+    (await apply('default', [123.45], { currency_code: 'EUR' })).body,
+    { values: [123.45] },
+    'no default at all: unchanged',
+  )
   t.same((await apply('default', [123], { currency_code: 'SEK' })).body, { values: [100] })
 })
 
@@ -303,7 +391,15 @@ t.test('apply with a stored profile by code; an unknown code answers 404', async
 })
 
 t.test('apply: an invalid inline profile or value answers 400 with its path', async (t) => {
-  let answer = await apply({ tier_rules: [{ from: 0, to: 10, increment: 1 }, { from: 5, increment: 1 }] }, [1])
+  let answer = await apply(
+    {
+      tier_rules: [
+        { from: 0, to: 10, increment: 1 },
+        { from: 5, increment: 1 },
+      ],
+    },
+    [1],
+  )
   expect400(t, answer)
   t.equal(answer.body.details[0].path, '/profile/tier_rules/1')
   answer = await apply({ tier_rules: [{ from: 0, increment: 0 }] }, [1])
@@ -311,10 +407,17 @@ t.test('apply: an invalid inline profile or value answers 400 with its path', as
   t.equal(answer.body.details[0].path, '/profile/tier_rules/0/increment')
   answer = await apply({ tier_rules: [{ from: 0, increment: 1 }] }, [1, 'x', 2e12])
   expect400(t, answer)
-  t.same(answer.body.details.map((detail: { path: string }) => detail.path), ['/values/1', '/values/2'])
+  t.same(
+    answer.body.details.map((detail: { path: string }) => detail.path),
+    ['/values/1', '/values/2'],
+  )
   answer = await apply({ tier_rules: [{ from: 0, increment: 70_000_000_000, mode: 'UP' }] }, [1, 90_000_000_000])
   expect400(t, answer)
-  t.same(answer.body.details, [{ path: '/values/1', message: 'rounds to beyond ±100000000000' }], 'a result past the amount range')
+  t.same(
+    answer.body.details,
+    [{ path: '/values/1', message: 'rounds to beyond ±100000000000' }],
+    'a result past the amount range',
+  )
   answer = await acme.call('POST', '/rounding-profile/apply', { profile: 'nickel' })
   expect400(t, answer)
   answer = await apply({ tier_rules: [{ from: 0, increment: 1 }], currency_code: 'QQQ' }, [1])
@@ -322,11 +425,17 @@ t.test('apply: an invalid inline profile or value answers 400 with its path', as
 })
 
 t.test('apply: at most 2500 values per request (413 too_many_items)', async (t) => {
-  const full = await apply({ tier_rules: [{ from: 0, increment: 1 }] }, Array.from({ length: 2500 }, (_, index) => index + 0.4))
+  const full = await apply(
+    { tier_rules: [{ from: 0, increment: 1 }] },
+    Array.from({ length: 2500 }, (_, index) => index + 0.4),
+  )
   t.equal(full.status, 200)
   t.equal(full.body.values.length, 2500)
   t.equal(full.body.values[2499], 2499)
-  const over = await apply({ tier_rules: [{ from: 0, increment: 1 }] }, Array.from({ length: 2501 }, () => 1))
+  const over = await apply(
+    { tier_rules: [{ from: 0, increment: 1 }] },
+    Array.from({ length: 2501 }, () => 1),
+  )
   t.equal(over.status, 413)
   t.equal(over.body.code, 'too_many_items')
 })

@@ -6,7 +6,9 @@ import { suiteServer } from '../../helpers/suite.js'
 const dayMs = 86_400_000
 const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/
 
-const { tenants: { acme, small: starter } } = await suiteServer({
+const {
+  tenants: { acme, small: starter },
+} = await suiteServer({
   tenants: { acme: { tier: 'standard' }, small: { tier: 'starter' } },
 })
 
@@ -14,7 +16,9 @@ t.test('definitions list all 12 settings of the catalogue with their defaults an
   const answer = await acme.get('/settings/definitions')
   t.equal(answer.status, 200)
   t.ok(Array.isArray(answer.body))
-  const defaults = Object.fromEntries(answer.body.map((item: { key: string; default: string }) => [item.key, item.default]))
+  const defaults = Object.fromEntries(
+    answer.body.map((item: { key: string; default: string }) => [item.key, item.default]),
+  )
   t.same(defaults, {
     'require.homogeneous.currency': 'false',
     'require.homogeneous.vat_mode': 'false',
@@ -62,7 +66,10 @@ t.test('a written setting reads back with its value, effective time and writer',
   const effective = Date.parse(read.body.updated_at)
   t.ok(effective >= before - 1000 && effective <= Date.now() + 1000, 'a write without updated_at takes effect now')
   const list = await acme.get('/settings')
-  t.same(list.body.filter((item: { key: string }) => item.key === 'default.tax.area'), [read.body])
+  t.same(
+    list.body.filter((item: { key: string }) => item.key === 'default.tax.area'),
+    [read.body],
+  )
 })
 
 t.test('a GET-edit-PUT round trip with the response fields is accepted', async (t) => {
@@ -70,7 +77,11 @@ t.test('a GET-edit-PUT round trip with the response fields is accepted', async (
   const put = await acme.call('PUT', '/settings/default.tax.area', { ...read.body, value: 'DK' })
   t.equal(put.status, 202)
   t.equal((await acme.get('/settings/default.tax.area')).body.value, 'DK')
-  const wrongKey = await acme.call('PUT', '/settings/default.tax.area', { ...read.body, key: 'fx.base.currency', value: 'FI' })
+  const wrongKey = await acme.call('PUT', '/settings/default.tax.area', {
+    ...read.body,
+    key: 'fx.base.currency',
+    value: 'FI',
+  })
   t.equal(wrongKey.status, 400)
   t.equal(wrongKey.body.code, 'validation_failed')
   t.equal((await acme.get('/settings/default.tax.area')).body.value, 'DK')
@@ -98,7 +109,10 @@ t.test('invalid values are refused with 400 validation_failed and store nothing'
     const answer = await acme.call('PUT', `/settings/${key}`, body)
     t.equal(answer.status, 400, `${key} ${JSON.stringify(body)}`)
     t.equal(answer.body.code, 'validation_failed')
-    t.ok(answer.body.details.some((detail: { path: string }) => detail.path === path), `detail at ${path}`)
+    t.ok(
+      answer.body.details.some((detail: { path: string }) => detail.path === path),
+      `detail at ${path}`,
+    )
     const after = await acme.get(`/settings/${key}`)
     t.same([after.status, after.body.value], [before.status, before.body.value], 'nothing stored')
   }
@@ -108,7 +122,12 @@ t.test('invalid values are refused with 400 validation_failed and store nothing'
 })
 
 t.test('valid values of every kind are accepted', async (t) => {
-  for (const [key, value] of [['retention.max.versions', '0'], ['retention.history.ms', '1'], ['fx.base.currency', 'EUR'], ['ingest.skip.dedup', 'true']] as const) {
+  for (const [key, value] of [
+    ['retention.max.versions', '0'],
+    ['retention.history.ms', '1'],
+    ['fx.base.currency', 'EUR'],
+    ['ingest.skip.dedup', 'true'],
+  ] as const) {
     t.equal((await acme.call('PUT', `/settings/${key}`, { value })).status, 202, key)
     t.equal((await acme.get(`/settings/${key}`)).body.value, value)
   }
@@ -129,10 +148,16 @@ t.test('a value written for a later time reads 404 now and its value from that t
   t.equal(put.status, 202)
   const now = await acme.get('/settings/strict.pricelist.validation')
   t.equal(now.status, 404)
-  t.notOk((await acme.get('/settings')).body.some((item: { key: string }) => item.key === 'strict.pricelist.validation'))
-  const before = await acme.get(`/settings/strict.pricelist.validation?asOf=${encodeURIComponent(new Date(startMs - 1).toISOString())}`)
+  t.notOk(
+    (await acme.get('/settings')).body.some((item: { key: string }) => item.key === 'strict.pricelist.validation'),
+  )
+  const before = await acme.get(
+    `/settings/strict.pricelist.validation?asOf=${encodeURIComponent(new Date(startMs - 1).toISOString())}`,
+  )
   t.equal(before.status, 404)
-  const later = await acme.get(`/settings/strict.pricelist.validation?asOf=${encodeURIComponent(new Date(startMs + dayMs).toISOString())}`)
+  const later = await acme.get(
+    `/settings/strict.pricelist.validation?asOf=${encodeURIComponent(new Date(startMs + dayMs).toISOString())}`,
+  )
   t.equal(later.status, 200)
   t.equal(later.body.value, 'true')
   t.equal(Date.parse(later.body.updated_at), startMs, 'updated_at is the effective time')
@@ -141,7 +166,10 @@ t.test('a value written for a later time reads 404 now and its value from that t
 })
 
 t.test('a past updated_at takes effect now, not in the past', async (t) => {
-  const put = await acme.call('PUT', '/settings/strict.article.validation', { value: 'true', updated_at: '2001-01-01T00:00:00Z' })
+  const put = await acme.call('PUT', '/settings/strict.article.validation', {
+    value: 'true',
+    updated_at: '2001-01-01T00:00:00Z',
+  })
   t.equal(put.status, 202)
   const read = await acme.get('/settings/strict.article.validation')
   t.ok(Date.parse(read.body.updated_at) > Date.parse('2020-01-01T00:00:00Z'))
@@ -157,8 +185,12 @@ t.test('a deleted setting reads 404 and leaves the list; history stays readable'
   t.equal(deleted.status, 202)
   t.equal(deleted.text, '')
   t.equal((await acme.get('/settings/require.homogeneous.currency')).status, 404)
-  t.notOk((await acme.get('/settings')).body.some((item: { key: string }) => item.key === 'require.homogeneous.currency'))
-  const past = await acme.get(`/settings/require.homogeneous.currency?asOf=${encodeURIComponent(written.body.updated_at)}`)
+  t.notOk(
+    (await acme.get('/settings')).body.some((item: { key: string }) => item.key === 'require.homogeneous.currency'),
+  )
+  const past = await acme.get(
+    `/settings/require.homogeneous.currency?asOf=${encodeURIComponent(written.body.updated_at)}`,
+  )
   t.equal(past.status, 200)
   t.equal(past.body.value, 'true')
   t.ok(past.body.deleted_at !== undefined, 'a read before the delete shows deleted_at')
@@ -198,7 +230,10 @@ t.test('a starter plan may not turn on webhook events or retention, but may turn
     t.equal(off.status, 202)
     t.equal((await starter.get(`/settings/${key}`)).body.value, 'false')
   }
-  const scheduled = await starter.call('PUT', '/settings/change.events.enabled', { value: 'true', updated_at: new Date(Date.now() + dayMs).toISOString() })
+  const scheduled = await starter.call('PUT', '/settings/change.events.enabled', {
+    value: 'true',
+    updated_at: new Date(Date.now() + dayMs).toISOString(),
+  })
   t.equal(scheduled.status, 403, 'a scheduled enable is refused as well')
 })
 
@@ -229,9 +264,13 @@ t.test('settingValue answers the value in force, else the default', async (t) =>
 
 t.test('every default passes its own check and the checks refuse what they should', async (t) => {
   t.equal(settingDefinitions.length, 12)
-  for (const definition of settingDefinitions) t.equal(settingProblem(definition.key, definition.default), null, definition.key)
+  for (const definition of settingDefinitions)
+    t.equal(settingProblem(definition.key, definition.default), null, definition.key)
   t.equal(settingProblem('retention.max.versions', '007'), 'must be a non-negative integer (digits only)')
-  t.equal(settingProblem('retention.max.versions', '99999999999999999999'), 'must be a non-negative integer (digits only)')
+  t.equal(
+    settingProblem('retention.max.versions', '99999999999999999999'),
+    'must be a non-negative integer (digits only)',
+  )
   t.equal(settingProblem('retention.history.ms', '0'), 'must be a positive integer (digits only)')
   t.equal(settingProblem('default.tax.area', 'a\nb'), 'must be a code of 1-64 characters without control characters')
   t.equal(settingProblem('require.homogeneous.vat_mode', 'true'), null)

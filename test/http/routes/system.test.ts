@@ -11,29 +11,42 @@ import { outboxLink, spendLink } from '../../helpers/console.js'
 import { startServer } from '../../helpers/server.js'
 import { suiteServer } from '../../helpers/suite.js'
 
-const { server, tenants: { acme } } = await suiteServer({ tenants: { acme: {} } })
+const {
+  server,
+  tenants: { acme },
+} = await suiteServer({ tenants: { acme: {} } })
 
 t.before(async () => {
   await acme.call('PUT', '/article/X', { name: 'Mug', type: 'kitchen' })
 })
 
 /** A request with a chosen Host header (fetch does not allow setting it). */
-function withHost(port: number, host: string, method: string, urlPath: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: any; text: string }> {
+function withHost(
+  port: number,
+  host: string,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; body: any; text: string }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: '127.0.0.1', port, method, path: urlPath, headers: { ...headers, host } }, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => (text += chunk))
-      response.on('end', () => {
-        let parsed: unknown
-        try {
-          parsed = text === '' ? undefined : JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        resolve({ status: response.statusCode ?? 0, body: parsed, text })
-      })
-    })
+    const outgoing = httpRequest(
+      { host: '127.0.0.1', port, method, path: urlPath, headers: { ...headers, host } },
+      (response) => {
+        let text = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => (text += chunk))
+        response.on('end', () => {
+          let parsed: unknown
+          try {
+            parsed = text === '' ? undefined : JSON.parse(text)
+          } catch {
+            parsed = undefined
+          }
+          resolve({ status: response.statusCode ?? 0, body: parsed, text })
+        })
+      },
+    )
     outgoing.on('error', reject)
     if (body !== undefined) outgoing.write(body)
     outgoing.end()
@@ -46,7 +59,8 @@ function samples(text: string, name: string, labels: Record<string, string>): { 
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line)
     if (match === null || match[1] !== name) continue
-    if (Object.entries(labels).every(([key, value]) => match[2]!.includes(`${key}="${value}"`))) found.push({ labels: match[2]!, value: Number(match[3]) })
+    if (Object.entries(labels).every(([key, value]) => match[2]!.includes(`${key}="${value}"`)))
+      found.push({ labels: match[2]!, value: Number(match[3]) })
   }
   return found
 }
@@ -69,7 +83,11 @@ t.test('/readyz answers 200 once every tenant is loaded', async (t) => {
   t.equal(answer.body.status, 'ready')
   t.same(Object.keys(answer.body.storage).sort(), ['free_bytes', 'nearly_full', 'reserve_bytes'])
   t.equal(answer.body.storage.reserve_bytes, 1024 * 1024 * 1024)
-  t.ok(Number.isInteger(answer.body.storage.free_bytes) && answer.body.storage.free_bytes > answer.body.storage.reserve_bytes, `free bytes sampled (${answer.body.storage.free_bytes})`)
+  t.ok(
+    Number.isInteger(answer.body.storage.free_bytes) &&
+      answer.body.storage.free_bytes > answer.body.storage.reserve_bytes,
+    `free bytes sampled (${answer.body.storage.free_bytes})`,
+  )
   t.equal(answer.body.storage.nearly_full, false, 'above the reserve: writes are admitted')
 })
 
@@ -81,12 +99,24 @@ t.test('/metrics is Prometheus text with request counts and latency buckets per 
   t.match(answer.headers.get('content-type'), /^text\/plain/)
   t.match(answer.text, /# TYPE pricing_http_requests_total counter/)
   t.match(answer.text, /# TYPE pricing_http_request_duration_seconds histogram/)
-  const ok = samples(answer.text, 'pricing_http_requests_total', { route: '/article/:sku', method: 'GET', status: '200' })
+  const ok = samples(answer.text, 'pricing_http_requests_total', {
+    route: '/article/:sku',
+    method: 'GET',
+    status: '200',
+  })
   t.equal(ok.length, 1, 'one series for the route pattern, not per SKU')
   t.ok(ok[0]!.value >= 3, `counted ${ok[0]?.value}`)
-  const missing = samples(answer.text, 'pricing_http_requests_total', { route: '/article/:sku', method: 'GET', status: '404' })
+  const missing = samples(answer.text, 'pricing_http_requests_total', {
+    route: '/article/:sku',
+    method: 'GET',
+    status: '404',
+  })
   t.equal(missing[0]?.value, 1)
-  const buckets = samples(answer.text, 'pricing_http_request_duration_seconds_bucket', { route: '/article/:sku', method: 'GET', status: '200' })
+  const buckets = samples(answer.text, 'pricing_http_request_duration_seconds_bucket', {
+    route: '/article/:sku',
+    method: 'GET',
+    status: '200',
+  })
   t.ok(buckets.length >= 5, 'several buckets')
   const infinite = buckets.find((bucket) => bucket.labels.includes('le="+Inf"'))
   t.ok(infinite !== undefined && infinite.value >= 3, 'the +Inf bucket counts every request')
@@ -150,8 +180,19 @@ t.test('Host-based addressing: {slug}.{PRICING_DOMAIN} answers like /t/{slug}', 
   t.equal(unknown.body.code, 'tenant_not_found')
   const noToken = await withHost(hosted.port, 'acme.pricing.test', 'GET', '/article/X')
   t.equal(noToken.status, 401)
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret }).toString()
-  const token = await withHost(hosted.port, 'acme.pricing.test', 'POST', '/oauth2/token', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(form.length) }, form)
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  }).toString()
+  const token = await withHost(
+    hosted.port,
+    'acme.pricing.test',
+    'POST',
+    '/oauth2/token',
+    { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(form.length) },
+    form,
+  )
   t.equal(token.status, 200, 'the token endpoint under the tenant host')
   t.equal(token.body.token_type, 'Bearer')
   const root = await withHost(hosted.port, 'pricing.test', 'GET', '/healthz')
@@ -188,15 +229,23 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   const demo = await startServer({ env: { PRICING_DEMO: 'true' } })
   t.teardown(() => demo.dispose())
   const file = path.join(demo.dataDir, 'demo-credentials.json')
-  for (let attempt = 0; attempt < 400 && !existsSync(file); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 400 && !existsSync(file); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 25))
   const written = readFileSync(file, 'utf8')
   const credentials = JSON.parse(written) as Record<string, string>
   t.equal(credentials['base_url'], `${demo.url}/t/demo`)
   t.match(credentials['client_id'], /^[0-9a-f]{24}$/)
   t.match(credentials['client_secret'], /^[0-9a-f]{64}$/)
   t.notOk(demo.stdout.includes(credentials['client_secret']!), 'the secret is not printed')
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials['client_id']!, client_secret: credentials['client_secret']! }).toString()
-  const token = await demo.request('POST', '/oauth2/token', { raw: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: credentials['client_id']!,
+    client_secret: credentials['client_secret']!,
+  }).toString()
+  const token = await demo.request('POST', '/oauth2/token', {
+    raw: form,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
   t.equal(token.status, 200)
   const article = await demo.request('GET', '/t/demo/article/ESP-HOUSE-500', { token: token.body.access_token })
   t.equal(article.status, 200)
@@ -205,7 +254,8 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   t.equal(credentials['owner_email'], 'owner@demo.example')
   t.equal(credentials['portal_url'], `${demo.url}/portal`)
   t.equal(credentials['console_url'], `${demo.url}/console/demo`)
-  for (let attempt = 0; attempt < 400 && !demo.stdout.includes('mail written to the outbox'); attempt++) await new Promise((resolve) => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 400 && !demo.stdout.includes('mail written to the outbox'); attempt++)
+    await new Promise((resolve) => setTimeout(resolve, 25))
   const logged = /"to":"owner@demo.example"[^\n]*"link":"([^"]+)"/.exec(demo.stdout)
   t.ok(logged !== null, "the owner's sign-in link is in the log")
   t.equal(outboxLink(demo, 'owner@demo.example'), logged![1], 'and in the outbox mail')
@@ -213,15 +263,25 @@ t.test('the demo tenant is provisioned once on first start and the credentials i
   t.equal(signedIn.status, 303, "the link's Sign in button signs the owner in")
   t.equal(signedIn.headers.get('location'), '/console/demo', "and lands on the demo tenant's console")
   const cookie = /pricing_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')![0]
-  t.equal((await demo.request('GET', '/t/demo/management/users', { headers: { cookie } })).body[0].role, 'owner', 'as the owner of demo')
+  t.equal(
+    (await demo.request('GET', '/t/demo/management/users', { headers: { cookie } })).body[0].role,
+    'owner',
+    'as the owner of demo',
+  )
   await demo.restart()
   await new Promise((resolve) => setTimeout(resolve, 200))
   t.notOk(demo.stdout.includes('demo tenant provisioned'), 'no second demo provisioning')
   t.equal(readFileSync(file, 'utf8'), written, 'the credentials file is left as it was')
-  const again = await demo.request('POST', '/oauth2/token', { raw: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const again = await demo.request('POST', '/oauth2/token', {
+    raw: form,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  })
   t.equal(again.status, 200, 'the demo key still works after restart')
   const tenants = await demo.admin('GET', '/admin/tenants')
-  t.same(tenants.body.map((tenant: { slug: string }) => tenant.slug), ['demo'])
+  t.same(
+    tenants.body.map((tenant: { slug: string }) => tenant.slug),
+    ['demo'],
+  )
 })
 
 t.test('PRICING_DEMO=false provisions no demo tenant', async (t) => {

@@ -15,7 +15,9 @@ for (const button of document.querySelectorAll('button.copy[data-copy]')) {
       document.execCommand('copy')
     }
     label.textContent = 'Copied'
-    setTimeout(() => { label.textContent = 'Copy' }, 2000)
+    setTimeout(() => {
+      label.textContent = 'Copy'
+    }, 2000)
   })
 }
 
@@ -23,16 +25,23 @@ const restore = document.getElementById('restore-status')
 
 function restoreText(status) {
   switch (status.status) {
-    case 'idle': return 'No restore has run.'
-    case 'in_progress': return `Restoring ${status.backup_id} since ${status.started_at}: writes answer 503 until it ends.`
-    case 'completed': return `Restored ${status.backup_id} at ${status.completed_at}.`
-    default: return `The restore of ${status.backup_id} failed: ${status.error ?? 'unknown error'}.`
+    case 'idle':
+      return 'No restore has run.'
+    case 'in_progress':
+      return `Restoring ${status.backup_id} since ${status.started_at}: writes answer 503 until it ends.`
+    case 'completed':
+      return `Restored ${status.backup_id} at ${status.completed_at}.`
+    default:
+      return `The restore of ${status.backup_id} failed: ${status.error ?? 'unknown error'}.`
   }
 }
 
 async function pollRestore() {
   try {
-    const answer = await fetch(restore.dataset.statusUrl, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+    const answer = await fetch(restore.dataset.statusUrl, {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    })
     if (answer.ok) {
       const status = await answer.json()
       restore.dataset.status = status.status

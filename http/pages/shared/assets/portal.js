@@ -13,7 +13,10 @@ async function check() {
   if (value === '' || value === asked) return
   asked = value
   try {
-    const answer = await fetch(`/portal/slug-check?slug=${encodeURIComponent(value)}`, { credentials: 'same-origin', headers: { accept: 'application/json' } })
+    const answer = await fetch(`/portal/slug-check?slug=${encodeURIComponent(value)}`, {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    })
     if (!answer.ok || value !== slug.value.trim()) return
     const result = await answer.json()
     slug.setCustomValidity(result.available ? '' : `${value}: ${result.problem}`)
