@@ -68,7 +68,7 @@ const storageSuites = [
  * Coverage of the product's code (not of tests or benches), as V8 counts it in every process the
  * suites start: tap's test processes, the servers they spawn and their worker threads all inherit
  * NODE_V8_COVERAGE; c8 merges the files and maps them back to the TypeScript sources. Collected on
- * the first Node.js version only (one is enough, and it costs about 5% of the run), for a whole run
+ * the first Node.js version only (one is enough, and it costs up to a sixth of the run), for a whole run
  * (PRICING_TEST_COVERAGE=true also for named files, without the floor; =false never). The floor is
  * for lines, a few points under the figure measured when it was set (docs/architecture.md, "Gates").
  */
