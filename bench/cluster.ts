@@ -297,13 +297,11 @@ export async function runClusterBench(options: {
     const killed = performance.now()
     await home.kill()
     const write = [{ sku: skuCode(0), pricelist, price: '1.2345' }]
-    const replicaClients = nodes
-      .slice(1)
-      .map((replica) =>
-        Object.assign(new TenantClient(replica, client.slug, client.clientId, client.clientSecret), {
-          token: client.token,
-        }),
-      )
+    const replicaClients = nodes.slice(1).map((replica) =>
+      Object.assign(new TenantClient(replica, client.slug, client.clientId, client.clientSecret), {
+        token: client.token,
+      }),
+    )
     await until(
       'a replica acknowledging writes after the home was killed',
       async () => {

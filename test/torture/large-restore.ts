@@ -107,14 +107,12 @@ export class LargeTenant {
   /** Every SKU's RETAIL price `base + index`, in force now or from `startDate`. */
   async writePrices(base: number, startDate?: string): Promise<void> {
     for (let start = 0; start < this.skus.length; start += batchItems) {
-      const items = this.skus
-        .slice(start, start + batchItems)
-        .map((sku, offset) => ({
-          sku,
-          pricelist: 'RETAIL',
-          price: base + start + offset,
-          ...(startDate === undefined ? {} : { start_date: startDate }),
-        }))
+      const items = this.skus.slice(start, start + batchItems).map((sku, offset) => ({
+        sku,
+        pricelist: 'RETAIL',
+        price: base + start + offset,
+        ...(startDate === undefined ? {} : { start_date: startDate }),
+      }))
       const answer = await expect(this.api('POST', '/price/batch', items), 202, 'large prices')
       if (answer.body.failed.length > 0) throw new Error(`large prices refused: ${answer.text.slice(0, 300)}`)
     }
