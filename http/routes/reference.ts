@@ -2,11 +2,12 @@
  * Reference data: currencies, tax areas, VAT classes, VAT rates and article-to-VAT-class mappings.
  * The writes' rules are the write layer's (tenant/writes/reference.ts: references that must exist,
  * canonical rates, dedup by content); these routes check shapes, call its use cases and render.
+ * Each entity is one description for the shared skeleton in http/routes/versioned-entity.ts.
  * Non-goals: no cascade when a tax area or VAT class is deleted (history stays readable as of any
  * instant), and no check that a tax area's validity window covers a rate.
  * @module
  */
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import {
   compositeKey,
   splitKey,
@@ -16,23 +17,19 @@ import {
   type VatClass,
   type VatRate,
 } from '../../engine/catalog.js'
-import { batchItemsMax } from '../../engine/limits.js'
 import type { View } from '../../engine/temporal.js'
 import { formatInstant } from '../../engine/time.js'
-import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
+import type { TenantRoute } from '../contracts.js'
 import { validationError } from '../../platform/errors.js'
 import {
   AsOfQuery,
-  BatchResult,
   Code,
   DateTime,
   IncludeDeletedQuery,
   NullableDateTime,
   NullableText,
   readOnlyFields,
-  WhenQuery,
 } from '../schemas.js'
-import { deleteKeys } from '../../tenant/writes/catalog.js'
 import {
   unknownCurrency,
   writeCurrencies,
@@ -40,25 +37,19 @@ import {
   writeTaxAreas,
   writeVatClasses,
   writeVatRates,
+  type CurrencyInput,
+  type TaxAreaInput,
+  type VatClassInput,
+  type VatRateInput,
+  type MappingInput,
 } from '../../tenant/writes/reference.js'
-import {
-  accepted,
-  acceptedOrThrow,
-  batchAnswer,
-  formatOptional,
-  itemProblem,
-  readInstant,
-  refusalError,
-  requireView,
-  shapeRefusal,
-  withVersionMeta,
-} from './common.js'
+import { formatOptional, itemProblem, refusalError, withVersionMeta } from './common.js'
+import { versionedEntityRoutes, type Address } from './versioned-entity.js'
 
 // ---------------------------------------------------------------------------------------------
 // Schemas
 
 const ReadQuery = Type.Object({ ...AsOfQuery, ...IncludeDeletedQuery }, { additionalProperties: false })
-type ReadQueryType = typeof ReadQuery.static
 const CurrencyReadQuery = Type.Object({ ...AsOfQuery }, { additionalProperties: false })
 
 export const CurrencyWrite = Type.Object(
@@ -166,7 +157,6 @@ const ByAreaQuery = Type.Object(
   { tax_area: Code, ...AsOfQuery, ...IncludeDeletedQuery },
   { additionalProperties: false },
 )
-const BatchBody = Type.Array(Type.Unknown(), { minItems: 1, maxItems: batchItemsMax })
 
 type CurrencyBody = typeof CurrencyWrite.static
 type TaxAreaBody = typeof TaxAreaWrite.static
@@ -190,18 +180,20 @@ function checkBodyCode(bodyCode: string | undefined, code: string): void {
   }
 }
 
-const referenceNames = { tax_area: 'Tax area', vat_class: 'VAT class' } as const
+/** The input of a PUT at `/.../:code`: a valid path code, which the body may repeat but not contradict. */
+function codedInput<Body extends { code?: string | undefined }>(context: {
+  params: Record<string, string>
+  body: Body
+}): Body & { code: string } {
+  const code = context.params['code']!
+  checkPathCode(code, '/code')
+  checkBodyCode(context.body.code, code)
+  return { ...context.body, code }
+}
 
-/** Soft delete at `when` (default now): 404 naming `what` when nothing is live then. */
-async function softDelete(
-  context: TenantContext<unknown, typeof WhenQuery.static>,
-  type: 'tax_area' | 'vat_class' | 'vat_rate' | 'article_taxclass',
-  key: string,
-  what: string,
-): Promise<typeof accepted> {
-  const items = [{ key, when: context.query.when }]
-  acceptedOrThrow(await deleteKeys(context.tenant, context, { type, what: () => what, items }))
-  return accepted
+/** A key named by the path's `:code`, and its 404's words. */
+function byCode(noun: string): (params: Record<string, string>) => Address {
+  return (params) => ({ key: params['code']!, label: `${noun} ${params['code']}` })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,264 +248,168 @@ function renderMapping(key: string, view: View<ArticleTaxclass>): Record<string,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Currencies
+// The five entities
 
-function currencyRoutes(): TenantRoute[] {
-  return [
-    route<CurrencyBody>({
+const currencies = (): TenantRoute[] =>
+  versionedEntityRoutes<'currency', CurrencyInput, CurrencyBody>({
+    type: 'currency',
+    tag: 'currencies',
+    response: CurrencyResponse,
+    render: renderCurrency,
+    write: {
       method: 'PUT',
       path: '/currency/:code',
       operationId: 'putCurrency',
       summary: 'Register or change a currency (is_active default true, vat_precision 0-4 default 2)',
-      tag: 'currencies',
       body: CurrencyWrite,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: async (context) => {
+      input: (context) => {
         const code = context.params['code']!
         // An unknown code answers before a contradicting body code.
         const unknown = unknownCurrency(code)
         if (unknown !== null) throw refusalError(unknown)
         checkBodyCode(context.body.code, code)
-        acceptedOrThrow(await writeCurrencies(context.tenant, context, [{ ...context.body, code }]))
-        return accepted
+        return { ...context.body, code }
       },
-    }),
-    route<undefined, typeof CurrencyReadQuery.static>({
-      method: 'GET',
+      useCase: writeCurrencies,
+    },
+    read: {
       path: '/currency/:code',
       operationId: 'getCurrency',
       summary: 'One registered currency, active or not (404 when never registered)',
-      tag: 'currencies',
       query: CurrencyReadQuery,
-      response: CurrencyResponse,
-      dimension: 'query',
-      handler: (context) => {
-        const code = context.params['code']!
-        const view = context.tenant.catalog.view('currency', code, readInstant(context))
-        return { status: 200, body: renderCurrency(code, requireView(view, `Currency ${code}`)) }
-      },
-    }),
-    route<undefined, typeof CurrencyReadQuery.static>({
-      method: 'GET',
+      address: (context) => byCode('Currency')(context.params),
+    },
+    list: {
       path: '/currency',
       operationId: 'listCurrencies',
       summary: 'Active registered currencies, sorted by code',
-      tag: 'currencies',
       query: CurrencyReadQuery,
-      response: Type.Array(CurrencyResponse),
-      dimension: 'query',
-      handler: (context) => {
-        const list: Record<string, unknown>[] = []
-        for (const [code, view] of context.tenant.catalog.viewsAt('currency', readInstant(context))) {
-          if (view.value.is_active) list.push(renderCurrency(code, view))
-        }
-        return { status: 200, body: list }
-      },
-    }),
-  ]
-}
+      keep: (_code, view) => view.value.is_active,
+    },
+  })
 
-// ---------------------------------------------------------------------------------------------
-// Tax areas and VAT classes
-
-/** GET one, GET list and DELETE for a code-keyed type whose reads take asOf and include_deleted. */
-function codeRoutes<T>(options: {
-  type: 'tax_area' | 'vat_class'
-  path: string
-  tag: string
-  noun: string
-  response: TSchema
-  render: (code: string, view: View<T>) => Record<string, unknown>
-  /** operationIds of the read, the list and the delete. */
-  operationIds: { read: string; list: string; delete: string }
-}): TenantRoute[] {
-  const { type, path, tag, noun, response, render, operationIds } = options
-  const label = referenceNames[type]
-  return [
-    route<undefined, ReadQueryType>({
-      method: 'GET',
-      path: `${path}/:code`,
-      operationId: operationIds.read,
-      summary: `One ${noun} as of asOf`,
-      tag,
-      query: ReadQuery,
-      response,
-      dimension: 'query',
-      handler: (context) => {
-        const code = context.params['code']!
-        const view = context.tenant.catalog.view(type, code, readInstant(context), context.query.include_deleted)
-        return { status: 200, body: render(code, requireView(view as View<T> | null, `${label} ${code}`)) }
-      },
-    }),
-    route<undefined, ReadQueryType>({
-      method: 'GET',
-      path,
-      operationId: operationIds.list,
-      summary: `Every ${noun} as of asOf, sorted by code`,
-      tag,
-      query: ReadQuery,
-      response: Type.Array(response),
-      dimension: 'query',
-      handler: (context) => {
-        const list: Record<string, unknown>[] = []
-        const views = context.tenant.catalog.viewsAt(type, readInstant(context), context.query.include_deleted)
-        for (const [code, view] of views) list.push(render(code, view as View<T>))
-        return { status: 200, body: list }
-      },
-    }),
-    route<undefined, typeof WhenQuery.static>({
-      method: 'DELETE',
-      path: `${path}/:code`,
-      operationId: operationIds.delete,
-      summary: `Soft-delete a ${noun} at when (default now)`,
-      tag,
-      query: WhenQuery,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: (context) => softDelete(context, type, context.params['code']!, `${label} ${context.params['code']}`),
-    }),
-  ]
-}
-
-function taxAreaRoutes(): TenantRoute[] {
-  return [
-    route<TaxAreaBody>({
+const taxAreas = (): TenantRoute[] =>
+  versionedEntityRoutes<'tax_area', TaxAreaInput, TaxAreaBody>({
+    type: 'tax_area',
+    tag: 'tax areas',
+    response: TaxAreaResponse,
+    render: renderTaxArea,
+    write: {
       method: 'PUT',
       path: '/tax-area/:code',
       operationId: 'putTaxArea',
       summary: 'Create or replace a tax area (is_active default true; valid_from/valid_to optional)',
-      tag: 'tax areas',
       body: TaxAreaWrite,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: async (context) => {
-        const code = context.params['code']!
-        checkPathCode(code, '/code')
-        checkBodyCode(context.body.code, code)
-        acceptedOrThrow(await writeTaxAreas(context.tenant, context, [{ ...context.body, code }]))
-        return accepted
-      },
-    }),
-    ...codeRoutes<TaxArea>({
-      type: 'tax_area',
+      input: codedInput,
+      useCase: writeTaxAreas,
+    },
+    read: {
+      path: '/tax-area/:code',
+      operationId: 'getTaxArea',
+      summary: 'One tax area as of asOf',
+      query: ReadQuery,
+      address: (context) => byCode('Tax area')(context.params),
+    },
+    list: {
       path: '/tax-area',
-      tag: 'tax areas',
-      noun: 'tax area',
-      response: TaxAreaResponse,
-      render: renderTaxArea,
-      operationIds: { read: 'getTaxArea', list: 'listTaxAreas', delete: 'deleteTaxArea' },
-    }),
-  ]
-}
+      operationId: 'listTaxAreas',
+      summary: 'Every tax area as of asOf, sorted by code',
+      query: ReadQuery,
+    },
+    remove: {
+      path: '/tax-area/:code',
+      operationId: 'deleteTaxArea',
+      summary: 'Soft-delete a tax area at when (default now)',
+      address: byCode('Tax area'),
+    },
+  })
 
-function vatClassRoutes(): TenantRoute[] {
-  return [
-    route<VatClassBody>({
+const vatClasses = (): TenantRoute[] =>
+  versionedEntityRoutes<'vat_class', VatClassInput, VatClassBody>({
+    type: 'vat_class',
+    tag: 'vat',
+    response: VatClassResponse,
+    render: renderVatClass,
+    write: {
       method: 'PUT',
       path: '/vat/class/:code',
       operationId: 'putVatClass',
       summary: 'Create or replace a VAT class (name, description)',
-      tag: 'vat',
       body: VatClassWrite,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: async (context) => {
-        const code = context.params['code']!
-        checkPathCode(code, '/code')
-        checkBodyCode(context.body.code, code)
-        acceptedOrThrow(await writeVatClasses(context.tenant, context, [{ ...context.body, code }]))
-        return accepted
-      },
-    }),
-    ...codeRoutes<VatClass>({
-      type: 'vat_class',
+      input: codedInput,
+      useCase: writeVatClasses,
+    },
+    read: {
+      path: '/vat/class/:code',
+      operationId: 'getVatClass',
+      summary: 'One VAT class as of asOf',
+      query: ReadQuery,
+      address: (context) => byCode('VAT class')(context.params),
+    },
+    list: {
       path: '/vat/class',
-      tag: 'vat',
-      noun: 'VAT class',
-      response: VatClassResponse,
-      render: renderVatClass,
-      operationIds: { read: 'getVatClass', list: 'listVatClasses', delete: 'deleteVatClass' },
-    }),
-  ]
+      operationId: 'listVatClasses',
+      summary: 'Every VAT class as of asOf, sorted by code',
+      query: ReadQuery,
+    },
+    remove: {
+      path: '/vat/class/:code',
+      operationId: 'deleteVatClass',
+      summary: 'Soft-delete a VAT class at when (default now)',
+      address: byCode('VAT class'),
+    },
+  })
+
+/** A VAT rate's key (tax area, VAT class) and its 404's words. */
+function vatRateAddress(taxArea: string, vatClass: string): Address {
+  return { key: compositeKey(taxArea, vatClass), label: `VAT rate ${taxArea}/${vatClass}` }
 }
 
-// ---------------------------------------------------------------------------------------------
-// VAT rates
-
-function vatRateRoutes(): TenantRoute[] {
-  return [
-    route<VatRateBody>({
+const vatRates = (): TenantRoute[] =>
+  versionedEntityRoutes<'vat_rate', VatRateInput, VatRateBody>({
+    type: 'vat_rate',
+    tag: 'vat',
+    response: VatRateResponse,
+    render: renderVatRate,
+    write: {
       method: 'POST',
       path: '/vat/rate',
       operationId: 'setVatRate',
       summary: 'Set a VAT rate of a tax area and VAT class from start_date (a future start schedules it)',
-      tag: 'vat',
       body: VatRateWrite,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: async (context) => {
-        acceptedOrThrow(await writeVatRates(context.tenant, context, [context.body]))
-        return accepted
-      },
-    }),
-    route<undefined, typeof VatRateQuery.static>({
-      method: 'GET',
+      input: (context) => context.body,
+      useCase: writeVatRates,
+    },
+    read: {
       path: '/vat/rate',
       operationId: 'getVatRate',
       summary: 'The VAT rate in force for a tax area and VAT class as of asOf',
-      tag: 'vat',
       query: VatRateQuery,
-      response: VatRateResponse,
-      dimension: 'query',
-      handler: (context) => {
-        const { tax_area: taxArea, vat_class: vatClass, include_deleted: includeDeleted } = context.query
-        const key = compositeKey(taxArea, vatClass)
-        const view = context.tenant.catalog.view('vat_rate', key, readInstant(context), includeDeleted)
-        return { status: 200, body: renderVatRate(key, requireView(view, `VAT rate ${taxArea}/${vatClass}`)) }
-      },
-    }),
-    route<undefined, typeof VatRatesQuery.static>({
-      method: 'GET',
+      address: (context) => vatRateAddress(context.query['tax_area'] as string, context.query['vat_class'] as string),
+    },
+    list: {
       path: '/vat/rates',
       operationId: 'listVatRates',
       summary: 'VAT rates in force as of asOf: those of tax_area, or of every area when it is absent',
-      tag: 'vat',
       query: VatRatesQuery,
-      response: Type.Array(VatRateResponse),
-      dimension: 'query',
-      handler: (context) => {
-        const taxArea = context.query.tax_area
-        const list: Record<string, unknown>[] = []
-        const views = context.tenant.catalog.viewsAt('vat_rate', readInstant(context), context.query.include_deleted)
-        for (const [key, view] of views) {
-          if (taxArea === undefined || splitKey(key)[0] === taxArea) list.push(renderVatRate(key, view))
-        }
-        return { status: 200, body: list }
+      keep: (key, _view, context) => {
+        const taxArea = context.query['tax_area']
+        return taxArea === undefined || splitKey(key)[0] === taxArea
       },
-    }),
-    route<undefined, typeof WhenQuery.static>({
-      method: 'DELETE',
+    },
+    remove: {
       path: '/vat/rate/:taxArea/:vatClass',
       operationId: 'deleteVatRate',
       summary: 'Soft-delete a VAT rate at when (default now)',
-      tag: 'vat',
-      query: WhenQuery,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: (context) => {
-        const { taxArea, vatClass } = context.params as { taxArea: string; vatClass: string }
-        return softDelete(context, 'vat_rate', compositeKey(taxArea, vatClass), `VAT rate ${taxArea}/${vatClass}`)
-      },
-    }),
-  ]
-}
+      address: (params) => vatRateAddress(params['taxArea']!, params['vatClass']!),
+    },
+  })
 
-// ---------------------------------------------------------------------------------------------
-// Article-to-VAT-class mappings
-
-function mappingLabel(sku: string, taxArea: string): string {
-  return `VAT class mapping of ${sku} in ${taxArea}`
+/** A mapping's key (SKU, tax area) and its 404's words. */
+function mappingAddress(params: Record<string, string>): Address {
+  const sku = params['sku']!
+  const taxArea = params['taxArea']!
+  return { key: compositeKey(sku, taxArea), label: `VAT class mapping of ${sku} in ${taxArea}` }
 }
 
 /** The key fields of a batch item as sent (null when absent or not text), for its failed entry. */
@@ -523,102 +419,50 @@ function mappingKeys(item: unknown): Record<string, unknown> {
   return { sku_code: text(fields['sku_code']), tax_area_code: text(fields['tax_area_code']) }
 }
 
-async function writeMappingBatch(context: TenantContext<unknown[]>) {
-  const items = context.body
-  const inputs = items.map((item) => {
-    const problem = itemProblem(MappingWrite, item)
-    return problem === null ? (item as MappingBody) : shapeRefusal(MappingWrite, item, problem)
-  })
-  // Later items for the same SKU and tax area plan against earlier ones.
-  const outcomes = await writeMappings(context.tenant, context, inputs)
-  return { status: 202, body: batchAnswer(outcomes, (index) => mappingKeys(items[index])) }
-}
-
-/** Keys sort by SKU first (compositeKey), so filtering the sorted keys keeps SKU order. */
-function listMappingsOfArea(context: TenantContext<undefined, typeof ByAreaQuery.static>) {
-  const taxArea = context.query.tax_area
-  const list: Record<string, unknown>[] = []
-  const views = context.tenant.catalog.viewsAt('article_taxclass', readInstant(context), context.query.include_deleted)
-  for (const [key, view] of views) {
-    if (splitKey(key)[1] === taxArea) list.push(renderMapping(key, view))
-  }
-  return { status: 200, body: list }
-}
-
-function mappingRoutes(): TenantRoute[] {
-  return [
-    route<MappingBody>({
+const mappings = (): TenantRoute[] =>
+  versionedEntityRoutes<'article_taxclass', MappingInput, MappingBody>({
+    type: 'article_taxclass',
+    tag: 'vat',
+    response: MappingResponse,
+    render: renderMapping,
+    write: {
       method: 'POST',
       path: '/article-taxclass',
       operationId: 'setArticleTaxClass',
       summary: 'Map an article to a VAT class in a tax area from start_date (a future start schedules it)',
-      tag: 'vat',
       body: MappingWrite,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: async (context) => {
-        acceptedOrThrow(await writeMappings(context.tenant, context, [context.body]))
-        return accepted
-      },
-    }),
-    route<unknown[]>({
-      method: 'POST',
+      input: (context) => context.body,
+      useCase: writeMappings,
+    },
+    batch: {
       path: '/article-taxclass/batch',
       operationId: 'writeArticleTaxClasses',
       summary: 'Write mappings in bulk (not atomic: valid items are written, others listed in failed)',
-      tag: 'vat',
-      body: BatchBody,
-      response: BatchResult,
-      responseStatus: 202,
-      dimension: 'ingest',
-      cost: arrayCost,
-      handler: writeMappingBatch,
-    }),
-    route<undefined, typeof ByAreaQuery.static>({
-      method: 'GET',
-      path: '/article-taxclass/by-area',
-      operationId: 'listArticleTaxClassesOfArea',
-      summary: 'Every mapping of a tax area in force as of asOf, sorted by SKU',
-      tag: 'vat',
-      query: ByAreaQuery,
-      response: Type.Array(MappingResponse),
-      dimension: 'query',
-      handler: listMappingsOfArea,
-    }),
-    route<undefined, ReadQueryType>({
-      method: 'GET',
+      keysOf: mappingKeys,
+    },
+    read: {
       path: '/article-taxclass/:sku/:taxArea',
       operationId: 'getArticleTaxClass',
       summary: 'The mapping of an article in a tax area in force as of asOf',
-      tag: 'vat',
       query: ReadQuery,
-      response: MappingResponse,
-      dimension: 'query',
-      handler: (context) => {
-        const { sku, taxArea } = context.params as { sku: string; taxArea: string }
-        const key = compositeKey(sku, taxArea)
-        const at = readInstant(context)
-        const view = context.tenant.catalog.view('article_taxclass', key, at, context.query.include_deleted)
-        return { status: 200, body: renderMapping(key, requireView(view, mappingLabel(sku, taxArea))) }
-      },
-    }),
-    route<undefined, typeof WhenQuery.static>({
-      method: 'DELETE',
+      address: (context) => mappingAddress(context.params),
+    },
+    // Keys sort by SKU first (compositeKey), so filtering the sorted keys keeps SKU order.
+    list: {
+      path: '/article-taxclass/by-area',
+      operationId: 'listArticleTaxClassesOfArea',
+      summary: 'Every mapping of a tax area in force as of asOf, sorted by SKU',
+      query: ByAreaQuery,
+      keep: (key, _view, context) => splitKey(key)[1] === context.query['tax_area'],
+    },
+    remove: {
       path: '/article-taxclass/:sku/:taxArea',
       operationId: 'deleteArticleTaxClass',
       summary: 'Soft-delete the mapping of an article in a tax area at when (default now)',
-      tag: 'vat',
-      query: WhenQuery,
-      responseStatus: 202,
-      dimension: 'ingest',
-      handler: (context) => {
-        const { sku, taxArea } = context.params as { sku: string; taxArea: string }
-        return softDelete(context, 'article_taxclass', compositeKey(sku, taxArea), mappingLabel(sku, taxArea))
-      },
-    }),
-  ]
-}
+      address: mappingAddress,
+    },
+  })
 
 export function referenceRoutes(): TenantRoute[] {
-  return [...currencyRoutes(), ...taxAreaRoutes(), ...vatClassRoutes(), ...vatRateRoutes(), ...mappingRoutes()]
+  return [...currencies(), ...taxAreas(), ...vatClasses(), ...vatRates(), ...mappings()]
 }
