@@ -36,7 +36,7 @@ import {
   page,
   readInstant,
   requireView,
-  shapeRefusal,
+  checkedItems,
   withVersionMeta,
   type BatchOutcome,
 } from './common.js'
@@ -121,11 +121,11 @@ export function articleRoutes(): TenantRoute[] {
       cost: arrayCost,
       handler: async (context) => {
         const items = context.body
-        const inputs = items.map((item) => {
-          const problem = itemProblem(ArticleBatchItem, item)
-          return problem === null ? (item as ArticleInput) : shapeRefusal(ArticleBatchItem, item, problem)
-        })
-        const outcomes = await writeArticles(context.tenant, context, inputs)
+        const outcomes = await writeArticles(
+          context.tenant,
+          context,
+          checkedItems<ArticleInput>(ArticleBatchItem, items),
+        )
         return { status: 202, body: articleBatchAnswer(items, outcomes, skuOfWrite) }
       },
     }),
@@ -207,9 +207,7 @@ export function articleRoutes(): TenantRoute[] {
       cost: arrayCost,
       handler: async (context) => {
         const items = context.body
-        const inputs = items.map((item) => {
-          const problem = itemProblem(DeleteItem, item)
-          if (problem !== null) return shapeRefusal(DeleteItem, item, problem)
+        const inputs = checkedItems(DeleteItem, items, (item) => {
           if (typeof item === 'string') return { key: item }
           const { sku, when } = item as { sku: string; when?: string }
           return { key: sku, when }

@@ -130,6 +130,21 @@ export interface BatchOutcome {
   failed: Record<string, unknown>[]
 }
 
+/**
+ * A batch's items for its use case: each one `schema` refuses as a refusal (shapeRefusal), each
+ * valid one as `input(item)` (by default the item itself).
+ */
+export function checkedItems<Input>(
+  schema: TSchema,
+  items: readonly unknown[],
+  input: (item: unknown) => Input = (item) => item as Input,
+): (Input | Refusal)[] {
+  return items.map((item) => {
+    const problem = itemProblem(schema, item)
+    return problem === null ? input(item) : shapeRefusal(schema, item, problem)
+  })
+}
+
 /** A batch item whose shape `schema` refuses, handed to a use case as refused (its problem as the message). */
 export function shapeRefusal(schema: TSchema, item: unknown, problem = itemProblem(schema, item)): Refusal {
   return new Refusal({ status: 'validation_failed', message: problem ?? 'item: invalid' })

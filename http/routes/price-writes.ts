@@ -15,7 +15,7 @@ import { arrayCost, route, type Reply, type TenantRoute } from '../contracts.js'
 import { validationError } from '../../platform/errors.js'
 import { BatchResult, Code, DateTime, mapKeys, WhenQuery } from '../schemas.js'
 import { isValid, precompile } from '../validate.js'
-import { accepted, acceptedOrThrow, itemProblem, shapeRefusal } from './common.js'
+import { accepted, acceptedOrThrow, checkedItems, itemProblem, shapeRefusal } from './common.js'
 
 const Amount = Type.Union([Type.Number(), Type.String({ maxLength: 40 })], {
   description: 'decimal number or numeric string',
@@ -216,10 +216,7 @@ export function priceWriteRoutes(): TenantRoute[] {
       cost: arrayCost,
       handler: async (context) => {
         const items = context.body
-        const inputs = items.map((item) => {
-          const problem = itemProblem(DeleteItem, item)
-          return problem === null ? (item as PriceDeleteInput) : shapeRefusal(DeleteItem, item, problem)
-        })
+        const inputs = checkedItems<PriceDeleteInput>(DeleteItem, items)
         return batchAnswer(items, await deletePrices(context.tenant, context, inputs))
       },
     }),

@@ -43,7 +43,7 @@ import {
   page,
   readInstant,
   requireView,
-  shapeRefusal,
+  checkedItems,
   withVersionMeta,
 } from './common.js'
 
@@ -249,11 +249,11 @@ function writeRoutes(): TenantRoute[] {
 
 async function writeBatch(context: TenantContext<unknown[]>) {
   const items = context.body
-  const inputs = items.map((item) => {
-    const problem = itemProblem(PricelistBatchItem, item)
-    return problem === null ? (item as PricelistInput) : shapeRefusal(PricelistBatchItem, item, problem)
-  })
-  const outcomes = await writePricelists(context.tenant, context, inputs)
+  const outcomes = await writePricelists(
+    context.tenant,
+    context,
+    checkedItems<PricelistInput>(PricelistBatchItem, items),
+  )
   return { status: 202, body: batchAnswer(outcomes, (index) => ({ code: codeOf(items[index]) })) }
 }
 
@@ -395,9 +395,7 @@ function deleteRoutes(): TenantRoute[] {
 
 async function deleteBatch(context: TenantContext<unknown[]>) {
   const items = context.body
-  const inputs = items.map((item) => {
-    const problem = itemProblem(DeleteItem, item)
-    if (problem !== null) return shapeRefusal(DeleteItem, item, problem)
+  const inputs = checkedItems(DeleteItem, items, (item) => {
     if (typeof item === 'string') return { key: item }
     const { code, when } = item as { code: string; when?: string }
     return { key: code, when }

@@ -19,15 +19,7 @@ import { deleteKeys } from '../../tenant/writes/catalog.js'
 import type { ItemOutcome, Refusal, WriteContext } from '../../tenant/writes/core.js'
 import { arrayCost, route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { BatchResult, WhenQuery } from '../schemas.js'
-import {
-  accepted,
-  acceptedOrThrow,
-  batchAnswer,
-  itemProblem,
-  readInstant,
-  requireView,
-  shapeRefusal,
-} from './common.js'
+import { accepted, acceptedOrThrow, batchAnswer, checkedItems, readInstant, requireView } from './common.js'
 
 /** Where a read or a delete points: the catalogue key, and the words a 404 names it by. */
 export interface Address {
@@ -133,10 +125,7 @@ function batchRoute<K extends CatalogType, Input, Body>(
     cost: arrayCost,
     handler: async (context) => {
       const items = context.body
-      const inputs = items.map((item) => {
-        const problem = itemProblem(schema, item)
-        return problem === null ? (item as Input) : shapeRefusal(schema, item, problem)
-      })
+      const inputs = checkedItems<Input>(schema, items)
       // Later items for the same key plan against earlier ones (the write layer's batch routine).
       const outcomes = await entity.write.useCase(context.tenant, context, inputs)
       return { status: 202, body: batchAnswer(outcomes, (index) => batch.keysOf(items[index])) }
