@@ -24,6 +24,7 @@ import {
   celLiteralElementsMax,
   celPricelistNodesMax,
 } from './limits.js'
+import { assert } from './assert.js'
 
 /**
  * The functions and macros a rule may call: comparisons, string tests, conversions, `has`, the
@@ -141,8 +142,7 @@ function meter(environment: Environment): void {
   })
   environment.evaluate('pricingCostMeter()', {})
   const found = captured.evaluator
-  if (found === null || typeof found.run !== 'function')
-    throw new Error('CEL evaluator not found: the rule cost meter cannot count')
+  assert(found !== null && typeof found.run === 'function', 'CEL evaluator not found: the rule cost meter cannot count')
   const run = found.run
   found.run = function (this: unknown, ast: unknown, context: unknown) {
     if (++steps > celEvaluationStepsMax)

@@ -14,6 +14,7 @@ import type { OtherAnswers, TenantRoute, RootRoute } from './contracts.js'
 import { errorStatus, reasonPhrases } from './error-status.js'
 import { ErrorBody } from './schemas.js'
 import { refusedWhenNearlyFull } from '../tenant/storage-guard.js'
+import { assert } from '../engine/assert.js'
 
 const jsonType = 'application/json'
 const operationIdPattern = /^[a-z][A-Za-z0-9]*$/
@@ -222,7 +223,7 @@ export function buildOpenApi(tenant: readonly TenantRoute[], root: readonly Root
     const id = op['operationId'] as string
     // A programmer error: generated clients would silently lose or misname a method.
     if (!operationIdPattern.test(id) || operationIds.has(id))
-      throw new Error(`operationId ${id} of ${method} ${path} is not a unique camelCase name`)
+      assert(false, `operationId ${id} of ${method} ${path} is not a unique camelCase name`)
     operationIds.add(id)
     paths[path] ??= {}
     paths[path][method.toLowerCase()] = op

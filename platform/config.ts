@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs'
 import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { didYouMean, parseFlags } from './flags.js'
+import { assert } from '../engine/assert.js'
 
 interface Setting<S extends TSchema = TSchema> {
   readonly schema: S
@@ -480,7 +481,7 @@ export function loadConfig(
   if (!checkConfig.Check(merged)) {
     // Every setting passed its own check, so this is a bug here; values are left out (secrets).
     const paths = [...checkConfig.Errors(merged)].map((error) => error.path)
-    throw new Error(`config: every setting passed its check, yet the whole fails at ${paths.join(', ')}`)
+    assert(false, `config: every setting passed its check, yet the whole fails at ${paths.join(', ')}`)
   }
   return Object.freeze(merged) as Config
 }

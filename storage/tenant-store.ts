@@ -133,7 +133,7 @@ export interface StoredWebhook {
  */
 const logDecoder = {
   encode(): Buffer {
-    throw new Error('log entries are written through the binary handle')
+    assert(false, 'log entries are written through the binary handle')
   },
   decode(bytes: Uint8Array, size?: unknown): LogEntry | null {
     const view = bytes.subarray(0, typeof size === 'number' ? size : bytes.length)

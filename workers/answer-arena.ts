@@ -19,6 +19,7 @@
  * transferred buffer as before.
  * @module
  */
+import { assert } from '../engine/assert.js'
 
 const headerBytes = 8
 export const arenaCapacityDefault = 4 * 1024 * 1024
@@ -92,7 +93,7 @@ export class ArenaReader {
   open(placement: ArenaPlacement): { bytes: Buffer; release: () => void } {
     let arena = this.#arenas.get(placement.arena)
     if (arena === undefined) {
-      if (placement.buffer === null) throw new Error(`answer arena ${placement.arena} was never announced`)
+      assert(placement.buffer !== null, 'an answer arena was never announced before its answer')
       const buffer = placement.buffer
       arena = {
         bytes: Buffer.from(buffer, headerBytes, buffer.byteLength - headerBytes),

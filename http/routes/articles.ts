@@ -40,6 +40,7 @@ import {
   withVersionMeta,
   type BatchOutcome,
 } from './common.js'
+import { assert } from '../../engine/assert.js'
 
 const ArticleFields = {
   name: Type.Optional(NullableText),
@@ -294,7 +295,7 @@ async function searchArticles(context: TenantContext<typeof ArticleSearch.static
     const message = `filter took more than ${searchFilterStepsMax} evaluation steps over the articles searched; narrow the search with text, type or metadata, or simplify the filter`
     throw new ApiError('rule_invalid', message, { details: [{ path: '/filter', message }] })
   }
-  if (outcome.kind !== 'found') throw new Error(`an article search answered ${outcome.kind}`)
+  assert(outcome.kind === 'found', 'an article search answers found, or a refusal handled above')
   // Articles found on a worker are read here at the same instant; a write since may have removed one.
   const found: Record<string, unknown>[] = []
   for (const sku of outcome.skus) {

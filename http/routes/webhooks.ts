@@ -13,6 +13,7 @@ import { webhookAddressProblem, webhookUrlProblem } from '../../tenant/webhooks/
 import { webhooksPerTenantMax, type Webhook, type WebhookInput } from '../../tenant/webhooks/model.js'
 import type { TenantWebhooks } from '../../tenant/webhooks/registry.js'
 import { readOnlyFields } from '../schemas.js'
+import { assert } from '../../engine/assert.js'
 
 const urlLengthMax = 2_048
 const secretLengthMax = 256
@@ -90,7 +91,7 @@ function answer(webhook: Webhook): Record<string, unknown> {
 }
 
 function service(tenant: TenantRuntime): TenantWebhooks {
-  if (tenant.webhooks === null) throw new Error('webhooks need a WebhookEnvironment')
+  assert(tenant.webhooks !== null, 'webhooks need a WebhookEnvironment')
   return tenant.webhooks
 }
 
