@@ -104,8 +104,79 @@ function claimDataDir(dataDir: string, logger: Logger): DataDirLock {
   return lock
 }
 
+/** What the process opens before it listens; `close` shuts them in the reverse order. */
+interface Services {
+  readonly now: () => number
+  readonly firstStart: boolean
+  readonly system: SystemStore
+  readonly queryPool: QueryPool
+  readonly metrics: Metrics
+  readonly storage: StorageGuard
+  readonly cluster: ClusterNode | null
+  readonly tenants: TenantRegistry
+  readonly mailer: ReturnType<typeof createMailer>
+  readonly deps: AppDeps
+}
+
+/** What runs beside the requests once the tenants are loaded: schedulers, key upkeep, the FX feed. */
+interface Background {
+  readonly backups: BackupScheduler
+  readonly retention: RetentionScheduler
+  readonly signingKeys: Periodic
+  readonly fxFeed: FxFeedService
+  /** Writes the API keys' last-used times kept in memory (also at close). */
+  readonly flushUsage: () => Promise<void>
+  readonly usageTimer: NodeJS.Timeout
+}
+
+type ClusterNode = Awaited<ReturnType<typeof import('../cluster/node.js').joinCluster>>
+
 async function startLocked(config: Config, logger: Logger, dataDir: string, lock: DataDirLock): Promise<RunningServer> {
-  // Secrets at rest (platform/secrets/): a malformed key stops the start here, before anything opens.
+  const services = await openServices(config, logger, dataDir)
+  const { deps, tenants, cluster, system, now } = services
+  await deps.tokens.init(deps.now())
+  const app = new PricingApp(deps)
+  const { port, socket } = await listen(app, config)
+  const publicUrl = publicRoot(config, port)
+  Object.assign(deps, { publicUrl })
+  // The build first (platform/version.ts); tests and tools find port, url and dataDir in this order.
+  const build = buildInfo()
+  logger.info(
+    { version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir },
+    'listening',
+  )
+  // Named in the messages of a second server or a CLI write on this directory (their --url).
+  lock.noteUrl(listenedRoot(config, port))
+  // The malloc tuning in effect (platform/malloc-tuning.ts), null when none.
+  logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
+  // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
+  await cluster?.bootstrap(dataDir)
+  await tenants.loadAll(now(), () => settleInterruptedRestores(system, tenants, now))
+  logger.info({ tenants: tenants.all().length }, 'ready')
+  // A cluster starts without the demo tenant: it is for one node on a laptop (docs/cluster.md).
+  if (services.firstStart && config.demo && cluster === null && system.listTenants().length === 0) {
+    // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
+    await provisionDemoTenant(deps, dataDir, now())
+  }
+  const background = startBackground({ services, app, config, logger, port })
+  let closed = false
+  return {
+    port,
+    app,
+    async close() {
+      if (closed) return
+      closed = true
+      await shutDown({ services, background, app, socket, config, logger, lock })
+    },
+  }
+}
+
+/**
+ * Opens what the requests need, in order: secrets at rest (a malformed key stops the start here,
+ * before anything opens), the system store, the query pool, metrics, webhooks, the storage guard,
+ * the cluster (cluster mode only), the tenant registry (not loaded yet) and the mailer.
+ */
+async function openServices(config: Config, logger: Logger, dataDir: string): Promise<Services> {
   // The process's one clock: every service above storage reads the time of day through it (tests
   // of a service pass their own); durations are measured with performance.now.
   const now: () => number = Date.now
@@ -157,11 +228,10 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
     onDurable: (bytes) => storage.noteWritten(bytes),
   })
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
-  const outboxDir = path.join(dataDir, 'outbox')
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
-    outboxDir,
+    outboxDir: path.join(dataDir, 'outbox'),
     logger,
     logLinks: config.demo,
   })
@@ -184,10 +254,15 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
     publicUrl: publicRoot(config, config.port),
     now,
   }
-  await deps.tokens.init(deps.now())
-  const app = new PricingApp(deps)
-  let listenSocket: import('uWebSockets.js').us_listen_socket | null = null
-  const port = await new Promise<number>((resolve, reject) => {
+  return { now, firstStart, system, queryPool, metrics, storage, cluster, tenants, mailer, deps }
+}
+
+/** Listens on the configured address (exclusively); a refusal names its reason. */
+function listen(
+  app: PricingApp,
+  config: Config,
+): Promise<{ port: number; socket: import('uWebSockets.js').us_listen_socket }> {
+  return new Promise((resolve, reject) => {
     const uws = app.uws as unknown as ExclusiveListen
     uws.listen(config.host, config.port, listenExclusivePort, (socket) => {
       if (socket === false) {
@@ -195,32 +270,22 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
           reject(new Error(`Cannot listen on ${config.host}:${config.port}: ${reason}`))
         })
       } else {
-        listenSocket = socket
-        resolve(app.native.us_socket_local_port(socket))
+        resolve({ port: app.native.us_socket_local_port(socket), socket })
       }
     })
   })
-  const publicUrl = publicRoot(config, port)
-  Object.assign(deps, { publicUrl })
-  // The build first (platform/version.ts); tests and tools find port, url and dataDir in this order.
-  const build = buildInfo()
-  logger.info(
-    { version: build.version, commit: build.commit, node: build.node, port, url: publicUrl, dataDir },
-    'listening',
-  )
-  // Named in the messages of a second server or a CLI write on this directory (their --url).
-  lock.noteUrl(listenedRoot(config, port))
-  // The malloc tuning in effect (platform/malloc-tuning.ts), null when none.
-  logger.info({ glibcTunables: process.env['GLIBC_TUNABLES'] ?? null }, 'malloc tuning')
-  // Cluster mode: a replica this node does not hold yet starts from a copy of the home's data.
-  await cluster?.bootstrap(dataDir)
-  await tenants.loadAll(now(), () => settleInterruptedRestores(system, tenants, now))
-  logger.info({ tenants: tenants.all().length }, 'ready')
-  // A cluster starts without the demo tenant: it is for one node on a laptop (docs/cluster.md).
-  if (firstStart && config.demo && cluster === null && system.listTenants().length === 0) {
-    // The key goes to <data>/demo-credentials.json (mode 0600), never to stdout: see ./demo/credentials.ts.
-    await provisionDemoTenant(deps, dataDir, now())
-  }
+}
+
+/** Starts the work beside the requests, once the tenants are loaded. */
+function startBackground(options: {
+  services: Services
+  app: PricingApp
+  config: Config
+  logger: Logger
+  port: number
+}): Background {
+  const { services, app, config, logger, port } = options
+  const { tenants, deps, cluster, storage, system, metrics, now } = services
   const backups = new BackupScheduler(tenants, config.backupIntervalS * 1000, logger, now)
   if (config.backupIntervalS > 0) backups.start()
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger, now)
@@ -263,45 +328,49 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   }
   const usageTimer = setInterval(() => void flushUsage(), keyUsageFlushMs)
   usageTimer.unref()
-  let closed = false
-  return {
-    port,
-    app,
-    async close() {
-      if (closed) return
-      closed = true
-      clearInterval(usageTimer)
-      // Stop accepting, let the requests in flight finish (bounded), then drop idle keep-alive connections.
-      if (listenSocket !== null) app.native.us_listen_socket_close(listenSocket)
-      app.traffic.closing = true
-      logger.info(
-        { pending: app.traffic.pending },
-        'shutting down: no new connections, waiting for the requests in flight',
-      )
-      const drained = await settled(() => app.traffic.pending === 0, config.shutdownTimeoutMs)
-      if (!drained)
-        logger.warn(
-          { pending: app.traffic.pending, timeoutMs: config.shutdownTimeoutMs },
-          'closing with requests still in flight',
-        )
-      app.uws.close()
-      await backups.stop()
-      await retention.stop()
-      await signingKeys.stop()
-      await fxFeed.stop()
-      setActiveFxFeed(null)
-      await cluster?.stop()
-      await flushUsage()
-      await queryPool.close()
-      await tenants.close()
-      await system.close()
-      mailer.close()
-      storage.stop()
-      app.accessLog.flush()
-      lock.release()
-      logger.info('closed')
-    },
-  }
+  return { backups, retention, signingKeys, fxFeed, flushUsage, usageTimer }
+}
+
+/**
+ * Stops accepting, lets the requests in flight finish (bounded), drops idle keep-alive connections,
+ * then stops the background work and closes what `openServices` opened, the data directory's lock last.
+ */
+async function shutDown(options: {
+  services: Services
+  background: Background
+  app: PricingApp
+  socket: import('uWebSockets.js').us_listen_socket
+  config: Config
+  logger: Logger
+  lock: DataDirLock
+}): Promise<void> {
+  const { services, background, app, socket, config, logger, lock } = options
+  clearInterval(background.usageTimer)
+  app.native.us_listen_socket_close(socket)
+  app.traffic.closing = true
+  logger.info({ pending: app.traffic.pending }, 'shutting down: no new connections, waiting for the requests in flight')
+  const drained = await settled(() => app.traffic.pending === 0, config.shutdownTimeoutMs)
+  if (!drained)
+    logger.warn(
+      { pending: app.traffic.pending, timeoutMs: config.shutdownTimeoutMs },
+      'closing with requests still in flight',
+    )
+  app.uws.close()
+  await background.backups.stop()
+  await background.retention.stop()
+  await background.signingKeys.stop()
+  await background.fxFeed.stop()
+  setActiveFxFeed(null)
+  await services.cluster?.stop()
+  await background.flushUsage()
+  await services.queryPool.close()
+  await services.tenants.close()
+  await services.system.close()
+  services.mailer.close()
+  services.storage.stop()
+  app.accessLog.flush()
+  lock.release()
+  logger.info('closed')
 }
 
 /** uWS's listen with options, which its typings declare only without a host. */
