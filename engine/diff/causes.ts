@@ -91,7 +91,7 @@ function chainCauses(from: DiffMoment, to: DiffMoment, sku: string, code: string
     }
     if (positionOf(from.context, before, sku) !== positionOf(to.context, after, sku))
       found.add(depth === 0 ? 'own_version' : 'parent_version')
-    if (bundleChanged(from, to, sku, before, after)) found.add('bundle')
+    if (bundleChanged(from, to, sku, before, after, code)) found.add('bundle')
     before = left?.parent ?? null
     after = right?.parent ?? null
   }
@@ -117,21 +117,38 @@ function positionOf(context: PriceContext, code: string | null, sku: string): nu
   return context.prices.livePositionAt(info.id, skuId, context.at)
 }
 
-/** The SKU's bundle rule on the pricelist changed, or (a bundle at both) one of its components' prices. */
+/**
+ * The SKU's bundle rule on a pricelist of the chain changed, or (a rule at both instants) the price
+ * of one of its components on the pricelist the bundle is priced on (`root`), own or inherited.
+ */
 function bundleChanged(
   from: DiffMoment,
   to: DiffMoment,
   sku: string,
   before: string | null,
   after: string | null,
+  root: string,
 ): boolean {
-  const left =
-    before === null ? null : from.context.catalog.get('bundle_rule', compositeKey(sku, before), from.context.at)
-  const right = after === null ? null : to.context.catalog.get('bundle_rule', compositeKey(sku, after), to.context.at)
+  const left = ruleAt(from, sku, before)
+  const right = ruleAt(to, sku, after)
   if (left === null && right === null) return false
   if (left === null || right === null || JSON.stringify(left) !== JSON.stringify(right)) return true
-  for (const component of left.components) {
-    if (positionOf(from.context, before, component.sku) !== positionOf(to.context, after, component.sku)) return true
+  return left.components.some((component) => chainPricesDiffer(from, to, component.sku, root))
+}
+
+function ruleAt(moment: DiffMoment, sku: string, code: string | null) {
+  if (code === null) return null
+  return moment.context.catalog.get('bundle_rule', compositeKey(sku, code), moment.context.at)
+}
+
+/** Whether the SKU's own price version on the pricelist or an ancestor differs between the instants. */
+function chainPricesDiffer(from: DiffMoment, to: DiffMoment, sku: string, code: string): boolean {
+  let before: string | null = code
+  let after: string | null = code
+  for (let depth = 0; depth <= pricelistDepthMax && (before !== null || after !== null); depth++) {
+    if (before !== after || positionOf(from.context, before, sku) !== positionOf(to.context, after, sku)) return true
+    before = before === null ? null : (from.context.pricelist(before)?.parent ?? null)
+    after = after === null ? null : (to.context.pricelist(after)?.parent ?? null)
   }
   return false
 }
