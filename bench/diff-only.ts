@@ -7,8 +7,8 @@
  * a VAT rate change and an FX publication in between and answers in EUR so that every price goes
  * through FX. It times the whole diff page by page (one request at a time, as a client walks the
  * cursor), and the same walk between two instants with no change between them (the common case).
- * Flags: --skus N (100,000), --limit L (2,500: the page size), --server DIR (another compiled
- * tree's server, for a before figure).
+ * Flags: --skus N (100,000), --limit L (2,500: the page size), --currency C (EUR; SEK: no FX),
+ * --server DIR (another compiled tree's server, for a before figure).
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -18,6 +18,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { flagValue } from './flags.js'
 import { generate } from './generate.js'
+import { clockTicksPerSecond, cpuTicks } from './proc.js'
 import { PricingServer, provisionTenant, type TenantClient } from './server-process.js'
 import { defaultShape, pricelists, taxAreaCode } from './workload.js'
 
@@ -26,21 +27,27 @@ const argv = process.argv.slice(2)
 const flag = (name: string): string | undefined => flagValue(argv, name)
 const skuCount = Number(flag('skus') ?? 100_000)
 const limit = Number(flag('limit') ?? 2_500)
+/** EUR: every answer converts from the lists' SEK; SEK: none does. */
+const currency = flag('currency') ?? 'EUR'
 const serverRoot = path.resolve(flag('server') ?? buildRoot)
 const dayMs = 86_400_000
+const clockTicks = clockTicksPerSecond()
 
 interface Walk {
   readonly pages: number
   readonly items: number
   readonly elapsedMs: number
   readonly slowestPageMs: number
+  /** The server's CPU time over the walk, all threads: a figure a busy machine's waits leave out. */
+  readonly serverCpuS: number
   readonly causes: Record<string, number>
 }
 
 /** Every page of the diff, one request after the other. */
 async function walk(client: TenantClient, from: string, to: string): Promise<Walk> {
+  const cpuBefore = cpuTicks(server.pid)
   const body = {
-    currency_code: 'EUR',
+    currency_code: currency,
     tax_area: taxAreaCode,
     pricelist_filter: { pricelists: pricelists.map((pricelist) => pricelist.code) },
     from,
@@ -63,7 +70,8 @@ async function walk(client: TenantClient, from: string, to: string): Promise<Wal
     cursor = page.next_cursor
     pages++
   } while (cursor !== null)
-  return { pages, items, elapsedMs: performance.now() - started, slowestPageMs, causes }
+  const serverCpuS = (cpuTicks(server.pid) - cpuBefore) / clockTicks
+  return { pages, items, elapsedMs: performance.now() - started, slowestPageMs, serverCpuS, causes }
 }
 
 /** The changes between the two instants besides the scheduled prices: a VAT rate and an FX publication. */
@@ -86,7 +94,8 @@ function describe(name: string, result: Walk): string {
     .join(', ')
   return (
     `${name}: ${result.items.toLocaleString('en-US')} items changed in ${result.pages} pages, ` +
-    `${(result.elapsedMs / 1000).toFixed(2)} s (slowest page ${result.slowestPageMs.toFixed(0)} ms)` +
+    `${(result.elapsedMs / 1000).toFixed(2)} s (slowest page ${result.slowestPageMs.toFixed(0)} ms), ` +
+    `server CPU ${result.serverCpuS.toFixed(2)} s` +
     `${causes === '' ? '' : `\n  causes: ${causes}`}\n`
   )
 }
@@ -108,7 +117,7 @@ try {
   await scheduleChanges(client, nowMs)
   process.stdout.write(
     `tenant: ${skuCount.toLocaleString('en-US')} SKUs x ${pricelists.length} pricelists, built in ` +
-      `${((performance.now() - built) / 1000).toFixed(0)} s; pages of ${limit} SKUs, answers in EUR (FX from SEK)\n`,
+      `${((performance.now() - built) / 1000).toFixed(0)} s; pages of ${limit} SKUs, answers in ${currency}\n`,
   )
   const from = new Date(Date.now() + 3_600_000).toISOString()
   // Past the scheduled versions (30 days), the VAT change (5) and the FX publication (10).
@@ -117,6 +126,7 @@ try {
   await walk(client, from, to)
   process.stdout.write(describe('diff across the changes', await walk(client, from, to)))
   const quiet = new Date(Date.now() + 2 * 3_600_000).toISOString()
+  process.stdout.write(`load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores\n`)
   process.stdout.write(describe('diff with nothing between', await walk(client, from, quiet)))
 } finally {
   await server.stop()
