@@ -129,6 +129,8 @@ function bundleChanged(
   after: string | null,
   root: string,
 ): boolean {
+  // Most tenants have no bundle rules: then no key is built per item.
+  if (!from.context.hasBundleRule(sku) && !to.context.hasBundleRule(sku)) return false
   const left = ruleAt(from, sku, before)
   const right = ruleAt(to, sku, after)
   if (left === null && right === null) return false

@@ -197,6 +197,11 @@ t.test('all SKUs of the lists, paged: the pages together are the whole diff, no 
   t.equal(pages, 5)
 })
 
+t.test('a page runs on a price worker: the main thread stays free for single reads', async (t) => {
+  const answer = await acme.call('POST', '/price/diff', diffBody({ skus: ['S-OWN'] }))
+  t.same([answer.status, answer.headers.get('x-price-engine'), answer.body.items.length], [200, 'worker', 1])
+})
+
 t.test('from equal to answers no change; the same moment twice is the empty diff', async (t) => {
   const answer = await diff(acme, diffBody({ to: from, skus: allSkus }))
   t.same(answer.items, [])
