@@ -13,6 +13,7 @@ import { assert } from '../engine/assert.js'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { mainThreadRuleStepsBase, mainThreadRuleStepsPerSku } from '../engine/limits.js'
 import type { PriceContext } from '../engine/pipeline.js'
+import { diffPrices, type DiffEntry, type DiffRequest } from '../engine/diff/diff.js'
 import { readPrice, readPriceIn, type PriceReadInput, type PriceReadOutcome } from '../engine/price-read.js'
 import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
 import { QueryPoolBusy } from '../workers/pool.js'
@@ -135,4 +136,22 @@ export async function dispatchLargeQuery(tenant: TenantRuntime, input: QueryInpu
     if (!(error instanceof QueryPoolBusy)) throw error
   }
   return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null, engine: 'main' }
+}
+
+/**
+ * A page of a price diff: always on a worker (two batch queries and a comparison: the main thread
+ * stays free for single reads), or here without workers or when their queue is full.
+ */
+export async function dispatchDiff(
+  tenant: TenantRuntime,
+  request: DiffRequest,
+): Promise<{ entries: DiffEntry[]; engine: Engine }> {
+  if (tenant.queryPool !== null) {
+    try {
+      return { entries: await tenant.queryPool.diff(tenant, request), engine: 'worker' }
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+    }
+  }
+  return { entries: diffPrices(tenant.catalog, tenant.prices, request), engine: 'main' }
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { BroadcastChannel, receiveMessageOnPort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-search.js'
+import type { DiffEntry, DiffRequest } from '../engine/diff/diff.js'
 import type { Catalog, CatalogType } from '../engine/catalog.js'
 import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { PriceBook } from '../engine/prices.js'
@@ -18,6 +19,7 @@ import { answerCacheCounts, type QueryInput } from './execute.js'
 import {
   protocolVersion,
   replicationChannelName,
+  type DiffTaskResult,
   type OnlineMessage,
   type PrefetchMessage,
   type PriceTask,
@@ -69,9 +71,10 @@ type TaskBody =
   | ({ readonly kind: 'query' } & QueryInput)
   | { readonly kind: 'read'; readonly read: PriceReadInput }
   | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
+  | { readonly kind: 'diff'; readonly diff: DiffRequest }
   | Omit<WarmTask, keyof TaskHeader>
 
-type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTaskResult
+type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTaskResult | DiffTaskResult
 
 /** How long a warm-up task waits for its siblings on the other workers (they start together). */
 const warmWaitMs = 30_000
@@ -286,6 +289,13 @@ export class QueryPool {
     const result = await this.#task(tenant, { kind: 'search', criteria })
     assert(result.kind === 'search', 'a search task answers a search')
     return result.outcome
+  }
+
+  /** A page of a price diff on a worker (engine/diff/diff.ts); reflects every change published before this call. */
+  async diff(tenant: ReplicatedTenant, request: DiffRequest): Promise<DiffEntry[]> {
+    const result = await this.#task(tenant, { kind: 'diff', diff: request })
+    assert(result.kind === 'diff', 'a diff task answers a diff')
+    return result.entries
   }
 
   /**

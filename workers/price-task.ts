@@ -10,10 +10,12 @@ import { move, transferableSymbol, valueSymbol } from 'piscina'
 import { AnswerArena } from './answer-arena.js'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
 import { searchArticles } from '../engine/article-search.js'
+import { diffPrices } from '../engine/diff/diff.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
   protocolVersion,
+  type DiffTaskResult,
   type PriceTask,
   type PriceWorkerData,
   type QueryTaskResult,
@@ -72,7 +74,13 @@ const arena = new AnswerArena(threadId)
 const catchUpWaitMs = 1000
 const waitCell = new Int32Array(new SharedArrayBuffer(4))
 
-type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | RulesTaskResult | WarmTaskResult
+type TaskResult =
+  | QueryTaskResult
+  | ReadTaskResult
+  | SearchTaskResult
+  | RulesTaskResult
+  | WarmTaskResult
+  | DiffTaskResult
 
 export default function run(task: PriceTask | RulesTask): TaskResult {
   assert(task.version === protocolVersion, 'a task of another protocol version')
@@ -83,6 +91,7 @@ export default function run(task: PriceTask | RulesTask): TaskResult {
   if (task.kind === 'read') return { kind: 'read', outcome: readPrice(replica.catalog, replica.prices, task.read) }
   if (task.kind === 'search') return { kind: 'search', outcome: searchArticles(replica.catalog, task.criteria) }
   if (task.kind === 'warm') return warm(replica, task)
+  if (task.kind === 'diff') return { kind: 'diff', entries: diffPrices(replica.catalog, replica.prices, task.diff) }
   const { hits, misses } = answerCacheCounts
   const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)

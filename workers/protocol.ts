@@ -15,6 +15,7 @@
  */
 import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-search.js'
 import type { CatalogType } from '../engine/catalog.js'
+import type { DiffEntry, DiffRequest } from '../engine/diff/diff.js'
 import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
 import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
@@ -131,7 +132,17 @@ export interface WarmTask extends TaskHeader {
 
 export type WarmTaskResult = { readonly kind: 'warm'; readonly met: boolean } | { readonly kind: 'need_snapshot' }
 
-export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask
+/** A page of a price diff between two instants (engine/diff/diff.ts), off the main thread. */
+export interface DiffTask extends TaskHeader {
+  readonly kind: 'diff'
+  readonly diff: DiffRequest
+}
+
+export type DiffTaskResult =
+  | { readonly kind: 'diff'; readonly entries: DiffEntry[] }
+  | { readonly kind: 'need_snapshot' }
+
+export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask
 
 /**
  * A pricelist's rules to check before it is written (no tenant state needed): compiling them is

@@ -10,6 +10,7 @@ import { fxRoutes } from './fx.js'
 import { managementRoutes } from './management.js'
 import { peopleRoutes } from './people.js'
 import { pricelistRoutes } from './pricelists.js'
+import { priceDiffRoutes } from './price-diff.js'
 import { priceReadRoutes } from './price-reads.js'
 import { priceWriteRoutes } from './price-writes.js'
 import { referenceRoutes } from './reference.js'
@@ -27,6 +28,7 @@ export function tenantRoutes(): TenantRoute[] {
     ...changelogRoutes(),
     ...priceWriteRoutes(),
     ...priceReadRoutes(),
+    ...priceDiffRoutes(),
     ...fxRoutes(),
     ...bundleRoutes(),
     ...webhookRoutes(),

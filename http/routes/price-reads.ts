@@ -128,14 +128,18 @@ const PricelistWithPrice = Type.Object({
 export { renderItem }
 
 /** Rounding profile of a request: none, `default`, or a code (404 when absent). */
-function roundingFor(catalog: Catalog, requested: string | undefined, currency: string, at: number) {
+export function roundingFor(catalog: Catalog, requested: string | undefined, currency: string, at: number) {
   const profile = resolveProfile(catalog, requested, currency, at)
   if (profile === 'not_found') throw notFound(`Rounding profile ${requested}`)
   return profile === null ? null : profile.compiled
 }
 
 /** Selects the pricelists of a query: filter, live and active at the instant, homogeneity checks. */
-function selectPricelists(tenant: TenantRuntime, body: PriceQueryValue, at: number): string[] {
+export function selectPricelists(
+  tenant: TenantRuntime,
+  body: Pick<PriceQueryValue, 'pricelist_filter' | 'tax_area' | 'currency_code'>,
+  at: number,
+): string[] {
   const matcher = pricelistFilterMatcher(body.pricelist_filter)
   const selected: string[] = []
   const currencies = new Set<string>()
@@ -507,7 +511,7 @@ function* mapped<T, U>(values: Iterable<T>, map: (value: T) => U): Generator<U> 
  * Every SKU that could be priced, sorted: those with a price somewhere, plus bundle SKUs (a bundle
  * rule prices a SKU that may have no price of its own anywhere).
  */
-function pricedSkuCandidates(tenant: TenantRuntime): readonly string[] {
+export function pricedSkuCandidates(tenant: TenantRuntime): readonly string[] {
   const withPrices = tenant.prices.sortedSkus()
   const bundleKeys = tenant.catalog.keys('bundle_rule')
   if (bundleKeys.length === 0) return withPrices

@@ -550,6 +550,17 @@ t.test('every operation answers as the document declares', async (t) => {
     await call(t, 'POST', 'price/query', 413, {
       body: { currency_code: 'EUR', pricelist_filter: {}, skus, tax_area: 'SE' },
     })
+    // From now (the tax area exists from its write, and the diff, like a query, needs it at both instants).
+    const diffBody = {
+      currency_code: 'EUR',
+      pricelist_filter: { pricelists: ['RETAIL'] },
+      tax_area: 'SE',
+      from: new Date().toISOString(),
+      to: '2999-01-01',
+    }
+    const diff = await call(t, 'POST', 'price/diff', 200, { body: { ...diffBody, limit: 2 } })
+    t.type(diff.body.next_cursor, 'string', 'three SKUs are priced: a page of two has a next')
+    await call(t, 'POST', 'price/diff', 413, { body: { ...diffBody, limit: itemsMax + 1 } })
     t.equal((await call(t, 'GET', 'price?pricelist=RETAIL', 200)).body.total, 3)
     t.ok((await call(t, 'GET', 'price/history/RETAIL/A-1', 200)).body.length >= 1)
     t.same((await call(t, 'GET', 'price/skus-for-pricelist/RETAIL', 200)).body.items, ['A-1', 'B-2', 'C-3'])
