@@ -11,6 +11,7 @@ import { managementRoutes } from './management.js'
 import { peopleRoutes } from './people.js'
 import { pricelistRoutes } from './pricelists.js'
 import { priceReadRoutes } from './price-reads.js'
+import { priceSimulateRoutes } from './price-simulate.js'
 import { priceWriteRoutes } from './price-writes.js'
 import { referenceRoutes } from './reference.js'
 import { roundingRoutes } from './rounding.js'
@@ -27,6 +28,7 @@ export function tenantRoutes(): TenantRoute[] {
     ...changelogRoutes(),
     ...priceWriteRoutes(),
     ...priceReadRoutes(),
+    ...priceSimulateRoutes(),
     ...fxRoutes(),
     ...bundleRoutes(),
     ...webhookRoutes(),
