@@ -6,6 +6,7 @@
  */
 import { assert } from './assert.js'
 import { contentHash } from './hash.js'
+import { LayeredTable } from './simulate/layered-table.js'
 import { indexAt, planWrite, viewAt, type ChangeType, type Version, type View } from './temporal.js'
 
 export const entityTypes = [
@@ -169,8 +170,8 @@ export class Catalog {
   /** Types whose entries are loaded at their first use (`defer`); null when none. */
   #deferred: Map<CatalogType, () => void> | null = null
   /**
-   * A fork's types whose table is still the original's Map (`fork`): copied before the fork's
-   * first write of the type, so the original never changes through a fork. Null: owns every table.
+   * A fork's types whose table is still the original's Map (`fork`): layered over before the
+   * fork's first write of the type, so the original never changes through a fork. Null: not a fork.
    */
   #shared: Set<CatalogType> | null = null
 
@@ -226,10 +227,10 @@ export class Catalog {
 
   /**
    * A throwaway copy for a dry run (tenant/simulate/): it shares this catalogue's tables, each until
-   * the fork first writes that type, and then copies the table's Map (the key -> version list
-   * references, never the version lists, which are replaced whole and never changed in place). The
-   * fork sees this catalogue's later writes to types it has not written: a dry run plans and reads
-   * in one turn of the event loop, so there are none.
+   * the fork first writes that type, and then layers its own keys over that table
+   * (engine/simulate/layered-table.ts): nothing is copied, not even the table's Map. The fork sees
+   * this catalogue's later writes to the keys it has not written: a dry run plans and reads in one
+   * turn of the event loop, so there are none.
    */
   fork(): Catalog {
     assert(this.#deferred === null, 'a catalogue with deferred types is a replica, not forked')
@@ -245,14 +246,14 @@ export class Catalog {
     return fork
   }
 
-  /** The table a mutator changes: a fork's own copy of it (see `fork`). */
+  /** The table a mutator changes: a fork's own layer over the shared one (see `fork`). */
   #writableTable(type: CatalogType): Map<string, Version<unknown>[]> {
     const table = this.#table(type)
     if (this.#shared === null || !this.#shared.has(type)) return table
-    const copy = new Map(table)
-    this.#tables.set(type, copy)
+    const layered = new LayeredTable(table)
+    this.#tables.set(type, layered)
     this.#shared.delete(type)
-    return copy
+    return layered
   }
 
   #table(type: CatalogType): Map<string, Version<unknown>[]> {
@@ -409,7 +410,8 @@ export class Catalog {
 
   /** Removes a key altogether (a restore of a backup that never held it); nothing for an absent key. */
   remove(type: CatalogType, key: string): void {
-    const table = this.#writableTable(type)
+    assert(this.#shared === null, 'a fork never removes keys (only a restore does, on the tenant)')
+    const table = this.#table(type)
     const before = table.get(key)
     if (before === undefined) return
     if (before[before.length - 1]!.value !== null) this.#liveCounts.set(type, this.liveCount(type) - 1)

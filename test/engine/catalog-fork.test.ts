@@ -37,13 +37,33 @@ t.test('a fork reads the original and keeps its writes to itself', async (t) => 
   t.same(original.get('vat_class', 'reduced', 3), vatClass('reduced'))
   t.equal(original.get('vat_class', 'zero', 3), null)
   t.equal(original.revision('vat_class'), revision, 'and its revision')
+  const classesOf = (catalog: Catalog) =>
+    [...catalog.entries()].filter(([type]) => type === 'vat_class').map(([, key, versions]) => [key, versions.length])
+  t.same(
+    classesOf(fork),
+    [
+      ['standard', 2],
+      ['reduced', 2],
+      ['zero', 1],
+    ],
+    'the fork lists the shared keys with its versions, then its new ones',
+  )
+  t.same(
+    classesOf(original),
+    [
+      ['standard', 1],
+      ['reduced', 1],
+    ],
+    'the original lists its own',
+  )
   t.ok(fork.revision('vat_class') > revision, 'the fork counts its writes')
 
-  // A type the fork never wrote is still the original's table: a write there shows in the fork.
+  // The fork reads through to the original for what it did not write (a dry run runs in one turn,
+  // so the original does not change meanwhile).
   put(original, 'tax_area', 'DE', { name: 'DE', is_active: true, valid_from: null, valid_to: null })
   t.ok(fork.exists('tax_area', 'DE'), 'an unwritten type is shared')
-  put(original, 'vat_class', 'late', vatClass('late'))
-  t.notOk(fork.exists('vat_class', 'late'), 'a written type is the fork own')
+  put(original, 'vat_class', 'standard', vatClass('later'), 3)
+  t.same(fork.get('vat_class', 'standard', 4), vatClass('renamed'), 'a key the fork wrote is its own')
 })
 
 t.test('a fork of a fork leaves both untouched', async (t) => {
