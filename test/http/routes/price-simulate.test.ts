@@ -12,7 +12,7 @@ import type { Answer, TenantClient } from '../../helpers/server.js'
 import { suiteServer } from '../../helpers/suite.js'
 
 const {
-  tenants: { acme },
+  tenants: { acme, small },
 } = await suiteServer({
   tenants: {
     acme: {
@@ -24,6 +24,7 @@ const {
         OTHER: { currency_code: 'EUR', vat_mode: 'NET' },
       },
     },
+    small: { reference: true, limits: { prices: 1 }, pricelists: { BASE: { currency_code: 'EUR', vat_mode: 'NET' } } },
   },
 })
 
@@ -269,6 +270,24 @@ t.test('a write the real route refuses answers its error body, naming the write'
     t.same(errorOf(simulated), errorOf(refused), `the real write's error body (${pointer})`)
     t.equal(simulated.body.write, pointer, 'the refused write is named')
   }
+})
+
+t.test("the plan's quota refuses a proposed price as it refuses the real one", async (t) => {
+  await mapSkus(small, 'standard', ['Q-1'])
+  await putPrice(small, 'Q-1', 'BASE', { price: 1 })
+  const body = query(['Q-1'], ['BASE'])
+  const changed = await simulate(small, { prices: [{ sku: 'Q-1', pricelist: 'BASE', price: 2 }] }, body)
+  t.equal(changed.body.query.items[0].net, 2, 'a change of a live pair passes the quota of one price')
+  const writes = {
+    prices: [
+      { sku: 'Q-1', pricelist: 'BASE', price: 2 },
+      { sku: 'Q-2', pricelist: 'BASE', price: 2 },
+    ],
+  }
+  const simulated = await simulate(small, writes, body)
+  const refused = await small.call('PUT', '/price/Q-2/BASE', { price: 2 })
+  t.same([simulated.status, simulated.body.code, simulated.body.write], [422, 'quota_exceeded', '/writes/prices/1'])
+  t.same(errorOf(simulated), errorOf(refused), "the real write's error body")
 })
 
 t.test('the bound on writes and bad bodies answer 400', async (t) => {
