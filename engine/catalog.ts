@@ -6,6 +6,7 @@
  */
 import { assert } from './assert.js'
 import { contentHash } from './hash.js'
+import { LayeredTable } from './simulate/layered-table.js'
 import { indexAt, planWrite, viewAt, type ChangeType, type Version, type View } from './temporal.js'
 
 export const entityTypes = [
@@ -168,6 +169,11 @@ export class Catalog {
   readonly #revisions = new Map<CatalogType, number>()
   /** Types whose entries are loaded at their first use (`defer`); null when none. */
   #deferred: Map<CatalogType, () => void> | null = null
+  /**
+   * A fork's types whose table is still the original's Map (`fork`): layered over before the
+   * fork's first write of the type, so the original never changes through a fork. Null: not a fork.
+   */
+  #shared: Set<CatalogType> | null = null
 
   constructor() {
     for (const type of [
@@ -217,6 +223,37 @@ export class Catalog {
     this.#deferred!.delete(type)
     if (this.#deferred!.size === 0) this.#deferred = null
     load()
+  }
+
+  /**
+   * A throwaway copy for a dry run (tenant/simulate/): it shares this catalogue's tables, each until
+   * the fork first writes that type, and then layers its own keys over that table
+   * (engine/simulate/layered-table.ts): nothing is copied, not even the table's Map. The fork sees
+   * this catalogue's later writes to the keys it has not written: a dry run plans and reads in one
+   * turn of the event loop, so there are none.
+   */
+  fork(): Catalog {
+    assert(this.#deferred === null, 'a catalogue with deferred types is a replica, not forked')
+    const fork = new Catalog()
+    fork.#shared = new Set()
+    for (const [type, table] of this.#tables) {
+      fork.#tables.set(type, table)
+      fork.#shared.add(type)
+      fork.#sorted.set(type, this.#sorted.get(type) ?? null)
+      fork.#liveCounts.set(type, this.#liveCounts.get(type)!)
+      fork.#revisions.set(type, this.#revisions.get(type)!)
+    }
+    return fork
+  }
+
+  /** The table a mutator changes: a fork's own layer over the shared one (see `fork`). */
+  #writableTable(type: CatalogType): Map<string, Version<unknown>[]> {
+    const table = this.#table(type)
+    if (this.#shared === null || !this.#shared.has(type)) return table
+    const layered = new LayeredTable(table)
+    this.#tables.set(type, layered)
+    this.#shared.delete(type)
+    return layered
   }
 
   #table(type: CatalogType): Map<string, Version<unknown>[]> {
@@ -343,7 +380,7 @@ export class Catalog {
       if (entryType !== type) {
         flush()
         type = entryType
-        table = this.#table(type)
+        table = this.#writableTable(type)
         applied = 0
         live = 0
         added = false
@@ -361,7 +398,7 @@ export class Catalog {
   /** The only mutator: installs a planned (or loaded) version list. */
   apply(type: CatalogType, key: string, versions: Version<unknown>[]): void {
     assert(versions.length > 0, 'a stored key has at least one version')
-    const table = this.#table(type)
+    const table = this.#writableTable(type)
     const before = table.get(key)
     if (before === undefined) this.#sorted.set(type, null)
     const wasLive = before !== undefined && before[before.length - 1]!.value !== null
@@ -373,6 +410,7 @@ export class Catalog {
 
   /** Removes a key altogether (a restore of a backup that never held it); nothing for an absent key. */
   remove(type: CatalogType, key: string): void {
+    assert(this.#shared === null, 'a fork never removes keys (only a restore does, on the tenant)')
     const table = this.#table(type)
     const before = table.get(key)
     if (before === undefined) return

@@ -125,4 +125,7 @@ export const ErrorBody = Type.Object({
   reason: Type.Optional(Type.String({ description: '404 of a price read: why there is no price' })),
   setting: Type.Optional(Type.String({ description: '403 plan_forbidden: the setting refused' })),
   feature: Type.Optional(Type.String({ description: '403 plan_forbidden: the plan feature it needs' })),
+  write: Type.Optional(
+    Type.String({ description: 'POST /price/simulate: the JSON pointer of the refused write in the body' }),
+  ),
 })

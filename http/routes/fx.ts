@@ -68,7 +68,7 @@ function ratesCost(body: unknown): number {
 }
 
 /** Checks every rate before anything is stored: one bad rate refuses the whole request. */
-function checkedRates(rates: Record<string, number | string>): [string, string][] {
+export function checkedRates(rates: Record<string, number | string>): [string, string][] {
   const details: ErrorDetail[] = []
   const checked: [string, string][] = []
   for (const [code, input] of Object.entries(rates)) {
@@ -90,7 +90,7 @@ function checkedRates(rates: Record<string, number | string>): [string, string][
   return checked.sort(([left], [right]) => (left < right ? -1 : 1))
 }
 
-function publicationDate(date: string): number {
+export function publicationDate(date: string): number {
   const from = parseInstant(date)
   if (Number.isNaN(from) || from < instantMin || from > instantMax) {
     throw validationError([{ path: '/date', message: 'must be a date from 1970-01-01 (yyyy-MM-dd)' }])

@@ -12,6 +12,7 @@ import { peopleRoutes } from './people.js'
 import { pricelistRoutes } from './pricelists.js'
 import { priceDiffRoutes } from './price-diff.js'
 import { priceReadRoutes } from './price-reads.js'
+import { priceSimulateRoutes } from './price-simulate.js'
 import { priceWriteRoutes } from './price-writes.js'
 import { referenceRoutes } from './reference.js'
 import { roundingRoutes } from './rounding.js'
@@ -29,6 +30,7 @@ export function tenantRoutes(): TenantRoute[] {
     ...priceWriteRoutes(),
     ...priceReadRoutes(),
     ...priceDiffRoutes(),
+    ...priceSimulateRoutes(),
     ...fxRoutes(),
     ...bundleRoutes(),
     ...webhookRoutes(),

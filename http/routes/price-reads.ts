@@ -14,7 +14,7 @@ import { pricelistActiveAt } from '../../engine/pricelists.js'
 import { defaultTaxArea, PriceContext } from '../../engine/pipeline.js'
 import { resolveProfile } from '../../engine/rounding.js'
 import { settingEnabled } from '../../engine/settings.js'
-import { formatInstant } from '../../engine/time.js'
+import { formatInstant, parseInstant } from '../../engine/time.js'
 import { route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, notFound, validationError } from '../../platform/errors.js'
 import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, Quantity, VatMode } from '../schemas.js'
@@ -23,6 +23,7 @@ import { page, quantityValue, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
 import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
+import type { PriceReader } from '../../engine/price-replica.js'
 import type { QueryInput } from '../../workers/execute.js'
 import { itemJson, renderItem } from '../../workers/render.js'
 import {
@@ -50,7 +51,7 @@ export const PriceQueryBody = Type.Object(
   },
   { additionalProperties: false },
 )
-type PriceQueryValue = typeof PriceQueryBody.static
+export type PriceQueryValue = typeof PriceQueryBody.static
 
 const QueryItem = Type.Object({
   sku: Type.String(),
@@ -71,7 +72,7 @@ const QueryItem = Type.Object({
     Type.Null(),
   ]),
 })
-const PriceQueryAnswer = Type.Object({
+export const PriceQueryAnswer = Type.Object({
   items: Type.Array(QueryItem),
   unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String() })),
 })
@@ -134,9 +135,15 @@ export function roundingFor(catalog: Catalog, requested: string | undefined, cur
   return profile === null ? null : profile.compiled
 }
 
+/** What a query reads: a tenant's state, or a dry run's (tenant/simulate/). */
+export interface QueryState {
+  readonly catalog: Catalog
+  readonly prices: PriceReader
+}
+
 /** Selects the pricelists of a query: filter, live and active at the instant, homogeneity checks. */
 export function selectPricelists(
-  tenant: TenantRuntime,
+  tenant: QueryState,
   body: Pick<PriceQueryValue, 'pricelist_filter' | 'tax_area' | 'currency_code'>,
   at: number,
 ): string[] {
@@ -191,11 +198,22 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
  */
 function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
+  const input = queryInput(tenant, body, context.nowMs)
+  if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
+    return dispatchLargeQuery(tenant, input)
+  return dispatchSmallQuery(tenant, input)
+}
+
+/**
+ * A query body checked against a state (400 for what it selects badly, 404 for an unknown
+ * rounding profile) and turned into the engine's input; POST /price/simulate checks its query so.
+ */
+export function queryInput(tenant: QueryState, body: PriceQueryValue, nowMs: number): QueryInput {
   if (body.skus.length === 0)
     throw validationError([{ path: '/skus', message: 'must not be empty' }], 'skus must not be empty')
   if (body.tax_area.length === 0)
     throw validationError([{ path: '/tax_area', message: 'must not be empty' }], 'tax_area must not be empty')
-  const at = body.as_of === undefined ? context.nowMs : readInstant({ ...context, query: { as_of: body.as_of } })
+  const at = body.as_of === undefined ? nowMs : parseInstant(body.as_of)
   if (tenant.catalog.get('tax_area', body.tax_area, at) === null) {
     throw validationError(
       [{ path: '/tax_area', message: 'unknown tax area' }],
@@ -205,7 +223,7 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
   const pricelists = selectPricelists(tenant, body, at)
   // Answers 404 for an unknown profile before any work is handed out.
   roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at)
-  const input: QueryInput = {
+  return {
     at,
     cacheable: body.as_of === undefined,
     taxArea: body.tax_area,
@@ -216,9 +234,6 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
     sortOrder: body.sort_order ?? null,
     quantity: body.quantity === undefined ? 1 : quantityValue(body.quantity, '/quantity', 1e9),
   }
-  if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
-    return dispatchLargeQuery(tenant, input)
-  return dispatchSmallQuery(tenant, input)
 }
 
 const TaxedQuery = Type.Object(

@@ -5,7 +5,6 @@
  * @module
  */
 import type { Article, Change, Metadata } from '../../engine/catalog.js'
-import type { TenantRuntime } from '../runtime.js'
 import {
   applyBatch,
   writeInstant,
@@ -13,6 +12,7 @@ import {
   type ItemOutcome,
   type Refusal,
   type WriteContext,
+  type WriteTarget,
 } from './core.js'
 import { applyChange, catalogQuota, createsLiveKey, deleteKeys, type DeleteInput } from './catalog.js'
 
@@ -30,7 +30,7 @@ function toArticle(input: ArticleInput): Article {
 }
 
 /** How to write articles, for `applyBatch` or `applyItems`. */
-export function articleWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<ArticleInput, Change> {
+export function articleWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<ArticleInput, Change> {
   const { nowMs, actor } = context
   return {
     plan: (input) =>
@@ -43,7 +43,7 @@ export function articleWriter(tenant: TenantRuntime, context: WriteContext): Ent
 
 /** Writes articles (each item an ArticleInput or the refusal of its shape); an outcome per item. */
 export function writeArticles(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (ArticleInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -52,7 +52,7 @@ export function writeArticles(
 
 /** Soft-deletes articles at their instant; an article that does not exist then is refused (not_found). */
 export function deleteArticles(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

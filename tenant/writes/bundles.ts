@@ -7,9 +7,8 @@
  */
 import { compositeKey, type BundleRule } from '../../engine/catalog.js'
 import { amountUnit, parseAmount, toDecimalString, toNumber } from '../../engine/money.js'
-import type { TenantRuntime } from '../runtime.js'
 import { deleteKeys, unlimitedWriter, type DeleteInput } from './catalog.js'
-import { applyBatch, invalid, Refusal, type ItemOutcome, type WriteContext } from './core.js'
+import { applyBatch, invalid, Refusal, type ItemOutcome, type WriteContext, type WriteTarget } from './core.js'
 
 type AmountInput = number | string
 
@@ -83,7 +82,7 @@ function toRule(bundleSku: string, input: BundleRuleInput): BundleRule | Refusal
 
 /** Sets bundle rules, each on its pricelist from now on; an outcome per item. */
 export function writeBundleRules(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (BundleInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -106,7 +105,7 @@ export function writeBundleRules(
 
 /** Removes pricelists' own bundle rules (keys: compositeKey(sku, pricelist)); one not in force then is not_found. */
 export function deleteBundleRules(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

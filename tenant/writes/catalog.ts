@@ -6,7 +6,7 @@
  */
 import type { CatalogType, Change } from '../../engine/catalog.js'
 import type { Limits } from '../plans.js'
-import type { AppliedWrites, TenantRuntime } from '../runtime.js'
+import type { AppliedWrites } from '../runtime.js'
 import {
   applyBatch,
   quotaExceeded,
@@ -15,16 +15,17 @@ import {
   type EntityWriter,
   type ItemOutcome,
   type WriteContext,
+  type WriteTarget,
 } from './core.js'
 
 /** Applies a planned change to memory (later items plan against it) and records it for the runtime to store. */
-export function applyChange(tenant: TenantRuntime, change: Change, applied: AppliedWrites): void {
+export function applyChange(tenant: WriteTarget, change: Change, applied: AppliedWrites): void {
   tenant.catalog.apply(change.type, change.key, change.versions)
   applied.changes.push(change)
 }
 
 /** Does this change create a key that is not live in its latest version yet (counts for quotas)? */
-export function createsLiveKey(tenant: TenantRuntime, change: Change): boolean {
+export function createsLiveKey(tenant: WriteTarget, change: Change): boolean {
   return (
     !tenant.catalog.isLiveLatest(change.type, change.key) && change.versions[change.versions.length - 1]!.value !== null
   )
@@ -35,7 +36,7 @@ export function createsLiveKey(tenant: TenantRuntime, change: Change): boolean {
  * (the message names the numbers), else null.
  */
 export function catalogQuota(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   type: CatalogType,
   limitName: keyof Limits,
   creating: number,
@@ -48,7 +49,7 @@ export function catalogQuota(
 
 /** A writer of an entity without a quota (reference data, deletes): `plan` is all it says. */
 export function unlimitedWriter<Input>(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   plan: (input: Input) => Change | null | Refusal,
 ): EntityWriter<Input, Change> {
   return { plan, quota: () => null, apply: (change, applied) => applyChange(tenant, change, applied) }
@@ -65,7 +66,7 @@ export interface DeleteInput {
  * as its entity's routes name it (`what(key)`: "Article A1", "VAT rate SE/standard").
  */
 export function deleteKeys(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   options: { type: CatalogType; what: (key: string) => string; items: readonly (DeleteInput | Refusal)[] },
 ): Promise<ItemOutcome[]> {

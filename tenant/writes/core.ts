@@ -8,8 +8,12 @@
  * before (a refused shape is handed in as a Refusal) and renders the outcomes after.
  * @module
  */
+import type { Catalog } from '../../engine/catalog.js'
+import type { PriceBook } from '../../engine/prices.js'
 import { parseInstant } from '../../engine/time.js'
-import type { AppliedWrites, TenantRuntime } from '../runtime.js'
+import type { QueryPool } from '../../workers/pool.js'
+import type { Limits } from '../plans.js'
+import type { AppliedWrites } from '../runtime.js'
 
 /**
  * What can become of an item. `applied` and `unchanged` accept it (an identical write stores
@@ -34,6 +38,22 @@ export const writeStatuses = [
 ] as const
 export type WriteStatus = (typeof writeStatuses)[number]
 export type RefusalStatus = Exclude<WriteStatus, 'applied' | 'unchanged'>
+
+/**
+ * What a write plans against and applies to: a tenant's runtime, or a dry run's throwaway copy of
+ * it (tenant/simulate/: a forked catalogue, an overlay of the price book, a unit of work that
+ * stores nothing). The use cases take this rather than the runtime, so that a dry run runs the
+ * same writers and so refuses exactly what a real write refuses.
+ */
+export interface WriteTarget {
+  readonly catalog: Catalog
+  readonly prices: Pick<PriceBook, 'versions' | 'apply' | 'livePairCount'>
+  readonly limits: Limits
+  /** Where a pricelist's rules are compiled before the unit of work (null: here). */
+  readonly queryPool: QueryPool | null
+  /** The unit of work: `work` applies to memory and records in `applied`; the target stores it (or not). */
+  write<T>(work: (applied: AppliedWrites) => T): Promise<T>
+}
 
 /** Who writes and when: the request's clock reading and actor (a route's context has both). */
 export interface WriteContext {
@@ -136,7 +156,7 @@ export interface EntityWriter<Input, Planned> {
  * one unit of work; answers an outcome per item, in the items' order.
  */
 export function applyBatch<Input, Planned>(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   items: readonly (Input | Refusal)[],
   writer: EntityWriter<Input, Planned>,
 ): Promise<ItemOutcome[]> {

@@ -13,9 +13,16 @@ import { pricelistDepthMax } from '../../engine/limits.js'
 import { compileRule, RuleCompileError, type NodeTally } from '../../engine/rules.js'
 import { parseInstant } from '../../engine/time.js'
 import { QueryPoolBusy } from '../../workers/pool.js'
-import type { TenantRuntime } from '../runtime.js'
 import { applyChange, catalogQuota, createsLiveKey, deleteKeys, type DeleteInput } from './catalog.js'
-import { applyBatch, invalid, Refusal, type EntityWriter, type ItemOutcome, type WriteContext } from './core.js'
+import {
+  applyBatch,
+  invalid,
+  Refusal,
+  type EntityWriter,
+  type ItemOutcome,
+  type WriteContext,
+  type WriteTarget,
+} from './core.js'
 
 /** One pricelist write, its shape checked by the edge (dates valid instants). */
 export interface PricelistInput {
@@ -110,7 +117,7 @@ const compileSliceMs = 0.5
  * below the main thread's priority (test/security/resource-abuse.test.ts, the compile floods); the
  * main thread compiles each version again when it first prices with it.
  */
-async function bodyRefusal(tenant: TenantRuntime, input: PricelistInput, actor: string): Promise<Refusal | null> {
+async function bodyRefusal(tenant: WriteTarget, input: PricelistInput, actor: string): Promise<Refusal | null> {
   const pricelist = toPricelist(input, actor)
   const shape = shapeRefusal(pricelist)
   if (shape !== null || pricelist.price_rules.length === 0) return shape
@@ -203,7 +210,7 @@ function descendantLevels(catalog: Catalog, code: string, at: number): number {
 }
 
 /** How to write pricelists (their rules checked before): shape, currency, parent, then the quota. */
-function pricelistWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<PricelistInput, Change> {
+export function pricelistWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<PricelistInput, Change> {
   const { nowMs, actor } = context
   const catalog = tenant.catalog
   return {
@@ -227,19 +234,31 @@ function pricelistWriter(tenant: TenantRuntime, context: WriteContext): EntityWr
  * Every item's rules are compiled first, in turns, then the items are planned in one go, in order.
  */
 export async function writePricelists(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (PricelistInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
+  return applyBatch(tenant, await checkPricelistBodies(tenant, context, items), pricelistWriter(tenant, context))
+}
+
+/**
+ * The part of a pricelist write that may wait (its rules compiled, in turns or on a worker): each
+ * item, or why its body is refused. `pricelistWriter` then plans the items in one turn.
+ */
+export async function checkPricelistBodies(
+  tenant: WriteTarget,
+  context: WriteContext,
+  items: readonly (PricelistInput | Refusal)[],
+): Promise<(PricelistInput | Refusal)[]> {
   const checked: (PricelistInput | Refusal)[] = []
   for (const item of items)
     checked.push(item instanceof Refusal ? item : ((await bodyRefusal(tenant, item, context.actor)) ?? item))
-  return applyBatch(tenant, checked, pricelistWriter(tenant, context))
+  return checked
 }
 
 /** Soft-deletes pricelists at their instant; one not live then is refused (not_found). */
 export function deletePricelists(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

@@ -18,7 +18,6 @@ import {
 import { settingEnabled } from '../../engine/settings.js'
 import { formatInstant } from '../../engine/time.js'
 import type { PriceChange } from '../../storage/tenant-store.js'
-import type { TenantRuntime } from '../runtime.js'
 import {
   applyBatch,
   invalid,
@@ -28,6 +27,7 @@ import {
   type EntityWriter,
   type ItemOutcome,
   type WriteContext,
+  type WriteTarget,
 } from './core.js'
 
 /** A decimal amount as JSON carries it: a number, or its text. */
@@ -138,7 +138,7 @@ function parseBreak(entry: BreakInput, index: number): QuantityBreak | Refusal {
  * fields, not #private ones: this runs once per ingested price.
  */
 class PriceWriter implements EntityWriter<PriceInput, PriceChange> {
-  private readonly tenant: TenantRuntime
+  private readonly tenant: WriteTarget
   private readonly context: WriteContext
   private readonly strictArticles: boolean
   private readonly strictPricelists: boolean
@@ -146,7 +146,7 @@ class PriceWriter implements EntityWriter<PriceInput, PriceChange> {
   private startText: string | null = null
   private startMs = 0
 
-  constructor(tenant: TenantRuntime, context: WriteContext) {
+  constructor(tenant: WriteTarget, context: WriteContext) {
     this.tenant = tenant
     this.context = context
     const nowMs = context.nowMs
@@ -201,7 +201,7 @@ class PriceWriter implements EntityWriter<PriceInput, PriceChange> {
 }
 
 /** A write that makes a pair live (it had no price, or a deleted one) counts against the plan. */
-function priceQuota(tenant: TenantRuntime, change: PriceChange): Refusal | null {
+function priceQuota(tenant: WriteTarget, change: PriceChange): Refusal | null {
   const limit = tenant.limits.prices
   if (limit === null) return null
   const existing = tenant.prices.versions(change.pricelist, change.sku)
@@ -211,13 +211,13 @@ function priceQuota(tenant: TenantRuntime, change: PriceChange): Refusal | null 
 }
 
 /** How to write prices, for `applyBatch` or `applyItems` (its settings are read once, now). */
-export function priceWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<PriceInput, PriceChange> {
+export function priceWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<PriceInput, PriceChange> {
   return new PriceWriter(tenant, context)
 }
 
 /** Writes prices (each item a PriceInput or the refusal of its shape); an outcome per item. */
 export function writePrices(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (PriceInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -226,7 +226,7 @@ export function writePrices(
 
 /** Soft-deletes prices at their instant; a pair without a price then is refused (not_found). */
 export function deletePrices(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (PriceDeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

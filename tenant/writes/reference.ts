@@ -9,7 +9,6 @@
 import { compositeKey, type Change, type Currency, type TaxArea, type VatClass } from '../../engine/catalog.js'
 import { isIso4217 } from '../../engine/currencies.js'
 import { formatInstant, parseInstant } from '../../engine/time.js'
-import type { TenantRuntime } from '../runtime.js'
 import { unlimitedWriter } from './catalog.js'
 import {
   applyBatch,
@@ -19,6 +18,7 @@ import {
   type EntityWriter,
   type ItemOutcome,
   type WriteContext,
+  type WriteTarget,
 } from './core.js'
 
 export interface CurrencyInput {
@@ -86,7 +86,7 @@ export function unknownCurrency(code: string): Refusal | null {
 
 /** Registers or changes currencies (is_active default true, vat_precision default 2). */
 export function writeCurrencies(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: Items<CurrencyInput>,
 ): Promise<ItemOutcome[]> {
@@ -94,7 +94,7 @@ export function writeCurrencies(
 }
 
 /** How to write each item of `writeCurrencies` (also for `applyItems`: the demo seed). */
-export function currencyWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<CurrencyInput, Change> {
+export function currencyWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<CurrencyInput, Change> {
   const { nowMs, actor } = context
   return unlimitedWriter<CurrencyInput>(tenant, (input) => {
     const value: Currency = { is_active: input.is_active ?? true, vat_precision: input.vat_precision ?? 2 }
@@ -108,7 +108,7 @@ function optionalInstant(text: string | undefined | null): number | null {
 
 /** Creates or replaces tax areas; a validity window must end after it starts. */
 export function writeTaxAreas(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: Items<TaxAreaInput>,
 ): Promise<ItemOutcome[]> {
@@ -116,7 +116,7 @@ export function writeTaxAreas(
 }
 
 /** How to write each item of `writeTaxAreas` (also for `applyItems`: the demo seed). */
-export function taxAreaWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<TaxAreaInput, Change> {
+export function taxAreaWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<TaxAreaInput, Change> {
   const { nowMs, actor } = context
   return unlimitedWriter<TaxAreaInput>(tenant, (input) => {
     const area: TaxArea = {
@@ -134,7 +134,7 @@ export function taxAreaWriter(tenant: TenantRuntime, context: WriteContext): Ent
 
 /** Creates or replaces VAT classes. */
 export function writeVatClasses(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: Items<VatClassInput>,
 ): Promise<ItemOutcome[]> {
@@ -142,7 +142,7 @@ export function writeVatClasses(
 }
 
 /** How to write each item of `writeVatClasses` (also for `applyItems`: the demo seed). */
-export function vatClassWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<VatClassInput, Change> {
+export function vatClassWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<VatClassInput, Change> {
   const { nowMs, actor } = context
   return unlimitedWriter<VatClassInput>(tenant, (input) => {
     const value: VatClass = { name: input.name ?? null, description: input.description ?? null }
@@ -157,7 +157,7 @@ const referenceNames = { tax_area: 'Tax area', vat_class: 'VAT class' } as const
  * effect (a deletion scheduled before a future start refuses it): a refusal on the field.
  */
 function referenceRefusal(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   input: { readonly tax_area_code: string; readonly vat_class_code: string },
   instants: { nowMs: number; from: number },
 ): Refusal | null {
@@ -179,7 +179,7 @@ function referenceRefusal(
 
 /** Sets VAT rates of a tax area and VAT class from their start date (a future start schedules one). */
 export function writeVatRates(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: Items<VatRateInput>,
 ): Promise<ItemOutcome[]> {
@@ -187,7 +187,7 @@ export function writeVatRates(
 }
 
 /** How to write each item of `writeVatRates` (also for `applyItems`: the demo seed). */
-export function vatRateWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<VatRateInput, Change> {
+export function vatRateWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<VatRateInput, Change> {
   const { nowMs, actor } = context
   return unlimitedWriter<VatRateInput>(tenant, (input) => {
     const rate = canonicalRate(input.rate)
@@ -203,7 +203,7 @@ export function vatRateWriter(tenant: TenantRuntime, context: WriteContext): Ent
 
 /** Maps articles to a VAT class in a tax area from their start date; later items plan against earlier ones. */
 export function writeMappings(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: Items<MappingInput>,
 ): Promise<ItemOutcome[]> {
@@ -211,7 +211,7 @@ export function writeMappings(
 }
 
 /** How to write each item of `writeMappings` (also for `applyItems`: the demo seed). */
-export function mappingWriter(tenant: TenantRuntime, context: WriteContext): EntityWriter<MappingInput, Change> {
+export function mappingWriter(tenant: WriteTarget, context: WriteContext): EntityWriter<MappingInput, Change> {
   const { nowMs, actor } = context
   return unlimitedWriter<MappingInput>(tenant, (input) => {
     const from = writeInstant(input.start_date, nowMs)

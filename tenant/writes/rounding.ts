@@ -11,7 +11,6 @@ import type { Change, RoundingProfile, RoundingTierRule } from '../../engine/cat
 import { isIso4217 } from '../../engine/currencies.js'
 import { amountAbsMax } from '../../engine/limits.js'
 import { canonicalAmount, normalizeProfile, profileProblems, roundingProfilesMax } from '../../engine/rounding.js'
-import type { TenantRuntime } from '../runtime.js'
 import { applyChange, createsLiveKey, deleteKeys, type DeleteInput } from './catalog.js'
 import {
   applyBatch,
@@ -21,6 +20,7 @@ import {
   type ItemOutcome,
   type RefusalDetail,
   type WriteContext,
+  type WriteTarget,
 } from './core.js'
 
 type AmountInput = number | string
@@ -117,7 +117,7 @@ interface ProfileChanges {
  * on other profiles, stored together; a new key past roundingProfilesMax is refused.
  */
 function profileWriter(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
 ): EntityWriter<{ code: string; profile: RoundingProfile }, ProfileChanges> {
   const { nowMs, actor } = context
@@ -156,7 +156,7 @@ function profileWriter(
 
 /** Creates or replaces rounding profiles; an outcome per item. */
 export function writeRoundingProfiles(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (ProfileInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -175,7 +175,7 @@ export function writeRoundingProfiles(
 
 /** Updates stored rounding profiles field by field; one not live now is refused (not_found). */
 export function updateRoundingProfiles(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (ProfileUpdateInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -197,7 +197,7 @@ export function updateRoundingProfiles(
 
 /** Soft-deletes rounding profiles at their instant; one not live then is refused (not_found). */
 export function deleteRoundingProfiles(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

@@ -6,9 +6,16 @@
  * @module
  */
 import { settingDefinition } from '../../engine/settings.js'
-import type { TenantRuntime } from '../runtime.js'
 import { deleteKeys, unlimitedWriter, type DeleteInput } from './catalog.js'
-import { applyBatch, invalid, Refusal, writeInstant, type ItemOutcome, type WriteContext } from './core.js'
+import {
+  applyBatch,
+  invalid,
+  Refusal,
+  writeInstant,
+  type ItemOutcome,
+  type WriteContext,
+  type WriteTarget,
+} from './core.js'
 
 /** One setting write: a known key, its value as text, and when it takes effect. */
 export interface SettingInput {
@@ -28,7 +35,7 @@ export function unknownSetting(key: string): Refusal | null {
 
 /** Writes settings; an outcome per item. */
 export function writeSettings(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (SettingInput | Refusal)[],
 ): Promise<ItemOutcome[]> {
@@ -53,7 +60,7 @@ export function writeSettings(
 
 /** Soft-deletes settings at their instant (they then take their default); one not written then is not_found. */
 export function deleteSettings(
-  tenant: TenantRuntime,
+  tenant: WriteTarget,
   context: WriteContext,
   items: readonly (DeleteInput | Refusal)[],
 ): Promise<ItemOutcome[]> {

@@ -546,6 +546,23 @@ t.test('every operation answers as the document declares', async (t) => {
       query.body.unavailable.map((item: { sku: string }) => item.sku),
       ['NOPE'],
     )
+    const simulated = await call(t, 'POST', 'price/simulate', 200, {
+      body: {
+        writes: { prices: [{ sku: 'A-1', pricelist: 'RETAIL', price: 80 }] },
+        query: { currency_code: 'EUR', pricelist_filter: { pricelists: ['RETAIL'] }, skus: ['A-1'], tax_area: 'SE' },
+      },
+    })
+    t.same(
+      simulated.body.query.items.map((item: { sku: string; gross: number }) => [item.sku, item.gross]),
+      [['A-1', 100]],
+      'the simulated price, 80 NET + 25%',
+    )
+    await call(t, 'POST', 'price/simulate', 400, {
+      body: {
+        writes: { prices: [{ sku: 'A-1', pricelist: 'RETAIL', price: 'free' }] },
+        query: { currency_code: 'EUR', pricelist_filter: {}, skus: ['A-1'], tax_area: 'SE' },
+      },
+    })
     const skus = Array.from({ length: itemsMax + 1 }, (_, index) => `S-${index}`)
     await call(t, 'POST', 'price/query', 413, {
       body: { currency_code: 'EUR', pricelist_filter: {}, skus, tax_area: 'SE' },

@@ -1,0 +1,163 @@
+/**
+ * POST /price/simulate: what a price query would answer if proposed writes had been made, with
+ * nothing stored. The writes come in the shapes of the normal writes and are checked by the same
+ * schemas and the same use cases (tenant/simulate/dry-run.ts runs the write layer's writers on a
+ * throwaway copy of the tenant), so a write the real route would refuse is refused here with the
+ * same error body, plus `write`, the JSON pointer of the refused write in this body. The query is
+ * a POST /price/query body, checked and answered as that route does, on the copy.
+ * Bounded by `proposedWritesMax` writes, and counted against the query rate limit by its writes
+ * plus its SKUs. Runs on the main thread: the copy lives there (moving it to the workers is later).
+ * @module
+ */
+import { Type, type TSchema } from '@sinclair/typebox'
+import { batchItemsMax } from '../../engine/limits.js'
+import { ApiError, validationError } from '../../platform/errors.js'
+import { dryRun, proposedWritesMax, type FxDay, type ProposedWrites } from '../../tenant/simulate/dry-run.js'
+import type { PricelistInput } from '../../tenant/writes/pricelists.js'
+import type { PriceInput } from '../../tenant/writes/prices.js'
+import type { MappingInput, VatRateInput } from '../../tenant/writes/reference.js'
+import { executeQuery } from '../../workers/execute.js'
+import { route, type TenantRoute } from '../contracts.js'
+import { detailsOf } from '../validate.js'
+import { refusalError } from './common.js'
+import { checkedRates, FxDailyBody, publicationDate } from './fx.js'
+import { PriceQueryAnswer, PriceQueryBody, queryInput, type PriceQueryValue } from './price-reads.js'
+import { PricelistBatchItem } from './pricelists.js'
+import { PriceWriteItem } from './price-writes.js'
+import { MappingWrite, VatRateWrite } from './reference.js'
+
+/** Each family's items, as the batch routes take theirs; the bound on all of them is checked after. */
+function proposed(description: string) {
+  return Type.Optional(Type.Array(Type.Unknown(), { maxItems: batchItemsMax, description }))
+}
+
+export const SimulateWrites = Type.Object(
+  {
+    prices: proposed('items of POST /price/batch'),
+    pricelists: proposed('bodies of PUT /pricelist/{code}, each with its code'),
+    vat_rates: proposed('bodies of POST /vat/rate'),
+    mappings: proposed('bodies of POST /article-taxclass'),
+    fx_rates: proposed('bodies of POST /fx/daily (each rate counts as a write)'),
+  },
+  {
+    additionalProperties: false,
+    description: `at most ${proposedWritesMax} writes in all; written in the order pricelists, prices, vat_rates, mappings, fx_rates`,
+  },
+)
+export const SimulateBody = Type.Object(
+  { writes: SimulateWrites, query: PriceQueryBody },
+  { additionalProperties: false },
+)
+type SimulateValue = {
+  writes: Partial<Record<keyof typeof SimulateWrites.properties, unknown[]>>
+  query: PriceQueryValue
+}
+
+export const SimulateAnswer = Type.Object({
+  query: Type.Object(PriceQueryAnswer.properties, {
+    description: 'what POST /price/query answers for the query after the writes',
+  }),
+})
+
+/** The writes of a body as counted against its bound and the rate limit: each FX rate is one. */
+function writeCount(writes: unknown): number {
+  if (typeof writes !== 'object' || writes === null) return 0
+  let count = 0
+  for (const [family, items] of Object.entries(writes)) {
+    if (!Array.isArray(items)) continue
+    if (family !== 'fx_rates') count += items.length
+    else for (const day of items) count += Math.max(1, ratesIn(day))
+  }
+  return count
+}
+
+function ratesIn(day: unknown): number {
+  const rates = (day as { rates?: unknown } | null)?.rates
+  return typeof rates === 'object' && rates !== null && !Array.isArray(rates) ? Object.keys(rates).length : 0
+}
+
+/** The request's cost: its writes plus its query's SKUs (counted on the raw body). */
+function simulateCost(body: unknown): number {
+  const skus = (body as { query?: { skus?: unknown } } | null)?.query?.skus
+  return Math.max(
+    1,
+    writeCount((body as { writes?: unknown } | null)?.writes) + (Array.isArray(skus) ? skus.length : 0),
+  )
+}
+
+/** The refused write's error: the real write's body, and where the write is in this one. */
+function atWrite(error: ApiError, pointer: string): ApiError {
+  return new ApiError(error.code, error.message, { ...error.extra, write: pointer }, error.retryAfterS)
+}
+
+/** Each item checked against its real write's schema, as that route's validation answers. */
+function shaped<Input>(family: string, items: readonly unknown[] | undefined, schema: TSchema): Input[] {
+  const checked: Input[] = []
+  for (const [index, item] of (items ?? []).entries()) {
+    const details = detailsOf(schema, item)
+    if (details.length > 0) throw atWrite(validationError(details), `/writes/${family}/${index}`)
+    checked.push(item as Input)
+  }
+  return checked
+}
+
+/** FX bodies checked as POST /fx/daily checks them (date, then every rate). */
+function fxDays(items: readonly unknown[] | undefined): FxDay[] {
+  return shaped<typeof FxDailyBody.static>('fx_rates', items, FxDailyBody).map((body, index) => {
+    try {
+      return { from: publicationDate(body.date), rates: checkedRates(body.rates) }
+    } catch (error) {
+      throw error instanceof ApiError ? atWrite(error, `/writes/fx_rates/${index}`) : error
+    }
+  })
+}
+
+function proposedWrites(writes: SimulateValue['writes']): ProposedWrites {
+  const count = writeCount(writes)
+  if (count > proposedWritesMax) {
+    const message = `at most ${proposedWritesMax} writes in all, got ${count}`
+    throw validationError([{ path: '/writes', message }])
+  }
+  return {
+    pricelists: shaped<PricelistInput>('pricelists', writes.pricelists, PricelistBatchItem),
+    prices: shaped<PriceInput>('prices', writes.prices, PriceWriteItem),
+    vatRates: shaped<VatRateInput>('vat_rates', writes.vat_rates, VatRateWrite),
+    mappings: shaped<MappingInput>('mappings', writes.mappings, MappingWrite),
+    fxDays: fxDays(writes.fx_rates),
+  }
+}
+
+const answerOpen = Buffer.from('{"query":')
+const answerClose = Buffer.from('}')
+const answerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'main' }
+
+export function priceSimulateRoutes(): TenantRoute[] {
+  return [
+    route<SimulateValue>({
+      method: 'POST',
+      path: '/price/simulate',
+      operationId: 'simulatePrices',
+      errors: [404, 422],
+      summary: 'What a price query would answer after proposed writes; stores nothing',
+      tag: 'prices',
+      body: SimulateBody,
+      response: SimulateAnswer,
+      dimension: 'query',
+      cost: simulateCost,
+      handler: async (context) => {
+        const writes = proposedWrites(context.body.writes)
+        const outcome = await dryRun(context.tenant, context, writes, (state) => {
+          const input = queryInput(state, context.body.query, context.nowMs)
+          return executeQuery(state.catalog, state.prices, input)
+        })
+        if ('refused' in outcome) {
+          const { family, index, refusal } = outcome.refused
+          throw atWrite(refusalError(refusal), `/writes/${family}/${index}`)
+        }
+        const json = outcome.answer
+        const body = Buffer.concat([answerOpen, typeof json === 'string' ? Buffer.from(json) : json, answerClose])
+        return { status: 200, headers: answerHeaders, body }
+      },
+    }),
+  ]
+}
