@@ -14,6 +14,12 @@ import type { FxResolved } from '../fx.js'
 import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
 import type { PipelineStep, PriceTracer } from './steps.js'
 
+/** SHA-256 in hex; the one-shot `crypto.hash` (Node 20.12+) when there is one. */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex')
+
 /** Why a candidate pricelist did not give the answer (closed; docs/api.md "Explain"). */
 export const candidateReasons = [
   'filter_mismatch',
@@ -83,23 +89,50 @@ export interface Explanation {
   readonly inputsHash: string
 }
 
-/** Records one candidate's steps, and every candidate's inputs into one shared set. */
+/**
+ * The pricelist versions' input texts of one context (instant), kept across the SKUs of a request:
+ * every candidate of every SKU walks the same few pricelists.
+ */
+const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
+
+/** What the candidates of one SKU share: the set of inputs, and the SKU's VAT versions (looked up once). */
+interface Shared {
+  readonly inputs: Set<string>
+  vat: ExplainedVat | null
+}
+
+/** Records one candidate's steps, and every candidate's inputs into the shared set. */
 class Recorder implements PriceTracer {
   muted = 0
   readonly path: string[] = []
   readonly steps: PipelineStep[] = []
   readonly vat: ExplainedVat[] = []
+  readonly inputs: Set<string>
+  readonly #pricelists: Map<string, string | null>
 
   constructor(
     readonly context: PriceContext,
     readonly sku: string,
-    readonly inputs: Set<string>,
-  ) {}
+    readonly shared: Shared,
+  ) {
+    this.inputs = shared.inputs
+    let known = pricelistInputs.get(context)
+    if (known === undefined) {
+      known = new Map()
+      pricelistInputs.set(context, known)
+    }
+    this.#pricelists = known
+  }
 
   walk(code: string): void {
     if (this.muted === 0) this.path.push(code)
-    const view = this.context.catalog.view('pricelist', code, this.context.at)
-    if (view !== null) this.inputs.add(`pricelist|${code}|${view.version.from}|${view.version.hash}`)
+    let input = this.#pricelists.get(code)
+    if (input === undefined) {
+      const view = this.context.catalog.view('pricelist', code, this.context.at)
+      input = view === null ? null : `pricelist|${code}|${view.version.from}|${view.version.hash}`
+      this.#pricelists.set(code, input)
+    }
+    if (input !== null) this.inputs.add(input)
   }
 
   step(step: PipelineStep): void {
@@ -146,8 +179,12 @@ class Recorder implements PriceTracer {
     this.inputs.add(`fx|${fx.base}|${fx.quote}|${fx.asOf}|${fx.numerator}/${fx.denominator}`)
   }
 
-  /** The SKU's VAT mapping and its class's rate in force, as inputs; their starts. */
+  /** The SKU's VAT mapping and its class's rate in force, as inputs; their starts (once per SKU). */
   #vatInput(classCode: string | null): ExplainedVat {
+    return (this.shared.vat ??= this.#vatLookup(classCode))
+  }
+
+  #vatLookup(classCode: string | null): ExplainedVat {
     const { catalog, taxArea, at } = this.context
     const mapping = catalog.view('article_taxclass', compositeKey(this.sku, taxArea), at)
     const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
@@ -166,8 +203,8 @@ interface Attempt {
 }
 
 /** One candidate through the full pipeline with a recorder set; the context's tracer is restored after. */
-function attempt(context: PriceContext, code: string, request: ExplainRequest, inputs: Set<string>): Attempt {
-  const recorder = new Recorder(context, request.sku, inputs)
+function attempt(context: PriceContext, code: string, request: ExplainRequest, shared: Shared): Attempt {
+  const recorder = new Recorder(context, request.sku, shared)
   const previous = context.tracer
   context.tracer = recorder
   try {
@@ -182,8 +219,9 @@ function attempt(context: PriceContext, code: string, request: ExplainRequest, i
 
 /** Explains the best price of one SKU over the request's candidates at the context's instant and tax area. */
 export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
-  const inputs = new Set<string>()
-  const attempts = request.pricelists.map((code) => attempt(context, code, request, inputs))
+  const shared: Shared = { inputs: new Set(), vat: null }
+  const inputs = shared.inputs
+  const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
   let winner = -1
   let status: Status = Status.noPrice
   for (let index = 0; index < attempts.length; index++) {
@@ -224,6 +262,6 @@ export function explainPrice(context: PriceContext, request: ExplainRequest): Ex
     vat: chosen?.recorder.vat ?? [],
     candidates,
     inputs: sorted,
-    inputsHash: `sha256:${crypto.createHash('sha256').update(sorted.join('\n')).digest('hex')}`,
+    inputsHash: `sha256:${sha256Hex(sorted.join('\n'))}`,
   }
 }

@@ -10,7 +10,6 @@ import { Type } from '@sinclair/typebox'
 import { assert } from '../../engine/assert.js'
 import type { Catalog } from '../../engine/catalog.js'
 import { candidateReasons, explainPrice, type CandidateReason, type Explanation } from '../../engine/explain/explain.js'
-import { traceJson, type TraceOptions } from '../../engine/explain/render.js'
 import { PriceContext, statusReasons, type AnswerOptions, type PricedItem } from '../../engine/pipeline.js'
 import { pricelistActiveAt } from '../../engine/pricelists.js'
 import type { PriceBook } from '../../engine/prices.js'
@@ -19,6 +18,7 @@ import { resolveProfile } from '../../engine/rounding.js'
 import { validationError } from '../../platform/errors.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
+import { traceText, type TraceOptions } from '../../workers/explain-render.js'
 import { itemJson, jsonString } from '../../workers/render.js'
 import { pricelistFilterMatcher, type PricelistFilter } from './pricelists.js'
 
@@ -117,8 +117,8 @@ function assertAgrees(
 }
 
 /** `itemJson` with the trace as its last field. */
-function withTrace(json: string, trace: Record<string, unknown>): string {
-  return `${json.slice(0, -1)},"trace":${JSON.stringify(trace)}}`
+function withTrace(json: string, trace: string): string {
+  return `${json.slice(0, -1)},"trace":${trace}}`
 }
 
 /** The price query with `explain: true`: the plain answer's items, each with its trace. */
@@ -151,12 +151,12 @@ export function explainQuery(tenant: TenantRuntime, input: QueryInput, filter: t
   const items = result.items.map((item) => {
     const explanation = explain(item.sku)
     assertAgrees(explanation, item, null)
-    return withTrace(itemJson(item, item.pricelist), traceJson(explanation, render))
+    return withTrace(itemJson(item, item.pricelist), traceText(explanation, render))
   })
   const unavailable = result.unavailable.map((entry) => {
     const explanation = explain(entry.sku)
     assertAgrees(explanation, null, entry.reason)
-    const trace = JSON.stringify(traceJson(explanation, render))
+    const trace = traceText(explanation, render)
     return `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}}`
   })
   return `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`
@@ -194,6 +194,6 @@ export function explainReadJson(tenant: TenantRuntime, input: ExplainReadInput):
   assertAgrees(explanation, item, null, pricelist)
   return withTrace(
     itemJson(item, pricelist, taxArea),
-    traceJson(explanation, traceOptions(tenant.prices, roundingCode)),
+    traceText(explanation, traceOptions(tenant.prices, roundingCode)),
   )
 }

@@ -6,7 +6,7 @@
  * Every expected amount is worked out by hand in the comment next to it.
  */
 import t from 'tap'
-import { expectStatus, mapSkus, putPrice, putPricelist, query } from '../../helpers/price-fixtures.js'
+import { expectStatus, mapSkus, putPrice, putPricelist, query, setupReference } from '../../helpers/price-fixtures.js'
 import type { TenantClient } from '../../helpers/server.js'
 import { suiteServer } from '../../helpers/suite.js'
 
@@ -324,4 +324,19 @@ t.test('/openapi.json documents the trace on both routes', async (t) => {
   t.ok(read.responses['200'].content['application/json'].schema.properties.trace, 'the single read has a trace')
   const body = doc.paths['/t/{slug}/price/query'].post.requestBody.content['application/json'].schema
   t.equal(body.properties.explain.type, 'boolean')
+})
+
+t.test('an explained SKU costs 3 items of the query rate limit', async (t) => {
+  const slow = await server.tenant('explain-cost', { limits: { query_rate: 1, query_burst: 1000 } })
+  await setupReference(slow)
+  await putPricelist(slow, 'PL', { currency_code: 'EUR', vat_mode: 'NET' })
+  const skus = Array.from({ length: 20 }, (_, index) => `C-${index}`)
+  const first = await slow.call('POST', '/price/query', query(['C-0'], ['PL']))
+  const second = await slow.call('POST', '/price/query', { ...query(skus, ['PL']), explain: true })
+  t.equal(second.status, 200)
+  t.equal(second.body.unavailable.length, 20)
+  const remaining = (answer: { headers: Headers }) => Number(answer.headers.get('x-ratelimit-remaining'))
+  const drop = remaining(first) - remaining(second)
+  // 20 SKUs x 3; a second of refill (1 item) may land between the two.
+  t.ok(drop >= 59 && drop <= 60, `dropped by ${drop}`)
 })
