@@ -48,13 +48,19 @@ function text(value: string | null): string {
 }
 
 function fxFields(fx: FxResolved): string {
-  return `"base":${text(fx.base)},"quote":${text(fx.quote)},"rate":${jsonNumber(fx.rate)},"published":"${instant(fx.asOf)}"`
+  return (
+    `"base":${text(fx.base)},"quote":${text(fx.quote)},` +
+    `"rate":${jsonNumber(fx.rate)},"published":"${instant(fx.asOf)}"`
+  )
 }
 
 function tierText(tier: CompiledTier | null): string {
   if (tier === null) return 'null'
   const { from, to, increment, mode, offset } = tier
-  return `{"from":${amount(from)},"to":${amount(to)},"increment":${amount(increment)},"mode":${text(mode)},"offset":${amount(offset)}}`
+  return (
+    `{"from":${amount(from)},"to":${amount(to)},"increment":${amount(increment)},` +
+    `"mode":${text(mode)},"offset":${amount(offset)}}`
+  )
 }
 
 function versionText(step: VersionStep, options: TraceOptions): string {
@@ -63,7 +69,10 @@ function versionText(step: VersionStep, options: TraceOptions): string {
     meta === null
       ? '"written_at":null,"written_by":null'
       : `"written_at":"${instant(meta.at)}","written_by":${text(meta.by)}`
-  return `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",${written},"amount":${amount(step.sales)}}`
+  return (
+    `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",` +
+    `${written},"amount":${amount(step.sales)}}`
+  )
 }
 
 function bundleText(step: BundleStep): string {
@@ -151,5 +160,8 @@ export function traceText(explanation: Explanation, options: TraceOptions): stri
   }
   for (const step of explanation.steps) steps.push(stepText(step, vat, options))
   const candidates = explanation.candidates.map(candidateText)
-  return `{"steps":[${steps.join(',')}],"candidates":[${candidates.join(',')}],"inputs_hash":"${explanation.inputsHash}"}`
+  return (
+    `{"steps":[${steps.join(',')}],"candidates":[${candidates.join(',')}],` +
+    `"inputs_hash":"${explanation.inputsHash}"}`
+  )
 }

@@ -340,3 +340,14 @@ t.test('an explained SKU costs 3 items of the query rate limit', async (t) => {
   // 20 SKUs x 3; a second of refill (1 item) may land between the two.
   t.ok(drop >= 59 && drop <= 60, `dropped by ${drop}`)
 })
+
+t.test('a live pricelist outside its activity window is list_not_active', async (t) => {
+  await putPricelist(acme, 'ENDED', { currency_code: 'EUR', vat_mode: 'NET', end_date: '2020-01-01' })
+  await putPrice(acme, 'X-1', 'ENDED', { price: 1 })
+  const { items } = await explained(acme, query(['X-1'], ['BASE', 'ENDED']))
+  // ENDED would be cheaper (1 + 0.25), but it is not selected: BASE answers 125.
+  t.same([items[0]!.pricelist, items[0]!.gross], ['BASE', 125])
+  const ended = items[0]!.trace.candidates.find((candidate: Body) => candidate.pricelist === 'ENDED')
+  t.same(ended, { pricelist: 'ENDED', outcome: 'lost', reason: 'list_not_active', amounts: null })
+  t.same(items[0]!.trace.steps[0], { step: 'candidates', pricelists: ['BASE'] })
+})
