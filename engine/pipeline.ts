@@ -16,7 +16,8 @@ import { amountUnit, fromRuleResult, mulDivRound, parseAmount, scaleQuantity, ty
 import { inheritedVatMode, pricelistActiveAt } from './pricelists.js'
 import type { PriceReader } from './price-replica.js'
 import { breakKindFixed, breakKindPercent, type QuantityBreak } from './prices.js'
-import { applyRounding, type CompiledProfile } from './rounding.js'
+import type { BundleStep, PriceTracer } from './explain/steps.js'
+import { applyRounding, roundingTier, type CompiledProfile } from './rounding.js'
 import { compileRules, RuleAllowanceExceeded, RuleCompileError, startRuleBudget, type CompiledRule } from './rules.js'
 import { settingValue } from './settings.js'
 import {
@@ -169,6 +170,8 @@ export class PriceContext {
   readonly #bundleSkus: Set<string>
   #lastSku: string | null = null
   #lastSkuId = -1
+  /** Set only while a price is explained (engine/explain/): the pipeline reports its steps to it. */
+  tracer: PriceTracer | null = null
 
   constructor(
     readonly catalog: Catalog,
@@ -313,10 +316,16 @@ export function resolveBase(context: PriceContext, code: string, sku: string, de
   assert(depth <= pricelistDepthMax, 'pricelist chains are bounded when written')
   const info = context.pricelist(code)
   if (info === null || info.vatMode === null) return Status.noPrice
+  const tracer = context.tracer
+  if (tracer !== null) tracer.walk(code)
   let base: Resolved | Status
   const position = ownPosition(context, info, sku)
   if (position >= 0) {
     const content = context.prices.hasExtras(position) ? context.prices.contentAt(position)! : null
+    if (tracer !== null) {
+      const start = context.prices.fromAt(position)
+      tracer.step({ step: 'version', pricelist: code, sku, start, sales: context.prices.salesAt(position) })
+    }
     base = {
       sales: context.prices.salesAt(position),
       fields: content?.fields ?? null,
@@ -378,6 +387,40 @@ function bundleRuleFor(context: PriceContext, info: PricelistInfo, sku: string):
  * bundle unavailable.
  */
 function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, found: FoundRule): Resolved | Status {
+  const tracer = context.tracer
+  if (tracer === null) return bundleBase(context, info, sku, found, null)
+  // Components resolve with steps off: their amounts are the bundle step's.
+  const components: BundleStep['components'][number][] = []
+  let base: Resolved | Status
+  tracer.muted++
+  try {
+    base = bundleBase(context, info, sku, found, components)
+  } finally {
+    tracer.muted--
+  }
+  const rule = found.rule
+  tracer.step({
+    step: 'bundle',
+    sku,
+    pricelist: info.code,
+    rulePricelist: found.source.code,
+    method: rule.method,
+    components,
+    discountType: rule.discount_type,
+    discountValue: rule.discount_value,
+    sales: typeof base === 'number' ? null : base.sales,
+  })
+  return base
+}
+
+/** resolveBundle's arithmetic; `components`, when given, receives each component's resolved sales. */
+function bundleBase(
+  context: PriceContext,
+  info: PricelistInfo,
+  sku: string,
+  found: FoundRule,
+  components: BundleStep['components'][number][] | null,
+): Resolved | Status {
   const { rule, source } = found
   const stack = context.bundleStack
   if (stack.length >= bundleNestingMax || stack.includes(sku)) return Status.bundleComponentMissing
@@ -393,6 +436,10 @@ function resolveBundle(context: PriceContext, info: PricelistInfo, sku: string, 
     try {
       for (const component of rule.components) {
         const part = resolveBase(context, info.code, component.sku)
+        if (components !== null) {
+          const sales = typeof part === 'number' ? null : part.sales
+          components.push({ sku: component.sku, quantity: component.quantity, sales })
+        }
         if (typeof part === 'number') return Status.bundleComponentMissing
         sum += mulDivRound(part.sales, scaleQuantity(component.quantity), amountUnit)
         if (outOfRange(sum)) return Status.ruleError
@@ -475,6 +522,7 @@ function convertInherited(
   if (typeof converter === 'number') return converter
   if (converter === null) return parent.inherited ? parent : { ...parent, inherited: true }
   const sales = convertWith(converter, parent.sales)
+  if (context.tracer !== null) traceConversion(context.tracer, parent, child, converter, sales)
   if (outOfRange(sales)) return Status.noFxRate
   let breaks = parent.breaks
   if (breaks !== null) {
@@ -511,11 +559,34 @@ function convertInherited(
   }
 }
 
+function traceConversion(
+  tracer: PriceTracer,
+  parent: Resolved,
+  child: PricelistInfo,
+  converter: Converter,
+  sales: number,
+): void {
+  tracer.step({
+    step: 'conversion',
+    from: parent.source,
+    to: child.code,
+    fromCurrency: parent.currency,
+    toCurrency: child.currency,
+    fromMode: parent.vatMode,
+    toMode: child.vatMode!,
+    fx: converter.fx,
+    vatRateText: converter.vat === null ? null : converter.vat.rateText,
+    input: parent.sales,
+    output: sales,
+  })
+}
+
 /**
  * The first rule whose filter matches the article sets the sales amount; none leaves it. The rules
  * share one budget of CEL steps (engine/limits.ts): past it, `rule_error`.
  */
 function applyRules(context: PriceContext, info: PricelistInfo, sku: string, base: Resolved): Resolved | Status {
+  if (context.tracer !== null) return tracedRules(context, context.tracer, info, sku, base)
   const article = context.article(sku)
   startRuleBudget()
   for (const rule of info.rules) {
@@ -532,6 +603,55 @@ function applyRules(context: PriceContext, info: PricelistInfo, sku: string, bas
     } catch (error) {
       // The thread's allowance is not the rule's failure: the caller moves the read elsewhere.
       if (error instanceof RuleAllowanceExceeded) throw error
+      return Status.ruleError
+    }
+  }
+  return base
+}
+
+/** applyRules reporting each rule tried: whether its filter matched, its input and its output. */
+function tracedRules(
+  context: PriceContext,
+  tracer: PriceTracer,
+  info: PricelistInfo,
+  sku: string,
+  base: Resolved,
+): Resolved | Status {
+  const article = context.article(sku)
+  startRuleBudget()
+  const rules = info.rules
+  for (let index = 0; index < rules.length; index++) {
+    const rule = rules[index]!
+    const step = {
+      step: 'rule' as const,
+      pricelist: info.code,
+      index,
+      code: info.pricelist.price_rules[index]?.code ?? null,
+      input: base.sales,
+    }
+    let matched = false
+    try {
+      if (rule.filter !== null && rule.filter({ article }) !== true) {
+        tracer.step({ ...step, filterMatched: false, output: null })
+        continue
+      }
+      matched = true
+      if (rule.expression === null) {
+        tracer.step({ ...step, filterMatched: true, output: base.sales })
+        return base
+      }
+      const fields: Record<string, number> = {}
+      if (base.fields !== null) for (const name in base.fields) fields[name] = base.fields[name]! / amountUnit
+      const result = rule.expression({ sales: base.sales / amountUnit, fields, article })
+      const value = typeof result === 'bigint' ? Number(result) : result
+      const sales = typeof value === 'number' ? fromRuleResult(value) : null
+      tracer.step({ ...step, filterMatched: true, output: sales })
+      if (sales === null) return Status.ruleError
+      return { ...base, sales }
+    } catch (error) {
+      if (error instanceof RuleAllowanceExceeded) throw error
+      // A filter that fails to evaluate did not match; an expression that fails did.
+      tracer.step({ ...step, filterMatched: matched, output: null })
       return Status.ruleError
     }
   }
@@ -574,13 +694,15 @@ export function priceItem(
   const sales = fx === null ? resolved.sales : convertAmount(resolved.sales, fx)
   if (outOfRange(sales)) return Status.noFxRate
   let selected = pricedAmounts(0, sales, mode, vat.rate, precision, options.rounding)
+  /** The selected amount before rounding and VAT (the explanation reports it). */
+  let selectedAmount = sales
+  let selectedQuantity = -1
   let breaks = noPricedBreaks
   if (resolved.breaks !== null) {
     // Scaled like break quantities, half-up from the quantity's decimal (0.57 x 10^4 is 5699.999...
     // in doubles, and a tie like 1.49995 must go up, whatever its binary neighbour).
     const quantity = scaleQuantity(options.quantity)
     const priced: PricedAmounts[] = []
-    let selectedQuantity = -1
     for (const entry of resolved.breaks) {
       let preVat =
         entry.kind === breakKindPercent ? mulDivRound(resolved.sales, entry.value, 100 * amountUnit) : entry.value
@@ -591,9 +713,14 @@ export function priceItem(
       if (entry.quantity <= quantity && entry.quantity > selectedQuantity) {
         selected = amounts
         selectedQuantity = entry.quantity
+        selectedAmount = preVat
       }
     }
     breaks = priced
+  }
+  if (context.tracer !== null) {
+    const selection = { fx, sales, quantity: options.quantity, selectedQuantity, selectedAmount, selected }
+    traceAnswer(context.tracer, resolved, vat, precision, options.rounding, selection)
   }
   return {
     sku,
@@ -609,6 +736,37 @@ export function priceItem(
     breaks,
     fx,
   }
+}
+
+/** priceItem's steps: FX, the quantity break, rounding, VAT and the final amounts. */
+function traceAnswer(
+  tracer: PriceTracer,
+  resolved: Resolved,
+  vat: VatInfo,
+  precision: number,
+  rounding: CompiledProfile | null,
+  selection: {
+    fx: FxResolved | null
+    sales: number
+    quantity: number
+    selectedQuantity: number
+    selectedAmount: number
+    selected: PricedAmounts
+  },
+): void {
+  const { fx, selected, selectedAmount } = selection
+  if (fx !== null) tracer.step({ step: 'fx', fx, input: resolved.sales, output: selection.sales })
+  if (resolved.breaks !== null) {
+    const breakQuantity = selection.selectedQuantity < 0 ? null : selection.selectedQuantity
+    const quantity = scaleQuantity(selection.quantity)
+    tracer.step({ step: 'quantity_break', quantity, breakQuantity, amount: selectedAmount })
+  }
+  if (rounding !== null) {
+    const output = applyRounding(rounding, selectedAmount)
+    tracer.step({ step: 'rounding', tier: roundingTier(rounding, selectedAmount), input: selectedAmount, output })
+  }
+  tracer.step({ step: 'vat', vatClass: vat.classCode, rateText: vat.rateText, mode: resolved.vatMode, precision })
+  tracer.step({ step: 'amounts', net: selected.net, vat: selected.vat, gross: selected.gross })
 }
 
 /** finalAmounts with the break quantity, in one object. */

@@ -192,6 +192,11 @@ function tierOf(tiers: readonly CompiledTier[], amount: number): CompiledTier | 
   return tier.to === null || amount < tier.to ? tier : null
 }
 
+/** The tier a profile applies to a scaled amount, or null when none covers it (the explanation's step). */
+export function roundingTier(compiled: CompiledProfile, amount: number): CompiledTier | null {
+  return tierOf(compiled.tiers, amount)
+}
+
 /**
  * `amount` rounded to a multiple of `increment` with `mode`, exactly. `%` on integral doubles is
  * exact, so `amount - remainder` is the multiple toward zero and the remainder decides the rest.

@@ -22,7 +22,7 @@ import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 5
+export const protocolVersion = 6
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {

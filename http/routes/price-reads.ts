@@ -21,6 +21,7 @@ import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, Quantity, Vat
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import { page, quantityValue, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
+import { explainCostFactor, explainQuery, explainReadJson, explainSkusMax, Trace } from './price-explain.js'
 import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
 import type { PriceReader } from '../../engine/price-replica.js'
@@ -48,6 +49,9 @@ export const PriceQueryBody = Type.Object(
     rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })),
     sort_order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')])),
     quantity: Type.Optional(Quantity(1e9)),
+    explain: Type.Optional(
+      Type.Boolean({ description: `true: each item gains a trace (at most ${explainSkusMax} SKUs)` }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -73,11 +77,11 @@ const QueryItem = Type.Object({
   ]),
 })
 export const PriceQueryAnswer = Type.Object({
-  items: Type.Array(QueryItem),
-  unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String() })),
+  items: Type.Array(Type.Object({ ...QueryItem.properties, trace: Type.Optional(Trace) })),
+  unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String(), trace: Type.Optional(Trace) })),
 })
-/** The single read's answer: a query item and the tax area it was taxed in. */
-const PriceAnswer = Type.Object({ ...QueryItem.properties, tax_area: Type.String() })
+/** The single read's answer: a query item and the tax area it was taxed in (and its trace with explain). */
+const PriceAnswer = Type.Object({ ...QueryItem.properties, tax_area: Type.String(), trace: Type.Optional(Trace) })
 const PriceDefinitionAnswer = Type.Object({
   sku: Type.String(),
   pricelist: Type.String(),
@@ -199,6 +203,8 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
 function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
   const input = queryInput(tenant, body, context.nowMs)
+  if (body.explain === true)
+    return { json: explainQuery(tenant, input, body.pricelist_filter), release: null, engine: 'main' }
   if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
     return dispatchLargeQuery(tenant, input)
   return dispatchSmallQuery(tenant, input)
@@ -242,6 +248,7 @@ const TaxedQuery = Type.Object(
     rounding_profile: Type.Optional(Type.String({ minLength: 1, maxLength: codeLengthMax })),
     currency_code: Type.Optional(CurrencyCode),
     quantity: Type.Optional(Quantity(1e9)),
+    explain: Type.Optional(Type.Boolean({ description: 'true: the answer gains a trace' })),
   },
   { additionalProperties: false },
 )
@@ -303,7 +310,10 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const respond = ({ outcome, engine }: Dispatched) => {
     assert(outcome.kind !== 'base', 'a taxed read answered without tax')
     if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
-    const body = itemJson(outcome.item, pricelist, taxArea)
+    const body =
+      query.explain === true
+        ? explainReadJson(tenant, { at, taxArea, pricelist, item: outcome.item, ...answer })
+        : itemJson(outcome.item, pricelist, taxArea)
     // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
     const etag = answerTag(body)
     const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
@@ -607,8 +617,10 @@ export function priceReadRoutes(): TenantRoute[] {
       response: PriceQueryAnswer,
       dimension: 'query',
       cost: (body) => {
-        const skus = (body as { skus?: unknown } | undefined)?.skus
-        return Array.isArray(skus) ? Math.max(1, skus.length) : 1
+        const { skus, explain } = (body ?? {}) as { skus?: unknown; explain?: unknown }
+        const count = Array.isArray(skus) ? Math.max(1, skus.length) : 1
+        // An explained SKU runs the full pipeline on every candidate.
+        return explain === true ? count * explainCostFactor : count
       },
       handler: (context) => {
         const answer = runQuery(context)

@@ -1,0 +1,267 @@
+/**
+ * Why a price is what it is: runs the full pipeline (resolveBase + priceItem) for one SKU on each
+ * candidate pricelist with a tracer set on the context, picks the winner exactly as the query does
+ * (lowest gross, a tie to the code that sorts first: engine/query.ts bestOf, whose fast path answers
+ * the full pipeline's amounts), and gives every other candidate one reason. The pipeline is not
+ * duplicated here: it reports its steps (./steps.ts) and this module only records them and the
+ * inputs they read, whose canonical list is hashed so that a later write never changes the
+ * explanation of an earlier instant.
+ * @module
+ */
+import * as crypto from 'node:crypto'
+import { compositeKey } from '../catalog.js'
+import type { FxResolved } from '../fx.js'
+import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
+import type { PipelineStep, PriceTracer } from './steps.js'
+
+/** SHA-256 in hex; the one-shot `crypto.hash` (Node 20.12+) when there is one. */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex')
+
+/** Why a candidate pricelist did not give the answer (closed; docs/api.md "Explain"). */
+export const candidateReasons = [
+  'filter_mismatch',
+  'list_not_active',
+  'no_price_at_as_of',
+  'bundle_unavailable',
+  'rule_error',
+  'no_fx_rate',
+  'no_vat_class',
+  'no_vat_rate',
+  'lost_to_lower',
+  'lost_tie',
+] as const
+export type CandidateReason = (typeof candidateReasons)[number]
+
+/** The pipeline's statuses (engine/pipeline.ts Status, by value) as candidate reasons. */
+const statusReason: readonly CandidateReason[] = [
+  'no_price_at_as_of', // ok never loses by status; kept for the index
+  'no_price_at_as_of',
+  'bundle_unavailable',
+  'rule_error',
+  'no_fx_rate',
+  'no_vat_class',
+  'no_vat_rate',
+]
+
+export interface ExplainRequest {
+  readonly sku: string
+  /** The selected pricelists, sorted as the query sorts them (a tie goes to the first). */
+  readonly pricelists: readonly string[]
+  /** Live pricelists the query did not select, and why. */
+  readonly excluded: readonly { readonly pricelist: string; readonly reason: CandidateReason }[]
+  readonly options: AnswerOptions
+  /** The rounding profile's code (null: none). */
+  readonly roundingCode: string | null
+}
+
+/** The VAT step with the starts of the mapping and rate versions it used. */
+export interface ExplainedVat {
+  readonly mappingStart: number | null
+  readonly rateStart: number | null
+}
+
+export interface CandidateTrace {
+  readonly pricelist: string
+  readonly outcome: 'won' | 'lost'
+  readonly reason: CandidateReason | null
+  readonly amounts: { readonly net: number; readonly vat: number; readonly gross: number } | null
+}
+
+export interface Explanation {
+  readonly sku: string
+  /** The winner's answer, or null when no candidate priced the SKU. */
+  readonly item: PricedItem | null
+  /** The furthest a candidate got when none answered (the query's `unavailable` reason). */
+  readonly status: Status
+  readonly selected: readonly string[]
+  /** The winner's pipeline, as it ran (empty without a winner). */
+  readonly path: readonly string[]
+  readonly source: string | null
+  readonly steps: readonly PipelineStep[]
+  /** For each `vat` step of `steps`, in order. */
+  readonly vat: readonly ExplainedVat[]
+  readonly candidates: readonly CandidateTrace[]
+  /** The canonical list of inputs read (sorted), and "sha256:<hex>" over it. */
+  readonly inputs: readonly string[]
+  readonly inputsHash: string
+}
+
+/**
+ * The pricelist versions' input texts of one context (instant), kept across the SKUs of a request:
+ * every candidate of every SKU walks the same few pricelists.
+ */
+const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
+
+/** What the candidates of one SKU share: the set of inputs, and the SKU's VAT versions (looked up once). */
+interface Shared {
+  readonly inputs: Set<string>
+  vat: ExplainedVat | null
+}
+
+/** Records one candidate's steps, and every candidate's inputs into the shared set. */
+class Recorder implements PriceTracer {
+  muted = 0
+  readonly path: string[] = []
+  readonly steps: PipelineStep[] = []
+  readonly vat: ExplainedVat[] = []
+  readonly inputs: Set<string>
+  readonly #pricelists: Map<string, string | null>
+
+  constructor(
+    readonly context: PriceContext,
+    readonly sku: string,
+    readonly shared: Shared,
+  ) {
+    this.inputs = shared.inputs
+    let known = pricelistInputs.get(context)
+    if (known === undefined) {
+      known = new Map()
+      pricelistInputs.set(context, known)
+    }
+    this.#pricelists = known
+  }
+
+  walk(code: string): void {
+    if (this.muted === 0) this.path.push(code)
+    let input = this.#pricelists.get(code)
+    if (input === undefined) {
+      const view = this.context.catalog.view('pricelist', code, this.context.at)
+      input = view === null ? null : `pricelist|${code}|${view.version.from}|${view.version.hash}`
+      this.#pricelists.set(code, input)
+    }
+    if (input !== null) this.inputs.add(input)
+  }
+
+  step(step: PipelineStep): void {
+    this.#input(step)
+    if (this.muted !== 0) return
+    this.steps.push(step)
+    if (step.step === 'vat') this.vat.push(this.#vatInput(step.vatClass))
+  }
+
+  #input(step: PipelineStep): void {
+    const inputs = this.inputs
+    switch (step.step) {
+      case 'version':
+        inputs.add(`price|${step.pricelist}|${step.sku}|${step.start}`)
+        return
+      case 'bundle': {
+        const view = this.context.catalog.view(
+          'bundle_rule',
+          compositeKey(step.sku, step.rulePricelist),
+          this.context.at,
+        )
+        if (view !== null)
+          inputs.add(`bundle|${step.sku}|${step.rulePricelist}|${view.version.from}|${view.version.hash}`)
+        return
+      }
+      case 'conversion':
+        if (step.fx !== null) this.#fxInput(step.fx)
+        if (step.vatRateText !== null) this.#vatInput(null)
+        return
+      case 'rule': {
+        const view = this.context.catalog.view('article', this.sku, this.context.at)
+        inputs.add(`article|${this.sku}|${view === null ? 'none' : `${view.version.from}|${view.version.hash}`}`)
+        return
+      }
+      case 'fx':
+        this.#fxInput(step.fx)
+        return
+      default:
+        return
+    }
+  }
+
+  #fxInput(fx: FxResolved): void {
+    this.inputs.add(`fx|${fx.base}|${fx.quote}|${fx.asOf}|${fx.numerator}/${fx.denominator}`)
+  }
+
+  /** The SKU's VAT mapping and its class's rate in force, as inputs; their starts (once per SKU). */
+  #vatInput(classCode: string | null): ExplainedVat {
+    return (this.shared.vat ??= this.#vatLookup(classCode))
+  }
+
+  #vatLookup(classCode: string | null): ExplainedVat {
+    const { catalog, taxArea, at } = this.context
+    const mapping = catalog.view('article_taxclass', compositeKey(this.sku, taxArea), at)
+    const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
+    const rate = vatClass === null ? null : catalog.view('vat_rate', compositeKey(taxArea, vatClass), at)
+    if (mapping !== null)
+      this.inputs.add(`vat_mapping|${this.sku}|${taxArea}|${mapping.version.from}|${mapping.version.hash}`)
+    if (rate !== null) this.inputs.add(`vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`)
+    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.version.from ?? null }
+  }
+}
+
+interface Attempt {
+  readonly recorder: Recorder
+  readonly source: string | null
+  readonly outcome: PricedItem | Status
+}
+
+/** One candidate through the full pipeline with a recorder set; the context's tracer is restored after. */
+function attempt(context: PriceContext, code: string, request: ExplainRequest, shared: Shared): Attempt {
+  const recorder = new Recorder(context, request.sku, shared)
+  const previous = context.tracer
+  context.tracer = recorder
+  try {
+    const resolved = resolveBase(context, code, request.sku)
+    if (typeof resolved === 'number') return { recorder, source: null, outcome: resolved }
+    const priced = priceItem(context, resolved, request.sku, request.options, code)
+    return { recorder, source: resolved.source, outcome: priced }
+  } finally {
+    context.tracer = previous
+  }
+}
+
+/** Explains the best price of one SKU over the request's candidates at the context's instant and tax area. */
+export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
+  const shared: Shared = { inputs: new Set(), vat: null }
+  const inputs = shared.inputs
+  const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
+  let winner = -1
+  let status: Status = Status.noPrice
+  for (let index = 0; index < attempts.length; index++) {
+    const outcome = attempts[index]!.outcome
+    if (typeof outcome === 'number') {
+      if (outcome > status) status = outcome
+    } else if (winner < 0 || outcome.gross < (attempts[winner]!.outcome as PricedItem).gross) {
+      winner = index
+    }
+  }
+  const best = winner < 0 ? null : (attempts[winner]!.outcome as PricedItem)
+  const candidates: CandidateTrace[] = attempts.map((entry, index) => {
+    const pricelist = request.pricelists[index]!
+    const outcome = entry.outcome
+    if (typeof outcome === 'number')
+      return { pricelist, outcome: 'lost', reason: statusReason[outcome]!, amounts: null }
+    const amounts = { net: outcome.net, vat: outcome.vat, gross: outcome.gross }
+    if (index === winner) return { pricelist, outcome: 'won', reason: null, amounts }
+    const reason = outcome.gross === best!.gross ? 'lost_tie' : 'lost_to_lower'
+    return { pricelist, outcome: 'lost', reason, amounts }
+  })
+  for (const entry of request.excluded)
+    candidates.push({ pricelist: entry.pricelist, outcome: 'lost', reason: entry.reason, amounts: null })
+  if (request.roundingCode !== null) {
+    const view = context.catalog.view('rounding_profile', request.roundingCode, context.at)
+    if (view !== null) inputs.add(`rounding|${request.roundingCode}|${view.version.from}|${view.version.hash}`)
+  }
+  const sorted = [...inputs].sort()
+  const chosen = winner < 0 ? null : attempts[winner]!
+  return {
+    sku: request.sku,
+    item: best,
+    status: best === null ? status : Status.ok,
+    selected: request.pricelists,
+    path: chosen?.recorder.path ?? [],
+    source: chosen?.source ?? null,
+    steps: chosen?.recorder.steps ?? [],
+    vat: chosen?.recorder.vat ?? [],
+    candidates,
+    inputs: sorted,
+    inputsHash: `sha256:${sha256Hex(sorted.join('\n'))}`,
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * An explanation (engine/explain/) as the API shows it, the `trace` of an answered or unavailable
+ * item, written as JSON text beside the item it explains (./render.ts), with the same printers:
+ * amounts print as the plain answer prints them, instants as the API's date-times. Written field by
+ * field rather than built as objects for JSON.stringify, whose generic walk and number printing
+ * were most of the trace's cost. Who wrote a price version and when live only in the main thread's
+ * price book, so the caller hands them in (`versionMeta`).
+ * @module
+ */
+import type { CandidateTrace, Explanation } from '../engine/explain/explain.js'
+import type { BundleStep, ConversionStep, PipelineStep, VersionStep } from '../engine/explain/steps.js'
+import type { FxResolved } from '../engine/fx.js'
+import type { CompiledTier } from '../engine/rounding.js'
+import { formatInstant } from '../engine/time.js'
+import { amountJson, jsonNumber, jsonString } from './render.js'
+
+/** When and by whom a price version was written, or null when unknown here. */
+export type VersionMeta = (pricelist: string, sku: string, start: number) => { at: number; by: string } | null
+
+export interface TraceOptions {
+  readonly versionMeta: VersionMeta
+  readonly roundingCode: string | null
+}
+
+/**
+ * Instants as the API's text, kept: a trace prints the same few (version starts, publication
+ * dates, VAT versions) for every SKU, and Date's toISOString was a sixth of an explanation's time.
+ */
+const instantTexts = new Map<number, string>()
+const instantTextsMax = 4096
+
+function instant(ms: number): string {
+  let text = instantTexts.get(ms)
+  if (text === undefined) {
+    if (instantTexts.size >= instantTextsMax) instantTexts.clear()
+    text = formatInstant(ms)
+    instantTexts.set(ms, text)
+  }
+  return text
+}
+
+function amount(scaled: number | null): string {
+  return scaled === null ? 'null' : amountJson(scaled)
+}
+
+function text(value: string | null): string {
+  return value === null ? 'null' : jsonString(value)
+}
+
+function fxFields(fx: FxResolved): string {
+  return (
+    `"base":${text(fx.base)},"quote":${text(fx.quote)},` +
+    `"rate":${jsonNumber(fx.rate)},"published":"${instant(fx.asOf)}"`
+  )
+}
+
+function tierText(tier: CompiledTier | null): string {
+  if (tier === null) return 'null'
+  const { from, to, increment, mode, offset } = tier
+  return (
+    `{"from":${amount(from)},"to":${amount(to)},"increment":${amount(increment)},` +
+    `"mode":${text(mode)},"offset":${amount(offset)}}`
+  )
+}
+
+function versionText(step: VersionStep, options: TraceOptions): string {
+  const meta = options.versionMeta(step.pricelist, step.sku, step.start)
+  const written =
+    meta === null
+      ? '"written_at":null,"written_by":null'
+      : `"written_at":"${instant(meta.at)}","written_by":${text(meta.by)}`
+  return (
+    `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",` +
+    `${written},"amount":${amount(step.sales)}}`
+  )
+}
+
+function bundleText(step: BundleStep): string {
+  const parts = step.components.map(
+    (part) => `{"sku":${text(part.sku)},"quantity":${part.quantity},"amount":${amount(part.sales)}}`,
+  )
+  const discount = step.discountValue === null ? 'null' : String(Number(step.discountValue))
+  return (
+    `{"step":"bundle","pricelist":${text(step.pricelist)},"rule_pricelist":${text(step.rulePricelist)},` +
+    `"method":${text(step.method)},"components":[${parts.join(',')}],"discount_type":${text(step.discountType)},` +
+    `"discount_value":${discount},"amount":${amount(step.sales)}}`
+  )
+}
+
+function conversionText(step: ConversionStep): string {
+  const fx = step.fx === null ? 'null' : `{${fxFields(step.fx)}}`
+  const rate = step.vatRateText === null ? 'null' : String(Number(step.vatRateText))
+  return (
+    `{"step":"conversion","from_pricelist":${text(step.from)},"to_pricelist":${text(step.to)},` +
+    `"from_currency":${text(step.fromCurrency)},"to_currency":${text(step.toCurrency)},` +
+    `"from_vat_mode":${text(step.fromMode)},"to_vat_mode":${text(step.toMode)},"fx":${fx},"vat_rate":${rate},` +
+    `"input":${amount(step.input)},"output":${amount(step.output)}}`
+  )
+}
+
+function stepText(step: PipelineStep, vat: () => string, options: TraceOptions): string {
+  switch (step.step) {
+    case 'version':
+      return versionText(step, options)
+    case 'bundle':
+      return bundleText(step)
+    case 'conversion':
+      return conversionText(step)
+    case 'rule':
+      return (
+        `{"step":"rule","pricelist":${text(step.pricelist)},"index":${step.index},"code":${text(step.code)},` +
+        `"filter_matched":${step.filterMatched},"input":${amount(step.input)},"output":${amount(step.output)}}`
+      )
+    case 'fx':
+      return `{"step":"fx",${fxFields(step.fx)},"input":${amount(step.input)},"output":${amount(step.output)}}`
+    case 'quantity_break':
+      return (
+        `{"step":"quantity_break","quantity":${amount(step.quantity)},` +
+        `"break_quantity":${amount(step.breakQuantity)},"amount":${amount(step.amount)}}`
+      )
+    case 'vat':
+      return (
+        `{"step":"vat","vat_class":${text(step.vatClass)},${vat()},` +
+        `"rate":${Number(step.rateText)},"mode":${text(step.mode)}}`
+      )
+    case 'rounding':
+      return (
+        `{"step":"rounding","profile":${text(options.roundingCode)},"tier":${tierText(step.tier)},` +
+        `"input":${amount(step.input)},"output":${amount(step.output)}}`
+      )
+    case 'amounts':
+      return `{"step":"amounts","net":${amount(step.net)},"vat":${amount(step.vat)},"gross":${amount(step.gross)}}`
+  }
+}
+
+function candidateText(candidate: CandidateTrace): string {
+  const amounts = candidate.amounts
+  const printed =
+    amounts === null
+      ? 'null'
+      : `{"net":${amount(amounts.net)},"vat":${amount(amounts.vat)},"gross":${amount(amounts.gross)}}`
+  return (
+    `{"pricelist":${text(candidate.pricelist)},"outcome":"${candidate.outcome}",` +
+    `"reason":${text(candidate.reason)},"amounts":${printed}}`
+  )
+}
+
+/** The `trace` of one item, as JSON text. */
+export function traceText(explanation: Explanation, options: TraceOptions): string {
+  const steps: string[] = [`{"step":"candidates","pricelists":[${explanation.selected.map(text).join(',')}]}`]
+  if (explanation.item !== null)
+    steps.push(
+      `{"step":"inheritance","path":[${explanation.path.map(text).join(',')}],"source":${text(explanation.source)}}`,
+    )
+  let vatIndex = 0
+  const vat = () => {
+    const found = explanation.vat[vatIndex++]
+    const start = (ms: number | null | undefined) => (ms === null || ms === undefined ? 'null' : `"${instant(ms)}"`)
+    return `"mapping_start":${start(found?.mappingStart)},"rate_start":${start(found?.rateStart)}`
+  }
+  for (const step of explanation.steps) steps.push(stepText(step, vat, options))
+  const candidates = explanation.candidates.map(candidateText)
+  return (
+    `{"steps":[${steps.join(',')}],"candidates":[${candidates.join(',')}],` +
+    `"inputs_hash":"${explanation.inputsHash}"}`
+  )
+}
