@@ -169,6 +169,19 @@ if (redis !== null) {
     for (let index = 22; index <= 26; index++)
       t.equal((await client.call('PUT', `/price/SKU-${index}/RETAIL`, { price: { sales: `${index}.25` } })).status, 202)
     const sequence = Number((await client.get('/price/SKU-26/RETAIL')).headers.get('x-sequence'))
+    // The standby follows the stream live and must have read these commits before they are trimmed
+    // (a loaded machine can keep it behind): the gap under test is node d's, not the standby's.
+    await eventually(
+      async () => {
+        const answer = await standby.request('GET', '/t/shop/price/SKU-26/RETAIL', {
+          token: client.token,
+          headers: { 'x-min-sequence': String(sequence) },
+        })
+        return answer.status === 200 && answer.headers.get('x-pricing-node') === null ? answer : undefined
+      },
+      5_000,
+      'the standby at the sequence before the trim',
+    )
     // Redis keeps only the newest commit now: the log no longer goes on from the copy's sequence.
     const trimmed = spawnSync('redis-cli', ['-p', String(redis.port), 'XTRIM', 'pricing:log:shop', 'MAXLEN', '1'], {
       encoding: 'utf8',
