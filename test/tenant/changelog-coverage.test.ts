@@ -1037,12 +1037,17 @@ t.test(
 // ---------------------------------------------------------------------------------------------
 // The table covers every write route and every entity type
 
-/** Non-GET tenant routes that record nothing by design: reads with a body, and webhooks. */
+/**
+ * Non-GET tenant routes that record nothing by design: reads with a body (a simulation answers as
+ * if its writes were made and stores nothing), and webhooks.
+ */
 const notLogged = new Set([
   'POST /article/search',
   'POST /pricelist/query',
   'POST /pricelist/search',
+  'POST /price/diff',
   'POST /price/query',
+  'POST /price/simulate',
   'POST /rounding-profile/apply',
 ])
 const notLoggedPrefixes = ['/webhooks', '/management', '/oauth2']
