@@ -586,76 +586,52 @@ function traceConversion(
  * share one budget of CEL steps (engine/limits.ts): past it, `rule_error`.
  */
 function applyRules(context: PriceContext, info: PricelistInfo, sku: string, base: Resolved): Resolved | Status {
-  if (context.tracer !== null) return tracedRules(context, context.tracer, info, sku, base)
   const article = context.article(sku)
-  startRuleBudget()
-  for (const rule of info.rules) {
-    try {
-      if (rule.filter !== null && rule.filter({ article }) !== true) continue
-      if (rule.expression === null) return base
-      const fields: Record<string, number> = {}
-      if (base.fields !== null) for (const name in base.fields) fields[name] = base.fields[name]! / amountUnit
-      const result = rule.expression({ sales: base.sales / amountUnit, fields, article })
-      const value = typeof result === 'bigint' ? Number(result) : result
-      const sales = typeof value === 'number' ? fromRuleResult(value) : null
-      if (sales === null) return Status.ruleError
-      return { ...base, sales }
-    } catch (error) {
-      // The thread's allowance is not the rule's failure: the caller moves the read elsewhere.
-      if (error instanceof RuleAllowanceExceeded) throw error
-      return Status.ruleError
-    }
-  }
-  return base
-}
-
-/** applyRules reporting each rule tried: whether its filter matched, its input and its output. */
-function tracedRules(
-  context: PriceContext,
-  tracer: PriceTracer,
-  info: PricelistInfo,
-  sku: string,
-  base: Resolved,
-): Resolved | Status {
-  const article = context.article(sku)
+  const tracer = context.tracer
   startRuleBudget()
   const rules = info.rules
   for (let index = 0; index < rules.length; index++) {
     const rule = rules[index]!
-    const step = {
-      step: 'rule' as const,
-      pricelist: info.code,
-      index,
-      code: info.pricelist.price_rules[index]?.code ?? null,
-      input: base.sales,
-    }
     let matched = false
+    let output: number | null = null
     try {
-      if (rule.filter !== null && rule.filter({ article }) !== true) {
-        tracer.step({ ...step, filterMatched: false, output: null })
-        continue
-      }
+      if (rule.filter !== null && rule.filter({ article }) !== true) continue
       matched = true
       if (rule.expression === null) {
-        tracer.step({ ...step, filterMatched: true, output: base.sales })
+        output = base.sales
         return base
       }
       const fields: Record<string, number> = {}
       if (base.fields !== null) for (const name in base.fields) fields[name] = base.fields[name]! / amountUnit
       const result = rule.expression({ sales: base.sales / amountUnit, fields, article })
       const value = typeof result === 'bigint' ? Number(result) : result
-      const sales = typeof value === 'number' ? fromRuleResult(value) : null
-      tracer.step({ ...step, filterMatched: true, output: sales })
-      if (sales === null) return Status.ruleError
-      return { ...base, sales }
+      output = typeof value === 'number' ? fromRuleResult(value) : null
+      if (output === null) return Status.ruleError
+      return { ...base, sales: output }
     } catch (error) {
+      // The thread's allowance is not the rule's failure: the caller moves the read elsewhere.
       if (error instanceof RuleAllowanceExceeded) throw error
       // A filter that fails to evaluate did not match; an expression that fails did.
-      tracer.step({ ...step, filterMatched: matched, output: null })
+      output = null
       return Status.ruleError
+    } finally {
+      // Each rule tried, when explaining: whether its filter matched, its input and its output.
+      if (tracer !== null) traceRule(tracer, info, index, base.sales, matched, output)
     }
   }
   return base
+}
+
+function traceRule(
+  tracer: PriceTracer,
+  info: PricelistInfo,
+  index: number,
+  input: number,
+  filterMatched: boolean,
+  output: number | null,
+): void {
+  const code = info.pricelist.price_rules[index]?.code ?? null
+  tracer.step({ step: 'rule', pricelist: info.code, index, code, input, filterMatched, output })
 }
 
 // ---- The answer: FX -> VAT -> rounding --------------------------------------------------------
