@@ -357,6 +357,8 @@ const checkSetting = new Map(keys.map((key) => [key, TypeCompiler.Compile<TSchem
 export const TOOLING_VARIABLES: readonly string[] = [
   'PRICING_BUILD_DIR', // test/run.mjs, bench: the folder the TypeScript is compiled to
   'PRICING_TEST_NODE_VERSIONS', // test/run.mjs: Node.js versions to run the suites on
+  'PRICING_TEST_COVERAGE', // test/run.mjs: collect coverage (true/false) whatever the run
+  'PRICING_TEST_JOBS', // test/run.mjs: suites run at once
   'PRICING_VERIFY', // engine/assert.ts: turns on the O(n) verification assertions
 ]
 

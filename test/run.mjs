@@ -4,6 +4,7 @@
 // `N passed, N failed` that CI reads.
 import { spawnSync, spawn } from 'node:child_process'
 import { readdirSync, rmSync } from 'node:fs'
+import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 
@@ -115,6 +116,27 @@ function reportCoverage() {
   return false
 }
 
+/** The machine's CPU time so far, over all cores: busy and idle, in ms. */
+function cpuTimes() {
+  let busy = 0
+  let idle = 0
+  for (const { times } of os.cpus()) {
+    busy += times.user + times.nice + times.sys + times.irq
+    idle += times.idle
+  }
+  return { busy, idle }
+}
+
+/**
+ * The share of the machine's CPU that was busy between two readings, in percent: how much room
+ * the run left (a run at --jobs=2 that keeps the CPUs half idle waits on its suites' timers).
+ */
+function cpuBusyShare(before, after) {
+  const busy = after.busy - before.busy
+  const total = busy + after.idle - before.idle
+  return total === 0 ? 0 : Math.round((busy / total) * 100)
+}
+
 /** Every compiled suite (paths from the root, as tap's glob gives them) but `left` (paths under the build folder). */
 function suitesBut(left) {
   const skipped = new Set(left.map((suite) => `${buildDir}/${suite}`))
@@ -124,17 +146,24 @@ function suitesBut(left) {
     .sort()
 }
 
+/**
+ * Suites run at once: 2, the cores CI has (PRICING_TEST_JOBS to try others; the run's last line per
+ * Node.js says how busy the CPUs were).
+ */
+const jobs = Number(process.env.PRICING_TEST_JOBS ?? 2)
+
 /** Runs every suite on one Node binary (`first`: also the storage suites); answers its pass and fail counts. */
 function runSuites(node, first) {
   const tapArgs = [
     path.join(root, 'node_modules/tap/dist/esm/run.mjs'),
     '--disable-coverage',
     '--reporter=tap',
-    '--jobs=2',
+    `--jobs=${jobs}`,
     '--timeout=300',
     ...(files.length > 0 ? files : first ? [`${buildDir}/test/**/*.test.js`] : suitesBut(storageSuites)),
   ]
   console.log(`# running the suites on ${node.name} (${node.path})`)
+  const started = { at: Date.now(), cpu: cpuTimes() }
   const covered = coverage.wanted(first)
   const env = covered ? { ...process.env, NODE_V8_COVERAGE: coverage.directory } : process.env
   return new Promise((resolve) => {
@@ -150,7 +179,9 @@ function runSuites(node, first) {
       const count = (name) => Number((last.match(new RegExp(`${name}: (\\d+)`)) ?? [0, 0])[1])
       const floorHeld = covered ? reportCoverage() : true
       const failed = count('fail') + (code !== 0 && count('fail') === 0 ? 1 : 0) + (floorHeld ? 0 : 1)
-      console.log(`# ${node.name}: ${count('pass')} passed, ${failed} failed`)
+      const seconds = Math.round((Date.now() - started.at) / 1000)
+      const busy = cpuBusyShare(started.cpu, cpuTimes())
+      console.log(`# ${node.name}: ${count('pass')} passed, ${failed} failed, in ${seconds} s (CPU busy ${busy}%)`)
       resolve({ passed: count('pass'), failed, code: floorHeld ? (code ?? 1) : code || 1 })
     })
   })
