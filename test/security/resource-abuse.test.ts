@@ -838,7 +838,8 @@ t.test(
 )
 
 t.test(
-  `rate limits count the price tools by size: a big explained query, diff page or simulation is refused (429, Retry-After) where a small one passes, and stores nothing`,
+  'rate limits count the price tools by size: a big explained query, diff page or simulation is refused ' +
+    '(429, Retry-After) where a small one passes, and stores nothing',
   async (t) => {
     // Rate 0: the bucket never refills, so what passes and what does not depends on the size alone.
     const metered = await server.tenant('metered', { limits: { query_rate: 0, query_burst: 400 } })
@@ -892,7 +893,8 @@ t.test(
 )
 
 t.test(
-  `a diff over all SKUs of a big tenant is paged (default 1,000 SKUs, at most ${diffLimitMax}) and each page bounded; a flood of full pages leaves the probe p99 alone`,
+  `a diff over all SKUs of a big tenant is paged (default 1,000 SKUs, at most ${diffLimitMax}) and each page ` +
+    'bounded; a flood of full pages leaves the probe p99 alone',
   async (t) => {
     const big = await server.tenant('bigdiff', { limits: unlimited })
     const skus = Array.from({ length: 6_000 }, (_, index) => `B-${String(index).padStart(5, '0')}`)
@@ -973,7 +975,8 @@ t.test(
     }))
     await underAttack(
       t,
-      `simulations (2 loops of POST /price/simulate, ${proposedWritesMax} proposed prices and a ${explainSkusMax}-SKU query each)`,
+      `simulations (2 loops of POST /price/simulate, ${proposedWritesMax} proposed prices and a ` +
+        `${explainSkusMax}-SKU query each)`,
       () =>
         flood(2, async () => {
           const answer = await attacker.call('POST', '/price/simulate', {

@@ -160,7 +160,8 @@ t.test('past the items per request, each route answers 413 too_many_items before
 })
 
 t.test(
-  "the starter plan's own bucket: a 2,500-SKU diff page spends it, the next answers 429 with Retry-After; a small explained query passes after a second",
+  "the starter plan's own bucket: a 2,500-SKU diff page spends it, the next answers 429 with Retry-After; " +
+    'a small explained query passes after a second',
   async (t) => {
     const { query_rate: rate, query_burst: burst } = plans.starter
     const client = await pricedTenant('starter-run-out', { tier: 'starter' })
