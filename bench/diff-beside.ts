@@ -9,8 +9,9 @@
  * two instants), then measures GETs of many distinct (SKU, pricelist) pairs at a fixed moderate
  * rate alone for --seconds, and the same GETs for as long as a client (a process of its own:
  * bench/diff-walk-process.ts) walks the whole diff --walks times, one walk after the other. It
- * prints both p50/p99, their ratio, each walk's wall time and the main thread's share of the
- * server's CPU in each window.
+ * prints both p50/p99, their ratio, each walk's wall time, the main thread's share of the
+ * server's CPU and the event loop's delay in each window, and the main thread's CPU per page: what
+ * a page blocks the main thread for, apart from the machine's other load.
  * Flags: --skus N (100,000), --limit L (2,500: the diff's page size), --seconds S (10: the GETs
  * alone), --rate R (200 GET/s), --connections N (16), --distinct N (20,000 GET URLs), --walks N
  * (3), --currency C (EUR), --server DIR (another compiled tree's server, for a before figure).
@@ -27,7 +28,7 @@ import { buildDiffTenant, describeWalk, type DiffWalkOptions, type Walk } from '
 import { flagValue } from './flags.js'
 import { clockTicksPerSecond, cpuTicks, threadTicks } from './proc.js'
 import { loadResult, type LoadResult } from './scenarios.js'
-import { PricingServer, provisionTenant } from './server-process.js'
+import { PricingServer, provisionTenant, request } from './server-process.js'
 import { pricelists, seededRandom, skuCode, taxAreaCode } from './workload.js'
 
 const buildRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -71,10 +72,27 @@ function getRequests(): Request[] {
   ]
 }
 
+/** The server's event loop delay since the last scrape of /metrics (which resets it), in ms. */
+async function loopDelay(): Promise<{ maxMs: number; p99Ms: number }> {
+  const text = (await request(`${server.url}/metrics`, 'GET')).text
+  const seconds = (name: string): number =>
+    Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
+  return {
+    maxMs: seconds('nodejs_eventloop_lag_max_seconds') * 1000,
+    p99Ms: seconds('nodejs_eventloop_lag_p99_seconds') * 1000,
+  }
+}
+
 interface Window {
   readonly load: LoadResult
   /** The main thread's share of the server's CPU over the window. */
   readonly mainShare: number
+  /** The main thread's CPU seconds over the window. */
+  readonly mainCpuS: number
+  readonly elapsedS: number
+  /** The event loop's delay over the window (prom-client's monitor, reset by each /metrics scrape): max and p99, ms. */
+  readonly loopDelayMaxMs: number
+  readonly loopDelayP99Ms: number
   readonly walks: Walk[]
 }
 
@@ -83,6 +101,8 @@ interface Window {
  * CPU per thread around them.
  */
 async function window(token: string, during: (() => Promise<Walk[]>) | null): Promise<Window> {
+  // A scrape resets the event loop delay's histogram: the next one covers this window alone.
+  await loopDelay()
   const threadsBefore = threadTicks(server.pid)
   const cpuBefore = cpuTicks(server.pid)
   const started = performance.now()
@@ -110,7 +130,16 @@ async function window(token: string, during: (() => Promise<Walk[]>) | null): Pr
     total += spent
     if (name === 'main') main = spent
   }
-  return { load, mainShare: total === 0 ? 0 : main / total, walks }
+  const delay = await loopDelay()
+  return {
+    load,
+    mainShare: total === 0 ? 0 : main / total,
+    mainCpuS: main / clockTicks,
+    elapsedS,
+    loopDelayMaxMs: delay.maxMs,
+    loopDelayP99Ms: delay.p99Ms,
+    walks,
+  }
 }
 
 function describeWindow(name: string, measured: Window): string {
@@ -119,7 +148,8 @@ function describeWindow(name: string, measured: Window): string {
     `${name.padEnd(18)} GET p50 ${load.latencyP50Ms.toFixed(1)} ms, p99 ${load.latencyP99Ms.toFixed(1)} ms, ` +
     `max ${load.latencyMaxMs.toFixed(0)} ms; ${Math.round(load.requestsPerSecond)} req/s, ` +
     `${load.requestCount.toLocaleString('en-US')} GETs; server ${load.cpuCores.toFixed(2)} cores, ` +
-    `main thread ${(100 * measured.mainShare).toFixed(0)}%\n`
+    `main thread ${(100 * measured.mainShare).toFixed(0)}%; event loop delay p99 ` +
+    `${measured.loopDelayP99Ms.toFixed(1)} ms, max ${measured.loopDelayMaxMs.toFixed(1)} ms\n`
   )
 }
 
@@ -178,6 +208,12 @@ try {
   process.stdout.write(describeWindow('beside the diff', beside))
   for (const [index, done] of beside.walks.entries())
     process.stdout.write(describeWalk(`diff walk ${index + 1}/${beside.walks.length}`, done))
+  // The main thread's CPU the pages took: beside's, less what the GETs took alone at the same rate.
+  const pages = beside.walks.reduce((sum, done) => sum + done.pages, 0)
+  const pagesMainS = beside.mainCpuS - (alone.mainCpuS * beside.elapsedS) / alone.elapsedS
+  process.stdout.write(
+    `main thread CPU per diff page: ${((1000 * pagesMainS) / pages).toFixed(1)} ms (${pages} pages)\n`,
+  )
   const ratio = beside.load.latencyP99Ms / alone.load.latencyP99Ms
   process.stdout.write(`p99 beside / alone: ${ratio.toFixed(2)}x (target at most 3x)\n`)
 } finally {
