@@ -435,7 +435,7 @@ export class PricingApp {
     // budget, console ones included (tenant/storage-guard.ts); reads go on.
     if (route.dimension === 'ingest' && this.#storage.nearlyFull) throw storageFullError()
     const json = parseJsonBody(incoming)
-    const cost = route.cost === undefined ? 1 : route.cost(json)
+    const cost = route.cost === undefined ? 1 : route.cost(json, incoming.query)
     // A plan or override may lower the engine's maximum, never lift it (null: the engine's).
     const itemsMax = Math.min(tenant.limits.max_items_per_request ?? batchItemsMax, batchItemsMax)
     const burst = bucket.burst

@@ -82,8 +82,11 @@ export interface TenantRoute extends RouteDocumentation {
   readonly access?: 'console'
   /** For a console route: what the person's role must allow (accounts/people/roles.ts). */
   readonly permission?: Permission
-  /** Items this request costs (spec's table); default 1. Runs before validation, on raw JSON. */
-  readonly cost?: (body: unknown) => number
+  /**
+   * Items this request costs (spec's table); default 1. Runs before validation, on raw JSON and the
+   * raw query string (a GET's `?explain=true` costs more).
+   */
+  readonly cost?: (body: unknown, query: string) => number
   readonly handler: (context: TenantContext<any, any>) => Reply | Promise<Reply>
 }
 

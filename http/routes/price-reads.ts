@@ -605,6 +605,16 @@ function queryReply(answer: QueryAnswer) {
     : { status: 200, headers, body: answer.json, release: answer.release }
 }
 
+/**
+ * What a single read costs: 1, or an explained SKU's cost with `?explain=true` (validation's
+ * reading: the last `explain` wins, and only `true` is true). A plain read pays one comparison.
+ */
+function explainedReadCost(_body: unknown, query: string): number {
+  // A percent-encoded name is decoded by validation too: such a query string is parsed here as well.
+  if (!query.includes('explain') && !query.includes('%')) return 1
+  return new URLSearchParams(query).getAll('explain').at(-1) === 'true' ? explainCostFactor : 1
+}
+
 export function priceReadRoutes(): TenantRoute[] {
   return [
     route<PriceQueryValue>({
@@ -637,6 +647,7 @@ export function priceReadRoutes(): TenantRoute[] {
       response: PriceAnswer,
       otherAnswers: { 304: null },
       dimension: 'query',
+      cost: explainedReadCost,
       handler: taxedRead,
     }),
     route<undefined, typeof RawQuery.static>({
