@@ -40,6 +40,7 @@ export class PriceOverlay implements PriceReader {
   /** Written pairs (pair key) -> [pricelist id, SKU id] in the overlay's own book. */
   readonly #pairs = new Map<number, readonly [number, number]>()
   #livePairDelta = 0
+  #sortedSkus: readonly string[] | null = null
 
   constructor(book: PriceBook) {
     this.#book = book
@@ -73,6 +74,7 @@ export class PriceOverlay implements PriceReader {
     const pricelistId = this.#idOf(this.#pricelistIdsAdded, this.#book.pricelistId(pricelist), pricelist, 'pricelist')
     const skuId = this.#idOf(this.#skuIdsAdded, this.#book.skuId(sku), sku, 'sku')
     this.#own.apply(pricelist, sku, versions)
+    this.#sortedSkus = null
     this.#pairs.set(pricelistId * pairStride + skuId, [this.#own.pricelistId(pricelist), this.#own.skuId(sku)])
   }
 
@@ -94,6 +96,15 @@ export class PriceOverlay implements PriceReader {
   /** Whether the tenant's book may hold the pair (both ids are its own). */
   #inBook(pricelistId: number, skuId: number): boolean {
     return pricelistId >= 0 && skuId >= 0 && pricelistId < this.#pricelistBase && skuId < this.#skuBase
+  }
+
+  /** Every SKU code of the book and of the overlay, sorted as the book sorts its own (a diff pages over them). */
+  sortedSkus(): readonly string[] {
+    if (this.#skuIdsAdded.size === 0) return this.#book.sortedSkus()
+    this.#sortedSkus ??= [...this.#book.skuCodes, ...this.#skuIdsAdded.keys()].sort((left, right) =>
+      left < right ? -1 : left > right ? 1 : 0,
+    )
+    return this.#sortedSkus
   }
 
   // ---- What the pipeline reads (PriceReader) ----------------------------------------------------
