@@ -7,13 +7,13 @@
  * a POST /price/query body or a POST /price/diff body (one page), checked and answered as that route
  * does, on the copy: what changes between two instants is as much a question before a write as after.
  * Bounded by `proposedWritesMax` writes, and counted against the query rate limit by its writes
- * plus its SKUs (a diff: its page, as the diff route counts it). Runs on the main thread: the copy lives there (moving it to the workers is later).
+ * plus its SKUs (a diff: its page, as the diff route counts it). The writes are planned on the
+ * main thread (the write layer lives there); the read runs where the real route would run it.
  * @module
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import { batchItemsMax } from '../../engine/limits.js'
 import { ApiError, validationError } from '../../platform/errors.js'
-import { diffPrices } from '../../engine/diff/diff.js'
 import {
   dryRun,
   proposedWritesMax,
@@ -24,12 +24,20 @@ import {
 import type { PricelistInput } from '../../tenant/writes/pricelists.js'
 import type { PriceInput } from '../../tenant/writes/prices.js'
 import type { MappingInput, VatRateInput } from '../../tenant/writes/reference.js'
-import { executeQuery } from '../../workers/execute.js'
+import { dispatchSimulation, type SimulatedAnswer } from '../../tenant/price-dispatch.js'
 import { route, type Reply, type TenantContext, type TenantRoute } from '../contracts.js'
 import { detailsOf } from '../validate.js'
 import { refusalError } from './common.js'
 import { checkedRates, FxDailyBody, publicationDate } from './fx.js'
-import { diffAnswer, diffCost, diffPage, PriceDiffAnswer, PriceDiffBody, type PriceDiffValue } from './price-diff.js'
+import {
+  diffAnswer,
+  diffCost,
+  diffPage,
+  PriceDiffAnswer,
+  type DiffPage,
+  PriceDiffBody,
+  type PriceDiffValue,
+} from './price-diff.js'
 import { PriceQueryAnswer, PriceQueryBody, queryInput, type PriceQueryValue } from './price-reads.js'
 import { PricelistBatchItem } from './pricelists.js'
 import { PriceWriteItem } from './price-writes.js'
@@ -164,19 +172,29 @@ function proposedWrites(writes: SimulateValue['writes']): ProposedWrites {
 
 const answerOpen = Buffer.from('{"query":')
 const answerClose = Buffer.from('}')
-const answerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': 'main' }
+const answerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json' }
 
-/** The read of the simulated state, as POST /price/query or POST /price/diff answers it there. */
-function readState(context: TenantContext<SimulateValue>, state: SimulatedState): Reply {
+/**
+ * The read of the simulated state, checked in the dry run's turn as POST /price/query or POST
+ * /price/diff checks it there, and answered where that route would answer it (tenant/price-dispatch.ts).
+ */
+function readState(context: TenantContext<SimulateValue>, state: SimulatedState): Reply | Promise<Reply> {
   const { query, diff } = context.body
-  if (diff !== undefined) {
-    const page = diffPage(state, diff)
-    const answer = diffAnswer(diffPrices(state.catalog, state.prices, page.request), page.next)
-    return { status: 200, headers: { 'cache-control': 'no-store', 'x-price-engine': 'main' }, body: { diff: answer } }
+  const page = diff === undefined ? null : diffPage(state, diff)
+  const input = page === null ? queryInput(state, query!, context.nowMs) : null
+  const answered = dispatchSimulation(context.tenant, state, { query: input, diff: page?.request ?? null })
+  const reply = (answer: SimulatedAnswer): Reply => replyOf(answer, page)
+  return answered instanceof Promise ? answered.then(reply) : reply(answered)
+}
+
+function replyOf(answer: SimulatedAnswer, page: DiffPage | null): Reply {
+  if (page !== null) {
+    const headers = { 'cache-control': 'no-store', 'x-price-engine': answer.engine }
+    return { status: 200, headers, body: { diff: diffAnswer(answer.entries!, page.next) } }
   }
-  const json = executeQuery(state.catalog, state.prices, queryInput(state, query!, context.nowMs))
+  const json = answer.json!
   const body = Buffer.concat([answerOpen, typeof json === 'string' ? Buffer.from(json) : json, answerClose])
-  return { status: 200, headers: answerHeaders, body }
+  return { status: 200, headers: { ...answerHeaders, 'x-price-engine': answer.engine }, body }
 }
 
 export function priceSimulateRoutes(): TenantRoute[] {
@@ -200,7 +218,7 @@ export function priceSimulateRoutes(): TenantRoute[] {
           const { family, index, refusal } = outcome.refused
           throw atWrite(refusalError(refusal), `/writes/${family}/${index}`)
         }
-        return outcome.answer
+        return await outcome.answer
       },
     }),
   ]

@@ -17,7 +17,11 @@ const to = '2998-06-01T00:00:00Z'
 /** When the proposed changes start: between the two instants. */
 const change = '2998-02-01T00:00:00Z'
 
-const { server } = await suiteServer({ tenants: {} })
+// Queries of 3 SKUs or more go to a price worker, as the query route sends them.
+const { server } = await suiteServer({
+  env: { PRICING_WORKER_THRESHOLD_SKUS: '3', PRICING_WORKERS: '2' },
+  tenants: {},
+})
 
 type Writes = Record<string, unknown[]>
 
@@ -82,6 +86,7 @@ t.test('proposed changes show with their causes, and committing them diffs the s
   const simulated = await simulatedDiff(client, proposed, body)
   t.equal(simulated.status, 200, simulated.text)
   t.equal(simulated.headers.get('cache-control'), 'no-store')
+  t.equal(simulated.headers.get('x-price-engine'), 'worker', 'the page ran on a worker, as a diff page does')
   t.same(await observed(client), before, 'changelog, ETag, reads and stored prices are as they were')
   t.same((await realDiff(client, body)).items, [], 'the real diff is unchanged after the simulation')
   t.same(simulated.body.diff, {
@@ -154,6 +159,45 @@ t.test('all SKUs of the lists page as the diff route pages them, a proposed new 
   t.equal(pages, 3)
   await commit(client, writes)
   t.same(await realDiff(client, diffBody()), whole.body.diff, 'the committed writes diff the same')
+})
+
+t.test('a simulated query runs where the query route runs it, with the same items either way', async (t) => {
+  const client = await freshTenant('sim-diff-engines')
+  const writes: Writes = {
+    prices: [
+      { sku: 'D-OWN', pricelist: 'CHILD', price: 12 },
+      { sku: 'D-NEW', pricelist: 'CHILD', price: 4 },
+    ],
+    vat_rates: [{ tax_area_code: 'SE', vat_class_code: 'reduced', rate: 6 }],
+  }
+  const body = (skus: string[]) => ({
+    writes,
+    query: { skus, tax_area: 'SE', currency_code: 'EUR', pricelist_filter: { pricelists: ['CHILD'] } },
+  })
+  const all = ['D-NEW', 'D-OWN', 'D-PARENT', 'D-VAT']
+  const worker = await client.call('POST', '/price/simulate', body(all))
+  t.same([worker.status, worker.headers.get('x-price-engine')], [200, 'worker'], worker.text)
+  // D-NEW: 4 NET + 25% = 5.00 (a SKU the replica has never seen); D-OWN 12 + 3 = 15; D-VAT 30 + 6% = 31.80.
+  t.same(
+    worker.body.query.items.map((item: Record<string, unknown>) => [item['sku'], item['gross']]),
+    [
+      ['D-NEW', 5],
+      ['D-OWN', 15],
+      ['D-PARENT', 25],
+      ['D-VAT', 31.8],
+    ],
+  )
+  for (let start = 0; start < all.length; start += 2) {
+    const main = await client.call('POST', '/price/simulate', body(all.slice(start, start + 2)))
+    t.equal(main.headers.get('x-price-engine'), 'main')
+    for (const item of main.body.query.items) {
+      const same = worker.body.query.items.find((other: { sku: string }) => other.sku === item.sku)
+      t.same(same, item, `${item.sku}: the same from the worker and from the main thread`)
+    }
+  }
+  await commit(client, writes)
+  const real = await client.call('POST', '/price/query', body(all).query)
+  t.equal(worker.text, `{"query":${real.text}}`, 'the committed writes answer the same bytes')
 })
 
 /** The error bodies without what differs per request. */
