@@ -230,10 +230,11 @@ export class Catalog {
    * the fork first writes that type, and then layers its own keys over that table
    * (engine/simulate/layered-table.ts): nothing is copied, not even the table's Map. The fork sees
    * this catalogue's later writes to the keys it has not written: a dry run plans and reads in one
-   * turn of the event loop, so there are none.
+   * turn of the event loop, so there are none. A replica's deferred types (a worker's articles) are
+   * built first: a fork shares tables, and a deferred one has none yet.
    */
   fork(): Catalog {
-    assert(this.#deferred === null, 'a catalogue with deferred types is a replica, not forked')
+    for (const type of [...(this.#deferred?.keys() ?? [])]) this.#undefer(type)
     const fork = new Catalog()
     fork.#shared = new Set()
     for (const [type, table] of this.#tables) {
@@ -244,6 +245,19 @@ export class Catalog {
       fork.#revisions.set(type, this.#revisions.get(type)!)
     }
     return fork
+  }
+
+  /**
+   * What a fork wrote, [type, key, versions] (a fork's own keys; none for a catalogue that is not a
+   * fork): replayed with `apply` on a fork of a worker's replica, it gives the same catalogue.
+   */
+  forkChanges(): [CatalogType, string, Version<unknown>[]][] {
+    const changes: [CatalogType, string, Version<unknown>[]][] = []
+    if (this.#shared === null) return changes
+    for (const [type, table] of this.#tables) {
+      if (table instanceof LayeredTable) for (const [key, versions] of table.own()) changes.push([type, key, versions])
+    }
+    return changes
   }
 
   /** The table a mutator changes: a fork's own layer over the shared one (see `fork`). */

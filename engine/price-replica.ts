@@ -72,6 +72,14 @@ export class PriceReplica implements PriceReader {
     return { pricelists: this.#pricelistIds.size, fields: this.#fieldNames.length }
   }
 
+  /**
+   * A bound on its SKU ids (every id is below it): the shared dictionary's capacity, which a dry
+   * run's overlay (engine/simulate/price-overlay.ts) numbers its own new SKUs from.
+   */
+  get skuIdBound(): number {
+    return this.#columns.skus.offsets.length
+  }
+
   /** Appends dictionary entries (ids are positions, so order matters and nothing is re-sent). */
   append(delta: DictionaryDelta): void {
     for (const code of delta.pricelists) this.#pricelistIds.set(code, this.#pricelistIds.size)

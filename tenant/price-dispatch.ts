@@ -14,6 +14,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { mainThreadRuleStepsBase, mainThreadRuleStepsPerSku } from '../engine/limits.js'
 import type { PriceContext } from '../engine/pipeline.js'
 import { diffPrices, type DiffEntry, type DiffRequest } from '../engine/diff/diff.js'
+import { replayDelta, simulationDelta, type SimulationDelta, type SimulationState } from '../engine/simulate/delta.js'
 import { readPrice, readPriceIn, type PriceReadInput, type PriceReadOutcome } from '../engine/price-read.js'
 import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
 import { QueryPoolBusy } from '../workers/pool.js'
@@ -154,4 +155,57 @@ export async function dispatchDiff(
     }
   }
   return { entries: diffPrices(tenant.catalog, tenant.prices, request), engine: 'main' }
+}
+
+/** A dry run's read: exactly one of a query and a diff page, as the main thread checked them. */
+export interface SimulatedRead {
+  readonly query: QueryInput | null
+  readonly diff: DiffRequest | null
+}
+
+/** The query's answer bytes, or the diff page's entries, and where they were worked out. */
+export interface SimulatedAnswer {
+  readonly json: string | Buffer | null
+  readonly entries: DiffEntry[] | null
+  readonly engine: Engine
+}
+
+function simulatedHere(state: SimulationState, read: SimulatedRead): SimulatedAnswer {
+  if (read.diff !== null)
+    return { json: null, entries: diffPrices(state.catalog, state.prices, read.diff), engine: 'main' }
+  assert(read.query !== null, 'a simulation reads a query or a diff')
+  return { json: executeQuery(state.catalog, state.prices, read.query), entries: null, engine: 'main' }
+}
+
+/**
+ * The read of a dry run (POST /price/simulate), called in the dry run's turn with its state. Where
+ * the read would run for the real routes, it runs here: a query below the worker threshold on the
+ * main thread, at once, on the dry run's state; a larger query and every diff page on a worker,
+ * which replays what the dry run wrote (engine/simulate/delta.ts) over its replica. With the
+ * workers' queue full, the main thread replays the same delta over the tenant as it is then (the
+ * dry run's own copy may not outlive its turn: a real write since could reuse an id the copy gave
+ * a new SKU), so the answer is the same either way.
+ */
+export function dispatchSimulation(
+  tenant: TenantRuntime,
+  state: SimulationState,
+  read: SimulatedRead,
+): SimulatedAnswer | Promise<SimulatedAnswer> {
+  const pool = tenant.queryPool
+  if (pool === null || (read.query !== null && read.query.skus.length < tenant.workerThresholdSkus))
+    return simulatedHere(state, read)
+  return simulateElsewhere(tenant, simulationDelta(state), read)
+}
+
+async function simulateElsewhere(
+  tenant: TenantRuntime,
+  delta: SimulationDelta,
+  read: SimulatedRead,
+): Promise<SimulatedAnswer> {
+  try {
+    return { ...(await tenant.queryPool!.simulate(tenant, { delta, ...read })), engine: 'worker' }
+  } catch (error) {
+    if (!(error instanceof QueryPoolBusy)) throw error
+  }
+  return simulatedHere(replayDelta(tenant.catalog, tenant.prices, delta), read)
 }

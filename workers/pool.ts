@@ -20,6 +20,8 @@ import {
   protocolVersion,
   replicationChannelName,
   type DiffTaskResult,
+  type SimulateTask,
+  type SimulateTaskResult,
   type OnlineMessage,
   type PrefetchMessage,
   type PriceTask,
@@ -72,9 +74,16 @@ type TaskBody =
   | { readonly kind: 'read'; readonly read: PriceReadInput }
   | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
   | { readonly kind: 'diff'; readonly diff: DiffRequest }
+  | Omit<SimulateTask, keyof TaskHeader>
   | Omit<WarmTask, keyof TaskHeader>
 
-type TaskResult = QueryTaskResult | ReadTaskResult | SearchTaskResult | WarmTaskResult | DiffTaskResult
+type TaskResult =
+  | QueryTaskResult
+  | ReadTaskResult
+  | SearchTaskResult
+  | WarmTaskResult
+  | DiffTaskResult
+  | SimulateTaskResult
 
 /** How long a warm-up task waits for its siblings on the other workers (they start together). */
 const warmWaitMs = 30_000
@@ -296,6 +305,24 @@ export class QueryPool {
     const result = await this.#task(tenant, { kind: 'diff', diff: request })
     assert(result.kind === 'diff', 'a diff task answers a diff')
     return result.entries
+  }
+
+  /**
+   * A dry run's read (POST /price/simulate) on a worker: `delta` replayed over its replica, then the
+   * query (its answer bytes) or the diff page (its entries). Reflects every change published before
+   * this call, like `run`.
+   */
+  async simulate(
+    tenant: ReplicatedTenant,
+    read: Omit<SimulateTask, keyof TaskHeader | 'kind'>,
+  ): Promise<{ json: string | Buffer | null; entries: DiffEntry[] | null }> {
+    const result = await this.#task(tenant, { kind: 'simulate', ...read })
+    assert(result.kind === 'simulate', 'a simulate task answers a simulation')
+    const json = result.json
+    // A Buffer arrives as a plain Uint8Array (structured clone); wrap it without copying.
+    const body =
+      json === null || typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength)
+    return { json: body, entries: result.entries }
   }
 
   /**

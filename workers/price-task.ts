@@ -11,11 +11,14 @@ import { AnswerArena } from './answer-arena.js'
 import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execute.js'
 import { searchArticles } from '../engine/article-search.js'
 import { diffPrices } from '../engine/diff/diff.js'
+import { replayDelta } from '../engine/simulate/delta.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
   protocolVersion,
   type DiffTaskResult,
+  type SimulateTask,
+  type SimulateTaskResult,
   type PriceTask,
   type PriceWorkerData,
   type QueryTaskResult,
@@ -81,6 +84,7 @@ type TaskResult =
   | RulesTaskResult
   | WarmTaskResult
   | DiffTaskResult
+  | SimulateTaskResult
 
 export default function run(task: PriceTask | RulesTask): TaskResult {
   assert(task.version === protocolVersion, 'a task of another protocol version')
@@ -92,9 +96,19 @@ export default function run(task: PriceTask | RulesTask): TaskResult {
   if (task.kind === 'search') return { kind: 'search', outcome: searchArticles(replica.catalog, task.criteria) }
   if (task.kind === 'warm') return warm(replica, task)
   if (task.kind === 'diff') return { kind: 'diff', entries: diffPrices(replica.catalog, replica.prices, task.diff) }
+  if (task.kind === 'simulate') return simulate(replica, task)
   const { hits, misses } = answerCacheCounts
   const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
+}
+
+/** A dry run's read on its replayed state: uncached (the state is the dry run's alone), no arena. */
+function simulate(replica: TenantReplica, task: SimulateTask): SimulateTaskResult {
+  const state = replayDelta(replica.catalog, replica.prices, task.delta)
+  if (task.diff !== null)
+    return { kind: 'simulate', json: null, entries: diffPrices(state.catalog, state.prices, task.diff) }
+  assert(task.query !== null, 'a simulation reads a query or a diff')
+  return { kind: 'simulate', json: executeQuery(state.catalog, state.prices, task.query), entries: null }
 }
 
 /**

@@ -17,12 +17,13 @@ import type { ArticleCriteria, ArticleSearchOutcome } from '../engine/article-se
 import type { CatalogType } from '../engine/catalog.js'
 import type { DiffEntry, DiffRequest } from '../engine/diff/diff.js'
 import type { DictionaryDelta, SharedColumns } from '../engine/prices.js'
+import type { SimulationDelta } from '../engine/simulate/delta.js'
 import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 
-export const protocolVersion = 6
+export const protocolVersion = 7
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -142,7 +143,24 @@ export type DiffTaskResult =
   | { readonly kind: 'diff'; readonly entries: DiffEntry[] }
   | { readonly kind: 'need_snapshot' }
 
-export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask
+/**
+ * The read of a dry run (POST /price/simulate) on the state the main thread planned: the worker
+ * replays `delta` over a fork of its replica (engine/simulate/delta.ts) and runs the query or the
+ * diff page there. Exactly one of `query` and `diff` is set.
+ */
+export interface SimulateTask extends TaskHeader {
+  readonly kind: 'simulate'
+  readonly delta: SimulationDelta
+  readonly query: QueryInput | null
+  readonly diff: DiffRequest | null
+}
+
+/** The query's answer bytes (uncached, as the main thread writes them), or the diff page's entries. */
+export type SimulateTaskResult =
+  | { readonly kind: 'simulate'; readonly json: string | Uint8Array | null; readonly entries: DiffEntry[] | null }
+  | { readonly kind: 'need_snapshot' }
+
+export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | SimulateTask
 
 /**
  * A pricelist's rules to check before it is written (no tenant state needed): compiling them is

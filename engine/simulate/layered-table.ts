@@ -18,6 +18,11 @@ export class LayeredTable<Value> extends Map<string, Value> {
     this.#base = base
   }
 
+  /** The keys the fork wrote, with their versions: what a worker replays over its own table. */
+  *own(): MapIterator<[string, Value]> {
+    yield* super.entries()
+  }
+
   override get(key: string): Value | undefined {
     const own = super.get(key)
     return own !== undefined ? own : this.#base.get(key)

@@ -14,7 +14,7 @@
  */
 import { assert } from '../assert.js'
 import { cellExtras, cellNoPrice } from '../current-rows.js'
-import type { PriceReader } from '../price-replica.js'
+import type { PriceReader, PriceReplica } from '../price-replica.js'
 import { PriceBook, type PriceContent, type PriceVersion } from '../prices.js'
 
 /**
@@ -30,7 +30,9 @@ const noRows = new Float64Array(0)
 
 /** The tenant's price book as the write layer and the pipeline use it, with the overlay's pairs on top. */
 export class PriceOverlay implements PriceReader {
-  readonly #book: PriceBook
+  readonly #book: PriceReader
+  /** The tenant's book, which the write layer reads; null over a worker's replica (reads only). */
+  readonly #writable: PriceBook | null
   readonly #own = new PriceBook()
   /** Ids past the tenant book's own, for codes it does not know (a new SKU or pricelist). */
   readonly #skuIdsAdded = new Map<string, number>()
@@ -40,11 +42,39 @@ export class PriceOverlay implements PriceReader {
   /** Written pairs (pair key) -> [pricelist id, SKU id] in the overlay's own book. */
   readonly #pairs = new Map<number, readonly [number, number]>()
   #livePairDelta = 0
+  #sortedSkus: readonly string[] | null = null
 
-  constructor(book: PriceBook) {
+  /**
+   * Over the tenant's book (a dry run on the main thread), or over a worker's replica of it, where
+   * the dry run's pairs are replayed (`install`, engine/simulate/delta.ts) and only read.
+   */
+  constructor(book: PriceBook | PriceReplica) {
     this.#book = book
-    this.#skuBase = book.skuCodes.length
-    this.#pricelistBase = book.pricelistCodes.length
+    if (book instanceof PriceBook) {
+      this.#writable = book
+      this.#skuBase = book.skuCodes.length
+      this.#pricelistBase = book.pricelistCodes.length
+    } else {
+      this.#writable = null
+      this.#skuBase = book.skuIdBound
+      this.#pricelistBase = book.sizes.pricelists
+    }
+  }
+
+  #tenantBook(): PriceBook {
+    assert(this.#writable !== null, 'an overlay over a replica is only read')
+    return this.#writable
+  }
+
+  /** The pairs written, [pricelist, SKU, whole version list]: what a worker replays (`install`). */
+  delta(): [string, string, PriceVersion[]][] {
+    const pairs: [string, string, PriceVersion[]][] = []
+    for (const [pricelistId, skuId] of this.#pairs.values()) {
+      const pricelist = this.#own.pricelistCodes[pricelistId]!
+      const sku = this.#own.skuCodes[skuId]!
+      pairs.push([pricelist, sku, this.#own.versions(pricelist, sku)])
+    }
+    return pairs
   }
 
   /** Pairs the dry run wrote. */
@@ -55,12 +85,14 @@ export class PriceOverlay implements PriceReader {
   // ---- What the write layer uses (tenant/writes/prices.ts) --------------------------------------
 
   get livePairCount(): number {
-    return this.#book.livePairCount + this.#livePairDelta
+    return this.#tenantBook().livePairCount + this.#livePairDelta
   }
 
   versions(pricelist: string, sku: string, first = 0): PriceVersion[] {
     const pair = this.#pair(this.pricelistId(pricelist), this.skuId(sku))
-    return pair === undefined ? this.#book.versions(pricelist, sku, first) : this.#own.versions(pricelist, sku, first)
+    return pair === undefined
+      ? this.#tenantBook().versions(pricelist, sku, first)
+      : this.#own.versions(pricelist, sku, first)
   }
 
   /** Installs a pair's version list in the overlay; the tenant's book is left as it is. */
@@ -70,9 +102,15 @@ export class PriceOverlay implements PriceReader {
     const wasLive = before.length > 0 && before[before.length - 1]!.content !== null
     const isLive = versions[versions.length - 1]!.content !== null
     if (wasLive !== isLive) this.#livePairDelta += isLive ? 1 : -1
+    this.install(pricelist, sku, versions)
+  }
+
+  /** Puts a pair's version list in the overlay as `apply` does, without the write layer's count of live pairs. */
+  install(pricelist: string, sku: string, versions: readonly PriceVersion[]): void {
     const pricelistId = this.#idOf(this.#pricelistIdsAdded, this.#book.pricelistId(pricelist), pricelist, 'pricelist')
     const skuId = this.#idOf(this.#skuIdsAdded, this.#book.skuId(sku), sku, 'sku')
     this.#own.apply(pricelist, sku, versions)
+    this.#sortedSkus = null
     this.#pairs.set(pricelistId * pairStride + skuId, [this.#own.pricelistId(pricelist), this.#own.skuId(sku)])
   }
 
@@ -94,6 +132,16 @@ export class PriceOverlay implements PriceReader {
   /** Whether the tenant's book may hold the pair (both ids are its own). */
   #inBook(pricelistId: number, skuId: number): boolean {
     return pricelistId >= 0 && skuId >= 0 && pricelistId < this.#pricelistBase && skuId < this.#skuBase
+  }
+
+  /** Every SKU code of the book and of the overlay, sorted as the book sorts its own (a diff pages over them). */
+  sortedSkus(): readonly string[] {
+    const book = this.#tenantBook()
+    if (this.#skuIdsAdded.size === 0) return book.sortedSkus()
+    this.#sortedSkus ??= [...book.skuCodes, ...this.#skuIdsAdded.keys()].sort((left, right) =>
+      left < right ? -1 : left > right ? 1 : 0,
+    )
+    return this.#sortedSkus
   }
 
   // ---- What the pipeline reads (PriceReader) ----------------------------------------------------

@@ -6,19 +6,24 @@
  */
 import { Type } from '@sinclair/typebox'
 import { compareCodes } from '../../engine/catalog.js'
-import { diffCauses, fourDecimals, type DiffEntry, type DiffSide } from '../../engine/diff/diff.js'
+import { diffCauses, fourDecimals, type DiffEntry, type DiffRequest, type DiffSide } from '../../engine/diff/diff.js'
 import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { toNumber } from '../../engine/money.js'
 import { statusReasons } from '../../engine/pipeline.js'
 import { parseInstant } from '../../engine/time.js'
 import { validationError } from '../../platform/errors.js'
 import { dispatchDiff } from '../../tenant/price-dispatch.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
 import { route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { CurrencyCode, DateTime, Quantity } from '../schemas.js'
 import { quantityValue } from './common.js'
 import { PricelistFilter } from './pricelists.js'
-import { pricedSkuCandidates, roundingFor, selectPricelists } from './price-reads.js'
+import {
+  pricedSkuCandidates,
+  roundingFor,
+  selectPricelists,
+  type QueryState,
+  type SkuCandidateSource,
+} from './price-reads.js'
 
 /** SKUs a page covers when `limit` is left out. */
 export const diffLimitDefault = 1_000
@@ -58,13 +63,13 @@ export const PriceDiffBody = Type.Object(
   },
   { additionalProperties: false },
 )
-type PriceDiffValue = typeof PriceDiffBody.static
+export type PriceDiffValue = typeof PriceDiffBody.static
 
 const DiffSideSchema = Type.Union([
   Type.Object({ pricelist: Type.String(), net: Type.Number(), vat: Type.Number(), gross: Type.Number() }),
   Type.Object({ reason: Type.Union(statusReasons.slice(1).map((reason) => Type.Literal(reason))) }),
 ])
-const PriceDiffAnswer = Type.Object({
+export const PriceDiffAnswer = Type.Object({
   items: Type.Array(
     Type.Object({
       sku: Type.String(),
@@ -80,7 +85,7 @@ const PriceDiffAnswer = Type.Object({
 })
 
 /** The SKUs of this page, in code order, and the cursor of the next (null: none). */
-function pageSkus(tenant: TenantRuntime, body: PriceDiffValue): { skus: string[]; next: string | null } {
+function pageSkus(tenant: SkuCandidateSource, body: PriceDiffValue): { skus: string[]; next: string | null } {
   if (body.skus !== undefined) {
     if (body.cursor !== undefined || body.limit !== undefined)
       throw validationError(
@@ -110,25 +115,34 @@ function instantOf(text: string, path: string): number {
   return at
 }
 
-async function runDiff(context: TenantContext<PriceDiffValue>) {
-  const { tenant, body } = context
+/** What a diff reads: a tenant's state, or a dry run's (POST /price/simulate). */
+export type DiffState = QueryState & SkuCandidateSource
+
+/** A page to compare: the engine's request and the cursor of the next page (null: none). */
+export interface DiffPage {
+  readonly request: DiffRequest
+  readonly next: string | null
+}
+
+/** Checks a diff body against a state as the route does (400 and 404 bodies) and picks its page. */
+export function diffPage(state: DiffState, body: PriceDiffValue): DiffPage {
   const from = instantOf(body.from, '/from')
   const to = instantOf(body.to, '/to')
   if (to < from)
     throw validationError([{ path: '/to', message: 'must not be before from' }], 'to must not be before from')
   for (const at of [from, to]) {
-    if (tenant.catalog.get('tax_area', body.tax_area, at) === null)
+    if (state.catalog.get('tax_area', body.tax_area, at) === null)
       throw validationError(
         [{ path: '/tax_area', message: 'unknown tax area' }],
         `Tax area ${body.tax_area} does not exist`,
       )
     // 404 for a profile unknown at either instant, as the query at that instant answers.
-    roundingFor(tenant.catalog, body.rounding_profile, body.currency_code, at)
+    roundingFor(state.catalog, body.rounding_profile, body.currency_code, at)
   }
-  const pricelistsFrom = selectPricelists(tenant, body, from)
-  const pricelistsTo = selectPricelists(tenant, body, to)
-  const page = pageSkus(tenant, body)
-  const { entries, engine } = await dispatchDiff(tenant, {
+  const pricelistsFrom = selectPricelists(state, body, from)
+  const pricelistsTo = selectPricelists(state, body, to)
+  const page = pageSkus(state, body)
+  const request: DiffRequest = {
     from,
     to,
     taxArea: body.tax_area,
@@ -138,11 +152,22 @@ async function runDiff(context: TenantContext<PriceDiffValue>) {
     pricelistsFrom,
     pricelistsTo,
     skus: page.skus,
-  })
+  }
+  return { request, next: page.next }
+}
+
+/** A page's answer as the route writes it. */
+export function diffAnswer(entries: readonly DiffEntry[], next: string | null): Record<string, unknown> {
+  return { items: entries.map(renderEntry), next_cursor: next }
+}
+
+async function runDiff(context: TenantContext<PriceDiffValue>) {
+  const page = diffPage(context.tenant, context.body)
+  const { entries, engine } = await dispatchDiff(context.tenant, page.request)
   return {
     status: 200,
     headers: { 'cache-control': 'no-store', 'x-price-engine': engine },
-    body: { items: entries.map(renderEntry), next_cursor: page.next },
+    body: diffAnswer(entries, page.next),
   }
 }
 
@@ -162,7 +187,7 @@ function renderEntry(entry: DiffEntry): Record<string, unknown> {
 }
 
 /** What a page costs against the query rate: the SKUs it covers (raw JSON, before validation). */
-function diffCost(body: unknown): number {
+export function diffCost(body: unknown): number {
   const value = body as { skus?: unknown; limit?: unknown } | null | undefined
   if (Array.isArray(value?.skus)) return Math.max(1, value.skus.length)
   const limit = value?.limit

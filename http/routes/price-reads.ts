@@ -18,7 +18,6 @@ import { formatInstant, parseInstant } from '../../engine/time.js'
 import { route, type TenantContext, type TenantRoute } from '../contracts.js'
 import { ApiError, notFound, validationError } from '../../platform/errors.js'
 import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, Quantity, VatMode } from '../schemas.js'
-import type { TenantRuntime } from '../../tenant/runtime.js'
 import { page, quantityValue, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
 import { explainCostFactor, explainQuery, explainReadJson, explainSkusMax, Trace } from './price-explain.js'
@@ -532,11 +531,17 @@ function* mapped<T, U>(values: Iterable<T>, map: (value: T) => U): Generator<U> 
   for (const value of values) yield map(value)
 }
 
+/** What the SKU candidates are read from: a tenant, or a dry run's state (tenant/simulate/). */
+export interface SkuCandidateSource {
+  readonly catalog: Catalog
+  readonly prices: { sortedSkus(): readonly string[] }
+}
+
 /**
  * Every SKU that could be priced, sorted: those with a price somewhere, plus bundle SKUs (a bundle
  * rule prices a SKU that may have no price of its own anywhere).
  */
-export function pricedSkuCandidates(tenant: TenantRuntime): readonly string[] {
+export function pricedSkuCandidates(tenant: SkuCandidateSource): readonly string[] {
   const withPrices = tenant.prices.sortedSkus()
   const bundleKeys = tenant.catalog.keys('bundle_rule')
   if (bundleKeys.length === 0) return withPrices
