@@ -4,7 +4,8 @@
  * amounts print as the plain answer prints them, instants as the API's date-times. Written field by
  * field rather than built as objects for JSON.stringify, whose generic walk and number printing
  * were most of the trace's cost. Who wrote a price version and when live only in the main thread's
- * price book, so the caller hands them in (`versionMeta`).
+ * price book, so a version step leaves a hole (`versionHole`) for them and names its version in
+ * `versions`; the main thread fills the holes (./explain-query.ts `fillVersions`).
  * @module
  */
 import type { CandidateTrace, Explanation } from '../engine/explain/explain.js'
@@ -14,12 +15,19 @@ import type { CompiledTier } from '../engine/rounding.js'
 import { formatInstant } from '../engine/time.js'
 import { amountJson, jsonNumber, jsonString } from './render.js'
 
-/** When and by whom a price version was written, or null when unknown here. */
-export type VersionMeta = (pricelist: string, sku: string, start: number) => { at: number; by: string } | null
+/** A price version a trace names: pricelist, SKU, start. */
+export type VersionRef = [pricelist: string, sku: string, start: number]
+
+/**
+ * Where a version step's `"written_at":…,"written_by":…` goes: a NUL, which JSON text never holds
+ * raw (strings escape it), so the filler can split on it.
+ */
+export const versionHole = '\u0000'
 
 export interface TraceOptions {
-  readonly versionMeta: VersionMeta
   readonly roundingCode: string | null
+  /** Receives the version of each hole, in the text's order. */
+  readonly versions: VersionRef[]
 }
 
 /**
@@ -29,7 +37,7 @@ export interface TraceOptions {
 const instantTexts = new Map<number, string>()
 const instantTextsMax = 4096
 
-function instant(ms: number): string {
+export function instant(ms: number): string {
   let text = instantTexts.get(ms)
   if (text === undefined) {
     if (instantTexts.size >= instantTextsMax) instantTexts.clear()
@@ -64,14 +72,10 @@ function tierText(tier: CompiledTier | null): string {
 }
 
 function versionText(step: VersionStep, options: TraceOptions): string {
-  const meta = options.versionMeta(step.pricelist, step.sku, step.start)
-  const written =
-    meta === null
-      ? '"written_at":null,"written_by":null'
-      : `"written_at":"${instant(meta.at)}","written_by":${text(meta.by)}`
+  options.versions.push([step.pricelist, step.sku, step.start])
   return (
     `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",` +
-    `${written},"amount":${amount(step.sales)}}`
+    `${versionHole},"amount":${amount(step.sales)}}`
   )
 }
 

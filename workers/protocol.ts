@@ -21,8 +21,9 @@ import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
+import type { ExplainedRead, ExplainedText, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 
-export const protocolVersion = 6
+export const protocolVersion = 7
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -142,7 +143,22 @@ export type DiffTaskResult =
   | { readonly kind: 'diff'; readonly entries: DiffEntry[] }
   | { readonly kind: 'need_snapshot' }
 
-export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask
+/**
+ * An explained query or single read (./explain-query.ts), off the main thread: the answer text with
+ * a hole per price version, which the main thread fills with who wrote it and when.
+ */
+export interface ExplainTask extends TaskHeader {
+  readonly kind: 'explain'
+  readonly explain:
+    | { readonly kind: 'query'; readonly query: ExplainQueryInput }
+    | { readonly kind: 'read'; readonly read: ExplainReadInput }
+}
+
+export type ExplainTaskResult =
+  | { readonly kind: 'explain'; readonly explained: ExplainedText | ExplainedRead }
+  | { readonly kind: 'need_snapshot' }
+
+export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | ExplainTask
 
 /**
  * A pricelist's rules to check before it is written (no tenant state needed): compiling them is
