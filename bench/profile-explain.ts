@@ -2,10 +2,12 @@
  * `npm run bench:profile-explain`: where an explained price query spends its time, in process
  * (no HTTP, no other threads: the engine's and the trace writer's share alone). Builds the engine
  * bench's mixed workload (bench/engine.ts: breaks, an inheriting list, 10 pricelists), then runs
- * 100-SKU queries alternately plain (`executeQuery`, uncached: what a query with `as_of` costs) and
- * explained (workers/explain-query.ts, as a price worker runs it), prints the median time of each
- * and their ratio, and profiles the explained ones under V8's sampling profiler (the functions with
- * the most self time; the profile is written to bench/results/profiles/).
+ * 100-SKU queries alternately plain (`executeQuery`, uncached: what a query with `as_of` costs),
+ * through the full pipeline untraced on every candidate (the floor of an explanation, which gives
+ * every candidate's amounts: the plain query's fast path gives the winner's only) and explained
+ * (workers/explain-query.ts, as a price worker runs it); prints the median CPU time of each per
+ * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
+ * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).
  * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25).
  * @module
  */
@@ -17,6 +19,7 @@ import { formatSelfTimes, selfTimes } from './cpu-profile.js'
 import { buildCatalog, buildPriceBook } from './engine.js'
 import { flagValue } from './flags.js'
 import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, taxAreaCode } from './workload.js'
+import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
 import { explainQueryText } from '../workers/explain-query.js'
 
@@ -46,17 +49,28 @@ const inputs: QueryInput[] = Array.from({ length: queryCount }, () => ({
 }))
 
 let sink = 0
-/** Microseconds per query. */
-function plainRound(): number {
-  const started = performance.now()
-  for (const input of inputs) sink += executeQuery(catalog, book, input).length
-  return ((performance.now() - started) * 1000) / inputs.length
+/** CPU microseconds per query of `run` over the inputs (CPU time: the machine is shared). */
+function timed(run: (input: QueryInput) => number): number {
+  const started = process.cpuUsage()
+  for (const input of inputs) sink += run(input)
+  const used = process.cpuUsage(started)
+  return (used.user + used.system) / inputs.length
 }
-function explainRound(): number {
-  const started = performance.now()
-  for (const query of inputs) sink += explainQueryText(catalog, book, { query, excluded: [] }).text.length
-  return ((performance.now() - started) * 1000) / inputs.length
-}
+const plainRound = () => timed((input) => executeQuery(catalog, book, input).length)
+const options: AnswerOptions = { currency: currencyCode, rounding: null, quantity: 1 }
+const floorRound = () =>
+  timed((input) => {
+    const context = new PriceContext(catalog, book, input.at, input.taxArea)
+    let priced = 0
+    for (const sku of input.skus) {
+      for (const code of input.pricelists) {
+        const base = resolveBase(context, code, sku)
+        if (typeof base !== 'number' && typeof priceItem(context, base, sku, options, code) !== 'number') priced++
+      }
+    }
+    return priced
+  })
+const explainRound = () => timed((query) => explainQueryText(catalog, book, { query, excluded: [] }).text.length)
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((left, right) => left - right)
@@ -70,21 +84,25 @@ function post<T>(session: Session, method: string, params?: object): Promise<T> 
 }
 
 plainRound()
+floorRound()
 explainRound()
-const plain: number[] = []
-const explained: number[] = []
-const ratios: number[] = []
+const figures = { plain: [] as number[], floor: [] as number[], explained: [] as number[] }
+const ratios = { floor: [] as number[], explained: [] as number[] }
 for (let round = 0; round < roundCount; round++) {
-  const one = plainRound()
-  const other = explainRound()
-  plain.push(one)
-  explained.push(other)
-  ratios.push(other / one)
+  const plain = plainRound()
+  const floor = floorRound()
+  const explained = explainRound()
+  figures.plain.push(plain)
+  figures.floor.push(floor)
+  figures.explained.push(explained)
+  ratios.floor.push(floor / plain)
+  ratios.explained.push(explained / plain)
 }
 process.stdout.write(
-  `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists: ` +
-    `plain ${median(plain).toFixed(0)} us, explained ${median(explained).toFixed(0)} us, ` +
-    `median ratio ${median(ratios).toFixed(2)}\n`,
+  `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists, CPU per query: ` +
+    `plain ${median(figures.plain).toFixed(0)} us, full pipeline on every candidate ${median(figures.floor).toFixed(0)} us ` +
+    `(${median(ratios.floor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
+    `(${median(ratios.explained).toFixed(2)}x; medians of ${roundCount} alternating rounds)\n`,
 )
 
 const session = new Session()

@@ -95,10 +95,24 @@ export interface Explanation {
  */
 const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
 
-/** What the candidates of one SKU share: the set of inputs, and the SKU's VAT versions (looked up once). */
+/**
+ * What the candidates of one SKU share: the set of inputs, the SKU's VAT versions and article input
+ * (looked up once), and the context's pricelist inputs.
+ */
 interface Shared {
   readonly inputs: Set<string>
   vat: ExplainedVat | null
+  article: string | null
+  readonly pricelists: Map<string, string | null>
+}
+
+function pricelistInputsOf(context: PriceContext): Map<string, string | null> {
+  let known = pricelistInputs.get(context)
+  if (known === undefined) {
+    known = new Map()
+    pricelistInputs.set(context, known)
+  }
+  return known
 }
 
 /** Records one candidate's steps, and every candidate's inputs into the shared set. */
@@ -116,12 +130,7 @@ class Recorder implements PriceTracer {
     readonly shared: Shared,
   ) {
     this.inputs = shared.inputs
-    let known = pricelistInputs.get(context)
-    if (known === undefined) {
-      known = new Map()
-      pricelistInputs.set(context, known)
-    }
-    this.#pricelists = known
+    this.#pricelists = shared.pricelists
   }
 
   walk(code: string): void {
@@ -162,17 +171,20 @@ class Recorder implements PriceTracer {
         if (step.fx !== null) this.#fxInput(step.fx)
         if (step.vatRateText !== null) this.#vatInput(null)
         return
-      case 'rule': {
-        const view = this.context.catalog.view('article', this.sku, this.context.at)
-        inputs.add(`article|${this.sku}|${view === null ? 'none' : `${view.version.from}|${view.version.hash}`}`)
+      case 'rule':
+        inputs.add((this.shared.article ??= this.#articleInput()))
         return
-      }
       case 'fx':
         this.#fxInput(step.fx)
         return
       default:
         return
     }
+  }
+
+  #articleInput(): string {
+    const view = this.context.catalog.view('article', this.sku, this.context.at)
+    return `article|${this.sku}|${view === null ? 'none' : `${view.version.from}|${view.version.hash}`}`
   }
 
   #fxInput(fx: FxResolved): void {
@@ -217,9 +229,13 @@ function attempt(context: PriceContext, code: string, request: ExplainRequest, s
   }
 }
 
+function codeUnitOrder(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0
+}
+
 /** Explains the best price of one SKU over the request's candidates at the context's instant and tax area. */
 export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
-  const shared: Shared = { inputs: new Set(), vat: null }
+  const shared: Shared = { inputs: new Set(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
   const inputs = shared.inputs
   const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
   let winner = -1
@@ -249,7 +265,8 @@ export function explainPrice(context: PriceContext, request: ExplainRequest): Ex
     const view = context.catalog.view('rounding_profile', request.roundingCode, context.at)
     if (view !== null) inputs.add(`rounding|${request.roundingCode}|${view.version.from}|${view.version.hash}`)
   }
-  const sorted = [...inputs].sort()
+  // The order of the default sort (UTF-16 code units); a comparator with `<` is several times faster.
+  const sorted = [...inputs].sort(codeUnitOrder)
   const chosen = winner < 0 ? null : attempts[winner]!
   return {
     sku: request.sku,
