@@ -95,6 +95,35 @@ export interface Explanation {
  */
 const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
 
+/** A VAT class's rate in force at a context's instant and tax area, as an input and its start (null: none). */
+interface RateInput {
+  readonly input: string
+  readonly start: number
+}
+const rateInputs = new WeakMap<PriceContext, Map<string, RateInput | null>>()
+
+function rateInputOf(context: PriceContext, vatClass: string): RateInput | null {
+  let known = rateInputs.get(context)
+  if (known === undefined) {
+    known = new Map()
+    rateInputs.set(context, known)
+  }
+  let found = known.get(vatClass)
+  if (found === undefined) {
+    const { catalog, taxArea, at } = context
+    const rate = catalog.view('vat_rate', compositeKey(taxArea, vatClass), at)
+    found =
+      rate === null
+        ? null
+        : {
+            input: `vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`,
+            start: rate.version.from,
+          }
+    known.set(vatClass, found)
+  }
+  return found
+}
+
 /**
  * What the candidates of one SKU share: the set of inputs, the SKU's VAT versions and article input
  * (looked up once), and the context's pricelist inputs.
@@ -200,11 +229,12 @@ class Recorder implements PriceTracer {
     const { catalog, taxArea, at } = this.context
     const mapping = catalog.view('article_taxclass', compositeKey(this.sku, taxArea), at)
     const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
-    const rate = vatClass === null ? null : catalog.view('vat_rate', compositeKey(taxArea, vatClass), at)
+    // The class's rate is the same for every SKU of the context: looked up and written once.
+    const rate = vatClass === null ? null : rateInputOf(this.context, vatClass)
     if (mapping !== null)
       this.inputs.add(`vat_mapping|${this.sku}|${taxArea}|${mapping.version.from}|${mapping.version.hash}`)
-    if (rate !== null) this.inputs.add(`vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`)
-    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.version.from ?? null }
+    if (rate !== null) this.inputs.add(rate.input)
+    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.start ?? null }
   }
 }
 
