@@ -19,6 +19,14 @@ import { readPrice, readPriceIn, type PriceReadInput, type PriceReadOutcome } fr
 import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
 import { QueryPoolBusy } from '../workers/pool.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
+import {
+  explainQueryText,
+  explainReadText,
+  type ExplainedRead,
+  type ExplainedText,
+  type ExplainQueryInput,
+  type ExplainReadInput,
+} from '../workers/explain-query.js'
 import type { TenantRuntime } from './runtime.js'
 
 export type Engine = 'main' | 'worker'
@@ -208,4 +216,38 @@ async function simulateElsewhere(
     if (!(error instanceof QueryPoolBusy)) throw error
   }
   return simulatedHere(replayDelta(tenant.catalog, tenant.prices, delta), read)
+}
+
+/**
+ * An explained query: on a worker (the full pipeline on every candidate of every SKU: the main
+ * thread stays free), or here without workers or when their queue is full. Its text has a hole per
+ * price version, which the caller fills from the main thread's book.
+ */
+export async function dispatchExplainQuery(
+  tenant: TenantRuntime,
+  request: ExplainQueryInput,
+): Promise<{ explained: ExplainedText; engine: Engine }> {
+  if (tenant.queryPool !== null) {
+    try {
+      return { explained: await tenant.queryPool.explainQuery(tenant, request), engine: 'worker' }
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+    }
+  }
+  return { explained: explainQueryText(tenant.catalog, tenant.prices, request), engine: 'main' }
+}
+
+/** An explained single read's trace, where `dispatchExplainQuery` runs a query's. */
+export async function dispatchExplainRead(
+  tenant: TenantRuntime,
+  read: ExplainReadInput,
+): Promise<{ explained: ExplainedRead; engine: Engine }> {
+  if (tenant.queryPool !== null) {
+    try {
+      return { explained: await tenant.queryPool.explainRead(tenant, read), engine: 'worker' }
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+    }
+  }
+  return { explained: explainReadText(tenant.catalog, tenant.prices, read), engine: 'main' }
 }

@@ -4,7 +4,8 @@
  * amounts print as the plain answer prints them, instants as the API's date-times. Written field by
  * field rather than built as objects for JSON.stringify, whose generic walk and number printing
  * were most of the trace's cost. Who wrote a price version and when live only in the main thread's
- * price book, so the caller hands them in (`versionMeta`).
+ * price book, so a version step leaves a hole (`versionHole`) for them and names its version in
+ * `versions`; the main thread fills the holes (./explain-query.ts `fillVersions`).
  * @module
  */
 import type { CandidateTrace, Explanation } from '../engine/explain/explain.js'
@@ -12,14 +13,21 @@ import type { BundleStep, ConversionStep, PipelineStep, VersionStep } from '../e
 import type { FxResolved } from '../engine/fx.js'
 import type { CompiledTier } from '../engine/rounding.js'
 import { formatInstant } from '../engine/time.js'
-import { amountJson, jsonNumber, jsonString } from './render.js'
+import { amountJson, jsonNumber, jsonString, quoted } from './render.js'
 
-/** When and by whom a price version was written, or null when unknown here. */
-export type VersionMeta = (pricelist: string, sku: string, start: number) => { at: number; by: string } | null
+/** A price version a trace names: pricelist, SKU, start. */
+export type VersionRef = [pricelist: string, sku: string, start: number]
+
+/**
+ * Where a version step's `"written_at":…,"written_by":…` goes: a NUL, which JSON text never holds
+ * raw (strings escape it), so the filler can split on it.
+ */
+export const versionHole = '\u0000'
 
 export interface TraceOptions {
-  readonly versionMeta: VersionMeta
   readonly roundingCode: string | null
+  /** Receives the version of each hole, in the text's order. */
+  readonly versions: VersionRef[]
 }
 
 /**
@@ -29,7 +37,7 @@ export interface TraceOptions {
 const instantTexts = new Map<number, string>()
 const instantTextsMax = 4096
 
-function instant(ms: number): string {
+export function instant(ms: number): string {
   let text = instantTexts.get(ms)
   if (text === undefined) {
     if (instantTexts.size >= instantTextsMax) instantTexts.clear()
@@ -43,8 +51,9 @@ function amount(scaled: number | null): string {
   return scaled === null ? 'null' : amountJson(scaled)
 }
 
+/** A code (pricelist, currency, class, mode, reason: few distinct values) as JSON text. */
 function text(value: string | null): string {
-  return value === null ? 'null' : jsonString(value)
+  return value === null ? 'null' : quoted(value)
 }
 
 function fxFields(fx: FxResolved): string {
@@ -64,20 +73,16 @@ function tierText(tier: CompiledTier | null): string {
 }
 
 function versionText(step: VersionStep, options: TraceOptions): string {
-  const meta = options.versionMeta(step.pricelist, step.sku, step.start)
-  const written =
-    meta === null
-      ? '"written_at":null,"written_by":null'
-      : `"written_at":"${instant(meta.at)}","written_by":${text(meta.by)}`
+  options.versions.push([step.pricelist, step.sku, step.start])
   return (
     `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",` +
-    `${written},"amount":${amount(step.sales)}}`
+    `${versionHole},"amount":${amount(step.sales)}}`
   )
 }
 
 function bundleText(step: BundleStep): string {
   const parts = step.components.map(
-    (part) => `{"sku":${text(part.sku)},"quantity":${part.quantity},"amount":${amount(part.sales)}}`,
+    (part) => `{"sku":${jsonString(part.sku)},"quantity":${part.quantity},"amount":${amount(part.sales)}}`,
   )
   const discount = step.discountValue === null ? 'null' : String(Number(step.discountValue))
   return (
@@ -133,21 +138,49 @@ function stepText(step: PipelineStep, vat: () => string, options: TraceOptions):
   }
 }
 
+/**
+ * A candidate's text up to its amounts, by pricelist, outcome and reason: the same few for every
+ * SKU of a request (a fifth of the trace's writing was these).
+ */
+const candidateHeads = new Map<string, Map<CandidateTrace['reason'], string>>()
+const candidateHeadsMax = 4096
+
 function candidateText(candidate: CandidateTrace): string {
+  let heads = candidateHeads.get(candidate.pricelist)
+  if (heads === undefined) {
+    if (candidateHeads.size >= candidateHeadsMax) candidateHeads.clear()
+    heads = new Map()
+    candidateHeads.set(candidate.pricelist, heads)
+  }
+  // The reason names the outcome: null is the winner's, any other a loser's.
+  let head = heads.get(candidate.reason)
+  if (head === undefined) {
+    head =
+      `{"pricelist":${text(candidate.pricelist)},"outcome":"${candidate.outcome}",` +
+      `"reason":${text(candidate.reason)},"amounts":`
+    heads.set(candidate.reason, head)
+  }
   const amounts = candidate.amounts
-  const printed =
-    amounts === null
-      ? 'null'
-      : `{"net":${amount(amounts.net)},"vat":${amount(amounts.vat)},"gross":${amount(amounts.gross)}}`
-  return (
-    `{"pricelist":${text(candidate.pricelist)},"outcome":"${candidate.outcome}",` +
-    `"reason":${text(candidate.reason)},"amounts":${printed}}`
-  )
+  return amounts === null
+    ? `${head}null}`
+    : `${head}{"net":${amount(amounts.net)},"vat":${amount(amounts.vat)},"gross":${amount(amounts.gross)}}}`
+}
+
+/** The `candidates` step of the last request: every SKU of a request has the same selection. */
+let lastSelected: readonly string[] | null = null
+let lastSelectedText = ''
+
+function candidatesStep(selected: readonly string[]): string {
+  if (selected !== lastSelected) {
+    lastSelected = selected
+    lastSelectedText = `{"step":"candidates","pricelists":[${selected.map(text).join(',')}]}`
+  }
+  return lastSelectedText
 }
 
 /** The `trace` of one item, as JSON text. */
 export function traceText(explanation: Explanation, options: TraceOptions): string {
-  const steps: string[] = [`{"step":"candidates","pricelists":[${explanation.selected.map(text).join(',')}]}`]
+  const steps: string[] = [candidatesStep(explanation.selected)]
   if (explanation.item !== null)
     steps.push(
       `{"step":"inheritance","path":[${explanation.path.map(text).join(',')}],"source":${text(explanation.source)}}`,

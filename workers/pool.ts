@@ -16,12 +16,15 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
+import type { ExplainedRead, ExplainedText, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 import {
   protocolVersion,
   replicationChannelName,
   type DiffTaskResult,
   type SimulateTask,
   type SimulateTaskResult,
+  type ExplainTask,
+  type ExplainTaskResult,
   type OnlineMessage,
   type PrefetchMessage,
   type PriceTask,
@@ -75,6 +78,7 @@ type TaskBody =
   | { readonly kind: 'search'; readonly criteria: ArticleCriteria }
   | { readonly kind: 'diff'; readonly diff: DiffRequest }
   | Omit<SimulateTask, keyof TaskHeader>
+  | Omit<ExplainTask, keyof TaskHeader>
   | Omit<WarmTask, keyof TaskHeader>
 
 type TaskResult =
@@ -84,6 +88,7 @@ type TaskResult =
   | WarmTaskResult
   | DiffTaskResult
   | SimulateTaskResult
+  | ExplainTaskResult
 
 /** How long a warm-up task waits for its siblings on the other workers (they start together). */
 const warmWaitMs = 30_000
@@ -305,6 +310,20 @@ export class QueryPool {
     const result = await this.#task(tenant, { kind: 'diff', diff: request })
     assert(result.kind === 'diff', 'a diff task answers a diff')
     return result.entries
+  }
+
+  /** An explained query on a worker (./explain-query.ts): its text with a hole per price version. */
+  async explainQuery(tenant: ReplicatedTenant, query: ExplainQueryInput): Promise<ExplainedText> {
+    const result = await this.#task(tenant, { kind: 'explain', explain: { kind: 'query', query } })
+    assert(result.kind === 'explain', 'an explain task answers an explanation')
+    return result.explained
+  }
+
+  /** An explained single read's trace on a worker, with the winner's amounts. */
+  async explainRead(tenant: ReplicatedTenant, read: ExplainReadInput): Promise<ExplainedRead> {
+    const result = await this.#task(tenant, { kind: 'explain', explain: { kind: 'read', read } })
+    assert(result.kind === 'explain' && 'winner' in result.explained, 'an explained read answers a read')
+    return result.explained
   }
 
   /**

@@ -12,6 +12,7 @@ import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execu
 import { searchArticles } from '../engine/article-search.js'
 import { diffPrices } from '../engine/diff/diff.js'
 import { replayDelta } from '../engine/simulate/delta.js'
+import { explainQueryText, explainReadText } from './explain-query.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
@@ -19,6 +20,8 @@ import {
   type DiffTaskResult,
   type SimulateTask,
   type SimulateTaskResult,
+  type ExplainTask,
+  type ExplainTaskResult,
   type PriceTask,
   type PriceWorkerData,
   type QueryTaskResult,
@@ -85,6 +88,7 @@ type TaskResult =
   | WarmTaskResult
   | DiffTaskResult
   | SimulateTaskResult
+  | ExplainTaskResult
 
 export default function run(task: PriceTask | RulesTask): TaskResult {
   assert(task.version === protocolVersion, 'a task of another protocol version')
@@ -97,6 +101,7 @@ export default function run(task: PriceTask | RulesTask): TaskResult {
   if (task.kind === 'warm') return warm(replica, task)
   if (task.kind === 'diff') return { kind: 'diff', entries: diffPrices(replica.catalog, replica.prices, task.diff) }
   if (task.kind === 'simulate') return simulate(replica, task)
+  if (task.kind === 'explain') return explain(replica, task)
   const { hits, misses } = answerCacheCounts
   const json = executeQuery(replica.catalog, replica.prices, task, task.tenant, replica.sequence, true)
   return answer(json, answerCacheCounts.hits - hits, answerCacheCounts.misses - misses)
@@ -137,6 +142,15 @@ function warm(replica: TenantReplica, task: WarmTask): WarmTaskResult {
     if (left <= 0) return { kind: 'warm', met: false }
     Atomics.wait(task.barrier, 0, arrived, left)
   }
+}
+
+function explain(replica: TenantReplica, task: ExplainTask): ExplainTaskResult {
+  const request = task.explain
+  const explained =
+    request.kind === 'query'
+      ? explainQueryText(replica.catalog, replica.prices, request.query)
+      : explainReadText(replica.catalog, replica.prices, request.read)
+  return { kind: 'explain', explained }
 }
 
 function checkRules(task: RulesTask): RulesTaskResult {

@@ -22,8 +22,9 @@ import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
+import type { ExplainedRead, ExplainedText, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 
-export const protocolVersion = 7
+export const protocolVersion = 8
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -160,7 +161,22 @@ export type SimulateTaskResult =
   | { readonly kind: 'simulate'; readonly json: string | Uint8Array | null; readonly entries: DiffEntry[] | null }
   | { readonly kind: 'need_snapshot' }
 
-export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | SimulateTask
+/**
+ * An explained query or single read (./explain-query.ts), off the main thread: the answer text with
+ * a hole per price version, which the main thread fills with who wrote it and when.
+ */
+export interface ExplainTask extends TaskHeader {
+  readonly kind: 'explain'
+  readonly explain:
+    | { readonly kind: 'query'; readonly query: ExplainQueryInput }
+    | { readonly kind: 'read'; readonly read: ExplainReadInput }
+}
+
+export type ExplainTaskResult =
+  | { readonly kind: 'explain'; readonly explained: ExplainedText | ExplainedRead }
+  | { readonly kind: 'need_snapshot' }
+
+export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | SimulateTask | ExplainTask
 
 /**
  * A pricelist's rules to check before it is written (no tenant state needed): compiling them is

@@ -54,7 +54,7 @@ export function jsonString(text: string): string {
 const quotedTexts = new Map<string, string>()
 const quotedTextsMax = 4096
 
-function quoted(text: string): string {
+export function quoted(text: string): string {
   let json = quotedTexts.get(text)
   if (json === undefined) {
     json = jsonString(text)

@@ -95,10 +95,53 @@ export interface Explanation {
  */
 const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
 
-/** What the candidates of one SKU share: the set of inputs, and the SKU's VAT versions (looked up once). */
+/** A VAT class's rate in force at a context's instant and tax area, as an input and its start (null: none). */
+interface RateInput {
+  readonly input: string
+  readonly start: number
+}
+const rateInputs = new WeakMap<PriceContext, Map<string, RateInput | null>>()
+
+function rateInputOf(context: PriceContext, vatClass: string): RateInput | null {
+  let known = rateInputs.get(context)
+  if (known === undefined) {
+    known = new Map()
+    rateInputs.set(context, known)
+  }
+  let found = known.get(vatClass)
+  if (found === undefined) {
+    const { catalog, taxArea, at } = context
+    const rate = catalog.view('vat_rate', compositeKey(taxArea, vatClass), at)
+    found =
+      rate === null
+        ? null
+        : {
+            input: `vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`,
+            start: rate.version.from,
+          }
+    known.set(vatClass, found)
+  }
+  return found
+}
+
+/**
+ * What the candidates of one SKU share: the set of inputs, the SKU's VAT versions and article input
+ * (looked up once), and the context's pricelist inputs.
+ */
 interface Shared {
   readonly inputs: Set<string>
   vat: ExplainedVat | null
+  article: string | null
+  readonly pricelists: Map<string, string | null>
+}
+
+function pricelistInputsOf(context: PriceContext): Map<string, string | null> {
+  let known = pricelistInputs.get(context)
+  if (known === undefined) {
+    known = new Map()
+    pricelistInputs.set(context, known)
+  }
+  return known
 }
 
 /** Records one candidate's steps, and every candidate's inputs into the shared set. */
@@ -116,12 +159,7 @@ class Recorder implements PriceTracer {
     readonly shared: Shared,
   ) {
     this.inputs = shared.inputs
-    let known = pricelistInputs.get(context)
-    if (known === undefined) {
-      known = new Map()
-      pricelistInputs.set(context, known)
-    }
-    this.#pricelists = known
+    this.#pricelists = shared.pricelists
   }
 
   walk(code: string): void {
@@ -162,17 +200,20 @@ class Recorder implements PriceTracer {
         if (step.fx !== null) this.#fxInput(step.fx)
         if (step.vatRateText !== null) this.#vatInput(null)
         return
-      case 'rule': {
-        const view = this.context.catalog.view('article', this.sku, this.context.at)
-        inputs.add(`article|${this.sku}|${view === null ? 'none' : `${view.version.from}|${view.version.hash}`}`)
+      case 'rule':
+        inputs.add((this.shared.article ??= this.#articleInput()))
         return
-      }
       case 'fx':
         this.#fxInput(step.fx)
         return
       default:
         return
     }
+  }
+
+  #articleInput(): string {
+    const view = this.context.catalog.view('article', this.sku, this.context.at)
+    return `article|${this.sku}|${view === null ? 'none' : `${view.version.from}|${view.version.hash}`}`
   }
 
   #fxInput(fx: FxResolved): void {
@@ -188,11 +229,12 @@ class Recorder implements PriceTracer {
     const { catalog, taxArea, at } = this.context
     const mapping = catalog.view('article_taxclass', compositeKey(this.sku, taxArea), at)
     const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
-    const rate = vatClass === null ? null : catalog.view('vat_rate', compositeKey(taxArea, vatClass), at)
+    // The class's rate is the same for every SKU of the context: looked up and written once.
+    const rate = vatClass === null ? null : rateInputOf(this.context, vatClass)
     if (mapping !== null)
       this.inputs.add(`vat_mapping|${this.sku}|${taxArea}|${mapping.version.from}|${mapping.version.hash}`)
-    if (rate !== null) this.inputs.add(`vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`)
-    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.version.from ?? null }
+    if (rate !== null) this.inputs.add(rate.input)
+    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.start ?? null }
   }
 }
 
@@ -217,9 +259,13 @@ function attempt(context: PriceContext, code: string, request: ExplainRequest, s
   }
 }
 
+function codeUnitOrder(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0
+}
+
 /** Explains the best price of one SKU over the request's candidates at the context's instant and tax area. */
 export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
-  const shared: Shared = { inputs: new Set(), vat: null }
+  const shared: Shared = { inputs: new Set(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
   const inputs = shared.inputs
   const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
   let winner = -1
@@ -249,7 +295,8 @@ export function explainPrice(context: PriceContext, request: ExplainRequest): Ex
     const view = context.catalog.view('rounding_profile', request.roundingCode, context.at)
     if (view !== null) inputs.add(`rounding|${request.roundingCode}|${view.version.from}|${view.version.hash}`)
   }
-  const sorted = [...inputs].sort()
+  // The order of the default sort (UTF-16 code units); a comparator with `<` is several times faster.
+  const sorted = [...inputs].sort(codeUnitOrder)
   const chosen = winner < 0 ? null : attempts[winner]!
   return {
     sku: request.sku,

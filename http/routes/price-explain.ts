@@ -9,17 +9,16 @@
 import { Type } from '@sinclair/typebox'
 import { assert } from '../../engine/assert.js'
 import type { Catalog } from '../../engine/catalog.js'
-import { candidateReasons, explainPrice, type CandidateReason, type Explanation } from '../../engine/explain/explain.js'
-import { PriceContext, statusReasons, type AnswerOptions, type PricedItem } from '../../engine/pipeline.js'
+import { candidateReasons, type CandidateReason } from '../../engine/explain/explain.js'
+import type { PricedItem } from '../../engine/pipeline.js'
 import { pricelistActiveAt } from '../../engine/pricelists.js'
 import type { PriceBook } from '../../engine/prices.js'
-import { queryPrices } from '../../engine/query.js'
-import { resolveProfile } from '../../engine/rounding.js'
 import { validationError } from '../../platform/errors.js'
+import { dispatchExplainQuery, dispatchExplainRead, type Engine } from '../../tenant/price-dispatch.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { traceText, type TraceOptions } from '../../workers/explain-render.js'
-import { itemJson, jsonString } from '../../workers/render.js'
+import { fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
+import { itemJson } from '../../workers/render.js'
 import { pricelistFilterMatcher, type PricelistFilter } from './pricelists.js'
 
 /** SKUs one explained query may ask for: each costs the full pipeline on every candidate. */
@@ -83,86 +82,32 @@ function excludedPricelists(
   return excluded
 }
 
-function traceOptions(book: PriceBook, roundingCode: string | null): TraceOptions {
-  return {
-    roundingCode,
-    versionMeta: (pricelist, sku, start) => {
-      const version = book.versions(pricelist, sku).find((candidate) => candidate.from === start)
-      return version === undefined ? null : { at: version.writtenAt, by: version.writtenBy }
-    },
+/** Who wrote a price version and when, from the main thread's book (the workers' replicas do not hold it). */
+function versionMeta(book: PriceBook): VersionMeta {
+  return (pricelist, sku, start) => {
+    const version = book.versions(pricelist, sku).find((candidate) => candidate.from === start)
+    return version === undefined ? null : { at: version.writtenAt, by: version.writtenBy }
   }
-}
-
-/** The explanation names the winner and the amounts the plain answer gave: they must agree. */
-function assertAgrees(
-  explanation: Explanation,
-  item: PricedItem | null,
-  reason: string | null,
-  pricelist = item?.pricelist,
-): void {
-  if (item === null) {
-    assert(explanation.item === null, 'an unavailable SKU has no explained winner')
-    assert(statusReasons[explanation.status] === reason, 'the explanation gives the unavailable reason')
-    return
-  }
-  const explained = explanation.item
-  assert(
-    explained !== null &&
-      explained.pricelist === pricelist &&
-      explained.net === item.net &&
-      explained.vat === item.vat &&
-      explained.gross === item.gross,
-    'the explanation names the plain answer',
-  )
-}
-
-/** `itemJson` with the trace as its last field. */
-function withTrace(json: string, trace: string): string {
-  return `${json.slice(0, -1)},"trace":${trace}}`
 }
 
 /** The price query with `explain: true`: the plain answer's items, each with its trace. */
-export function explainQuery(tenant: TenantRuntime, input: QueryInput, filter: typeof PricelistFilter.static): string {
+export async function explainQuery(
+  tenant: TenantRuntime,
+  input: QueryInput,
+  filter: typeof PricelistFilter.static,
+): Promise<{ json: string; engine: Engine }> {
   if (input.skus.length > explainSkusMax) {
     throw validationError(
       [{ path: '/skus', message: `at most ${explainSkusMax} with explain` }],
       `A query with explain may ask for at most ${explainSkusMax} SKUs`,
     )
   }
-  const context = new PriceContext(tenant.catalog, tenant.prices, input.at, input.taxArea)
-  const profile = resolveProfile(tenant.catalog, input.rounding ?? undefined, input.currency, input.at)
-  assert(profile !== 'not_found', 'the route answered 404 for an unknown profile')
-  const options: AnswerOptions = {
-    currency: input.currency,
-    rounding: profile === null ? null : profile.compiled,
-    quantity: input.quantity,
-  }
-  const result = queryPrices(context, {
-    skus: input.skus,
-    pricelists: input.pricelists,
-    options,
-    sortOrder: input.sortOrder,
-  })
   const excluded = excludedPricelists(tenant.catalog, filter, input.at)
-  const roundingCode = profile === null ? null : profile.code
-  const render = traceOptions(tenant.prices, roundingCode)
-  const explain = (sku: string) =>
-    explainPrice(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode })
-  const items = result.items.map((item) => {
-    const explanation = explain(item.sku)
-    assertAgrees(explanation, item, null)
-    return withTrace(itemJson(item, item.pricelist), traceText(explanation, render))
-  })
-  const unavailable = result.unavailable.map((entry) => {
-    const explanation = explain(entry.sku)
-    assertAgrees(explanation, null, entry.reason)
-    const trace = traceText(explanation, render)
-    return `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}}`
-  })
-  return `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`
+  const { explained, engine } = await dispatchExplainQuery(tenant, { query: input, excluded })
+  return { json: fillVersions(explained, versionMeta(tenant.prices)), engine }
 }
 
-export interface ExplainReadInput {
+export interface ExplainReadRequest {
   readonly at: number
   readonly taxArea: string
   readonly pricelist: string
@@ -172,28 +117,26 @@ export interface ExplainReadInput {
 }
 
 /** The taxed single read's answer with its trace: the named pricelist is the one candidate. */
-export function explainReadJson(tenant: TenantRuntime, input: ExplainReadInput): string {
+export async function explainReadJson(
+  tenant: TenantRuntime,
+  input: ExplainReadRequest,
+): Promise<{ json: string; engine: Engine }> {
   const { at, taxArea, pricelist, item } = input
-  const context = new PriceContext(tenant.catalog, tenant.prices, at, taxArea)
-  const profile = resolveProfile(tenant.catalog, input.rounding ?? undefined, item.currency, at)
-  assert(profile !== 'not_found', 'the read answered 404 for an unknown profile')
-  const options: AnswerOptions = {
-    currency: item.currency,
-    rounding: profile === null ? null : profile.compiled,
-    quantity: input.quantity,
-  }
-  const roundingCode = profile === null ? null : profile.code
-  const explanation = explainPrice(context, {
+  const { explained, engine } = await dispatchExplainRead(tenant, {
+    at,
+    taxArea,
+    pricelist,
     sku: item.sku,
-    pricelists: [pricelist],
-    excluded: [],
-    options,
-    roundingCode,
+    currency: item.currency,
+    rounding: input.rounding,
+    quantity: input.quantity,
   })
-  // A single read's item names no pricelist (the route prints the one asked).
-  assertAgrees(explanation, item, null, pricelist)
-  return withTrace(
-    itemJson(item, pricelist, taxArea),
-    traceText(explanation, traceOptions(tenant.prices, roundingCode)),
+  const winner = explained.winner
+  assert(
+    winner !== null && winner.net === item.net && winner.vat === item.vat && winner.gross === item.gross,
+    'the explanation names the plain answer',
   )
+  // A single read's item names no pricelist (the route prints the one asked).
+  const json = withTrace(itemJson(item, pricelist, taxArea), fillVersions(explained, versionMeta(tenant.prices)))
+  return { json, engine }
 }

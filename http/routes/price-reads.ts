@@ -203,7 +203,7 @@ function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promis
   const { tenant, body } = context
   const input = queryInput(tenant, body, context.nowMs)
   if (body.explain === true)
-    return { json: explainQuery(tenant, input, body.pricelist_filter), release: null, engine: 'main' }
+    return explainQuery(tenant, input, body.pricelist_filter).then((answer) => ({ ...answer, release: null }))
   if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
     return dispatchLargeQuery(tenant, input)
   return dispatchSmallQuery(tenant, input)
@@ -309,17 +309,23 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const respond = ({ outcome, engine }: Dispatched) => {
     assert(outcome.kind !== 'base', 'a taxed read answered without tax')
     if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
-    const body =
-      query.explain === true
-        ? explainReadJson(tenant, { at, taxArea, pricelist, item: outcome.item, ...answer })
-        : itemJson(outcome.item, pricelist, taxArea)
-    // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
-    const etag = answerTag(body)
-    const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
-    if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
-    return { status: 200, headers, body }
+    if (query.explain === true) {
+      const explained = explainReadJson(tenant, { at, taxArea, pricelist, item: outcome.item, ...answer })
+      // The engine named is the one that explained (the read itself is the plain one's).
+      return explained.then((done) => taxedAnswer(context, done.json, done.engine))
+    }
+    return taxedAnswer(context, itemJson(outcome.item, pricelist, taxArea), engine)
   }
   return read instanceof Promise ? read.then(respond) : respond(read)
+}
+
+/** The read's 200 (or 304 for a matching If-None-Match) with its validator. */
+function taxedAnswer(context: TenantContext<undefined, typeof TaxedQuery.static>, body: string, engine: Engine) {
+  // A strong validator of the exact answer: any change that alters it (price, VAT, FX, parent) alters it.
+  const etag = answerTag(body)
+  const headers = { etag, 'cache-control': 'no-store', 'content-type': 'application/json', 'x-price-engine': engine }
+  if (ifNoneMatchMatches(context.incoming.ifNoneMatch, etag)) return { status: 304, headers }
+  return { status: 200, headers, body }
 }
 
 /**

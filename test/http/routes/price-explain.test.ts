@@ -351,3 +351,15 @@ t.test('a live pricelist outside its activity window is list_not_active', async 
   t.same(ended, { pricelist: 'ENDED', outcome: 'lost', reason: 'list_not_active', amounts: null })
   t.same(items[0]!.trace.steps[0], { step: 'candidates', pricelists: ['BASE'] })
 })
+
+t.test('explanations run on the price workers; the main thread fills in who wrote each version', async (t) => {
+  const answer = await acme.call('POST', '/price/query', { ...query(['X-1'], ['LEAF']), explain: true })
+  t.same([answer.status, answer.headers.get('x-price-engine')], [200, 'worker'])
+  const version = answer.body.items[0].trace.steps[2]
+  t.same([version.step, version.pricelist], ['version', 'BASE'])
+  t.match(version.written_at, /^\d{4}-\d\d-\d\dT/, 'the writer and instant come from the main thread')
+  t.not(version.written_by, null)
+  const read = await acme.call('GET', '/price/X-1/LEAF/SE?explain=true')
+  t.same([read.status, read.headers.get('x-price-engine')], [200, 'worker'])
+  t.same(read.body.trace.steps[2], version, 'the single read names the same version and writer')
+})

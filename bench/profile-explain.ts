@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:profile-explain`: where an explained price query spends its time, in process
+ * (no HTTP, no other threads: the engine's and the trace writer's share alone). Builds the engine
+ * bench's mixed workload (bench/engine.ts: breaks, an inheriting list, 10 pricelists), then runs
+ * 100-SKU queries alternately plain (`executeQuery`, uncached: what a query with `as_of` costs),
+ * through the full pipeline untraced on every candidate (the floor of an explanation, which gives
+ * every candidate's amounts: the plain query's fast path gives the winner's only) and explained
+ * (workers/explain-query.ts, as a price worker runs it); prints the median CPU time of each per
+ * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
+ * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).
+ * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25).
+ * @module
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { Session, type Profiler } from 'node:inspector'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { formatSelfTimes, selfTimes } from './cpu-profile.js'
+import { buildCatalog, buildPriceBook } from './engine.js'
+import { flagValue } from './flags.js'
+import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, taxAreaCode } from './workload.js'
+import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
+import { executeQuery, type QueryInput } from '../workers/execute.js'
+import { explainQueryText } from '../workers/explain-query.js'
+
+const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+const argv = process.argv.slice(2)
+const numberFlag = (name: string, fallback: number): number => Number(flagValue(argv, name) ?? fallback)
+const shape = { ...defaultShape, skuCount: numberFlag('skus', defaultShape.skuCount) }
+const roundCount = numberFlag('rounds', 7)
+const queryCount = numberFlag('queries', 200)
+const top = numberFlag('top', 25)
+
+const nowMs = Date.now()
+const catalog = buildCatalog(shape, pricelists, nowMs)
+const book = buildPriceBook(shape, pricelists, nowMs)
+const codes = pricelists.map((definition) => definition.code).sort()
+const random = seededRandom(shape.seed + 11)
+const inputs: QueryInput[] = Array.from({ length: queryCount }, () => ({
+  at: nowMs,
+  cacheable: false,
+  taxArea: taxAreaCode,
+  skus: distinctSkus(random, shape.skuCount, 100),
+  pricelists: codes,
+  currency: currencyCode,
+  rounding: null,
+  sortOrder: null,
+  quantity: 1,
+}))
+
+let sink = 0
+/** CPU microseconds per query of `run` over the inputs (CPU time: the machine is shared). */
+function timed(run: (input: QueryInput) => number): number {
+  const started = process.cpuUsage()
+  for (const input of inputs) sink += run(input)
+  const used = process.cpuUsage(started)
+  return (used.user + used.system) / inputs.length
+}
+const plainRound = () => timed((input) => executeQuery(catalog, book, input).length)
+const options: AnswerOptions = { currency: currencyCode, rounding: null, quantity: 1 }
+const floorRound = () =>
+  timed((input) => {
+    const context = new PriceContext(catalog, book, input.at, input.taxArea)
+    let priced = 0
+    for (const sku of input.skus) {
+      for (const code of input.pricelists) {
+        const base = resolveBase(context, code, sku)
+        if (typeof base !== 'number' && typeof priceItem(context, base, sku, options, code) !== 'number') priced++
+      }
+    }
+    return priced
+  })
+const explainRound = () => timed((query) => explainQueryText(catalog, book, { query, excluded: [] }).text.length)
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((left, right) => left - right)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+function post<T>(session: Session, method: string, params?: object): Promise<T> {
+  return new Promise((resolve, reject) =>
+    session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result as T))),
+  )
+}
+
+plainRound()
+floorRound()
+explainRound()
+const figures = { plain: [] as number[], floor: [] as number[], explained: [] as number[] }
+const ratios = { floor: [] as number[], explained: [] as number[] }
+for (let round = 0; round < roundCount; round++) {
+  const plain = plainRound()
+  const floor = floorRound()
+  const explained = explainRound()
+  figures.plain.push(plain)
+  figures.floor.push(floor)
+  figures.explained.push(explained)
+  ratios.floor.push(floor / plain)
+  ratios.explained.push(explained / plain)
+}
+process.stdout.write(
+  `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists, CPU per query: ` +
+    `plain ${median(figures.plain).toFixed(0)} us, full pipeline on every candidate ${median(figures.floor).toFixed(0)} us ` +
+    `(${median(ratios.floor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
+    `(${median(ratios.explained).toFixed(2)}x; medians of ${roundCount} alternating rounds)\n`,
+)
+
+const session = new Session()
+session.connect()
+await post(session, 'Profiler.enable')
+await post(session, 'Profiler.setSamplingInterval', { interval: 100 })
+await post(session, 'Profiler.start')
+for (let round = 0; round < 3; round++) explainRound()
+const { profile } = await post<{ profile: Profiler.Profile }>(session, 'Profiler.stop')
+session.disconnect()
+const directory = path.join(repositoryRoot, 'bench', 'results', 'profiles')
+mkdirSync(directory, { recursive: true })
+const file = path.join(directory, `explain-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`)
+writeFileSync(file, JSON.stringify(profile))
+const { samples, frames } = selfTimes(profile, repositoryRoot)
+process.stdout.write(`top ${top} by self time (${samples} samples), profile: ${path.relative(repositoryRoot, file)}\n`)
+process.stdout.write(formatSelfTimes(frames, top))
+if (Number.isNaN(sink)) throw new Error('unreachable')

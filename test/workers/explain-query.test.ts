@@ -1,0 +1,82 @@
+/**
+ * An explained query answers the same bytes on a price worker as on the main thread: the worker
+ * explains from a replica (shared columns, no writers), the main thread from the book, and both
+ * leave a hole per price version that the main thread fills from its book. For random worlds and
+ * queries the two texts, their version lists and the filled answers are equal, the filled answer
+ * is JSON whose version steps carry the book's writer and instant, and no hole is left.
+ */
+import fc from 'fast-check'
+import t from 'tap'
+import { PriceReplica } from '../../engine/price-replica.js'
+import type { PriceBook } from '../../engine/prices.js'
+import type { QueryInput } from '../../workers/execute.js'
+import { explainQueryText, fillVersions, type VersionMeta } from '../../workers/explain-query.js'
+import { build, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
+
+const seed =
+  process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
+
+function bookMeta(book: PriceBook): VersionMeta {
+  return (pricelist, sku, start) => {
+    const version = book.versions(pricelist, sku).find((candidate) => candidate.from === start)
+    return version === undefined ? null : { at: version.writtenAt, by: version.writtenBy }
+  }
+}
+
+type Json = Record<string, any>
+
+t.test('a replica (a worker) and the book (the main thread) explain a query in the same bytes', async (t) => {
+  let versionSteps = 0
+  fc.assert(
+    fc.property(worldArbitrary, queryArbitrary, (world, drawn) => {
+      const { catalog, book } = build(world)
+      const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0))
+      const query: QueryInput = {
+        at: drawn.at,
+        cacheable: false,
+        taxArea: 'SE',
+        skus: drawn.skus,
+        pricelists: [...drawn.lists].sort(),
+        currency: drawn.currency,
+        rounding: null,
+        sortOrder: null,
+        quantity: drawn.quantity,
+      }
+      const request = { query, excluded: [{ pricelist: 'ZZ', reason: 'filter_mismatch' as const }] }
+      const onMain = explainQueryText(catalog, book, request)
+      const onWorker = explainQueryText(catalog, replica, request)
+      t.equal(onWorker.text, onMain.text)
+      t.same(onWorker.versions, onMain.versions)
+      const filled = fillVersions(onWorker, bookMeta(book))
+      t.equal(filled, fillVersions(onMain, bookMeta(book)))
+      t.notOk(filled.includes('\u0000'), 'every hole is filled')
+      const answer = JSON.parse(filled) as { items: Json[]; unavailable: Json[] }
+      const steps = [...answer.items, ...answer.unavailable].flatMap((item) => item['trace'].steps as Json[])
+      const versions = steps.filter((step) => step['step'] === 'version')
+      t.equal(versions.length, onMain.versions.length, 'one hole per version step')
+      for (const step of versions) {
+        // The worlds write every price at instant 0 as `test` (test/helpers/price-world.ts).
+        t.equal(step['written_at'], '1970-01-01T00:00:00Z')
+        t.equal(step['written_by'], 'test')
+      }
+      versionSteps += versions.length
+    }),
+    { seed, numRuns: 150 },
+  )
+  t.ok(versionSteps > 50, `the worlds gave version steps to fill (${versionSteps})`)
+})
+
+t.test('filling names a version the book does not know as null, and keeps the rest of the text', async (t) => {
+  const explained = { text: '[{"a":1,\u0000,"b":2},{\u0000}]', versions: [['P', 'S', 1] as [string, string, number]] }
+  explained.versions.push(['Q', 'T', 2])
+  const filled = fillVersions(explained, (pricelist) => (pricelist === 'P' ? { at: 0, by: 'me "x"' } : null))
+  t.equal(
+    filled,
+    '[{"a":1,"written_at":"1970-01-01T00:00:00Z","written_by":"me \\"x\\"","b":2},' +
+      '{"written_at":null,"written_by":null}]',
+  )
+  t.equal(
+    fillVersions({ text: '{"items":[]}', versions: [] }, () => null),
+    '{"items":[]}',
+  )
+})
