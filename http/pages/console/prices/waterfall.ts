@@ -104,7 +104,10 @@ const worders: Readonly<Record<string, Worder>> = {
   candidates: (step) => ({ label: 'Candidates', detail: html`pricelists selected: ${list(step['pricelists'])}` }),
   inheritance: (step) => ({
     label: 'Inheritance',
-    detail: html`${list(step['path']).replaceAll(', ', ' → ')}; the price comes from ${text(step['source'])}`,
+    detail:
+      Array.isArray(step['path']) && step['path'].length === 1
+        ? html`${text(step['source'])} has its own price (no parent is asked)`
+        : html`${list(step['path']).replaceAll(', ', ' → ')}; the price comes from ${text(step['source'])}`,
   }),
   version: (step) => {
     const written = `written ${instantText(step['written_at'])} by ${text(step['written_by'])}`
