@@ -8,13 +8,13 @@
  * @module
  */
 import { codeLengthMax } from '../../../../engine/limits.js'
-import { compareCodes } from '../../../../engine/catalog.js'
+import { splitKey } from '../../../../engine/catalog.js'
 import { formatInstant } from '../../../../engine/time.js'
 import { notFound, validationError } from '../../../../platform/errors.js'
 import type { RootContext } from '../../../contracts.js'
 import { quantityValue } from '../../../routes/common.js'
 import { explainCostFactor, explainQuery } from '../../../routes/price-explain.js'
-import { pricedSkuCandidates, queryInput, type PriceQueryValue } from '../../../routes/price-reads.js'
+import { queryInput, type PriceQueryValue } from '../../../routes/price-reads.js'
 import { html, type Html } from '../../shared/html.js'
 import { dataTable, type Cell, type Column } from '../../shared/table.js'
 import type { ConsoleVisit } from '../access.js'
@@ -107,21 +107,17 @@ function queryBody(form: WhyForm, at: number, asOf: boolean): PriceQueryValue {
   }
 }
 
-/** A code nobody wrote is said so, before the query would answer it only as "no price". */
+/**
+ * A code nobody wrote is said so, before the query would answer it only as "no price": a SKU is
+ * known when it ever had a price (the book's dictionary, O(1)), an article or a bundle rule.
+ */
 function checkKnown(visit: ConsoleVisit, form: WhyForm, at: number): void {
-  const catalog = visit.tenant.catalog
+  const { catalog, prices } = visit.tenant
   if (form.pricelist !== '' && catalog.get('pricelist', form.pricelist, at) === null)
     throw notFound(`There is no pricelist ${form.pricelist} at that moment`)
-  const priced = pricedSkuCandidates(visit.tenant)
-  let low = 0
-  let high = priced.length
-  while (low < high) {
-    const middle = (low + high) >>> 1
-    if (compareCodes(priced[middle]!, form.sku) < 0) low = middle + 1
-    else high = middle
-  }
-  if (priced[low] !== form.sku && catalog.get('article', form.sku, at) === null)
-    throw notFound(`There is no SKU ${form.sku}: no article and no price has that code`)
+  if (prices.skuId(form.sku) >= 0 || catalog.get('article', form.sku, at) !== null) return
+  if (catalog.keys('bundle_rule').some((key) => splitKey(key)[0] === form.sku)) return
+  throw notFound(`There is no SKU ${form.sku}: no article and no price has that code`)
 }
 
 const candidateColumns: readonly Column[] = [
