@@ -220,6 +220,10 @@ t.test('what changes: exactly the SKUs that change by the moment, with amounts, 
     ['C-1', 'BASE', '125.00 EUR', '100.00 EUR', '-20.00 %', "the list's own price changed"],
   ])
   t.match(plain(base.text), /SKUs 1 to 4 of 4 compared, in code order: 1 price changes\./)
+  const why = /<a href="(\/console\/shop\/why\?sku=C-1&amp;pricelist=BASE&amp;[^"]+)">C-1<\/a>/.exec(base.text)
+  t.ok(why, 'the SKU links to why this price at the later moment')
+  const later = await page(why![1]!.replaceAll('&amp;', '&'))
+  t.match(plain(later.text), /C-1: 100\.00 EUR gross/, 'which explains the price after the change')
   const leaf = await page('/console/shop/changes?pricelist=LEAF&tax_area=SE&currency=EUR')
   // On LEAF (rule "minus"): C-1 99 -> 123.75 now, 79 -> 98.75 later: -25 / 123.75 = -20.2020%;
   // C-3 from BASE 10 - 1 = 9 -> 11.25, then MID's 12 - 1 = 11 -> 13.75: +2.5 / 11.25 = +22.2222%.

@@ -115,10 +115,23 @@ const columns: readonly Column[] = [
   { title: 'Why' },
 ]
 
-function row(entry: DiffEntry, currency: string): Cell[] {
+/** The SKU as a link to "why this price" at the later moment, for the list that answers then. */
+function skuLink(visit: ConsoleVisit, form: ChangesForm, entry: DiffEntry, to: number): Html {
+  const query = new URLSearchParams({
+    sku: entry.sku,
+    pricelist: form.pricelist,
+    tax_area: form.taxArea,
+    currency: form.currency,
+    // A datetime-local value (UTC, to the millisecond), so that the form shows it again.
+    moment: new Date(to).toISOString().slice(0, 23),
+  })
+  return html`<a href="/console/${visit.slug}/why?${query.toString()}">${entry.sku}</a>`
+}
+
+function row(entry: DiffEntry, currency: string, sku: Html): Cell[] {
   const percent = entry.changePercent === null ? '–' : `${amountText(fourDecimals(entry.changePercent))} %`
   return [
-    entry.sku,
+    sku,
     listText(entry),
     sideText(entry.from, currency),
     sideText(entry.to, currency),
@@ -185,7 +198,7 @@ function resultHtml(visit: ConsoleVisit, form: ChangesForm, result: ChangesResul
 ${dataTable(
   'Changed prices',
   columns,
-  entries.map((entry) => row(entry, form.currency)),
+  entries.map((entry) => row(entry, form.currency, skuLink(visit, form, entry, result.to))),
   'No price changes among these SKUs.',
 )}
 ${next}
