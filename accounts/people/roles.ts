@@ -18,8 +18,14 @@ export type Permission =
   | 'backups.read'
   | 'backups.create'
   | 'restore'
+  | 'prices.read'
 
-/** The table. `users.manage`: invite, change the role of and remove admins, editors and viewers; `owners.manage`: the same for owners. */
+/**
+ * The table. `prices.read` (the console's "why this price" and "what changes"): every role, as every
+ * user of a tenant reads its prices through the tenant API with a console token.
+ * `users.manage`: invite, change the role of and remove admins, editors and viewers;
+ * `owners.manage`: the same for owners.
+ */
 export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = {
   owner: [
     'overview.read',
@@ -30,10 +36,20 @@ export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = 
     'backups.read',
     'backups.create',
     'restore',
+    'prices.read',
   ],
-  admin: ['overview.read', 'users.read', 'users.manage', 'keys.manage', 'backups.read', 'backups.create', 'restore'],
-  editor: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'backups.create'],
-  viewer: ['overview.read', 'users.read', 'keys.manage', 'backups.read'],
+  admin: [
+    'overview.read',
+    'users.read',
+    'users.manage',
+    'keys.manage',
+    'backups.read',
+    'backups.create',
+    'restore',
+    'prices.read',
+  ],
+  editor: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'backups.create', 'prices.read'],
+  viewer: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'prices.read'],
 }
 
 export function can(role: Role, permission: Permission): boolean {

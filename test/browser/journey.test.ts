@@ -6,7 +6,8 @@
  * slug checked as they type), an operator approves it on the operators' page, the requester gets
  * the "ready" mail and opens the console, creates an API key (the secret shown once, the copy button, the curl line), gets a token
  * with it and writes prices through the API, invites a colleague who signs in with their own link,
- * takes a backup and restores it (the status updates itself), revokes the key, and signs out.
+ * takes a backup and restores it (the status updates itself), opens "why this price" for a SKU they
+ * wrote and "what changes" for a price they scheduled, revokes the key, and signs out.
  *
  * Every page is photographed at 1280x800 and 390x844 (test/screenshots/) and checked with axe-core:
  * 0 serious or critical violations; at both sizes every link, button and field must be in sight (not
@@ -272,6 +273,42 @@ async function journey(executablePath: string): Promise<void> {
     await page.locator('#restore-status').getByText(`Restored ${backupId} at`).waitFor({ timeout: 30_000 })
     t.pass('the status on the page turned to restored without a reload')
     t.equal(await retailBase(client, ['SKU-0', 'SKU-1'], 'SKU-'), 100, "the backup's prices are back")
+  })
+
+  await t.test('why this price for a SKU they wrote, as a waterfall; then what changes this week', async (t) => {
+    // RETAIL holds SKU-i at 100 + i EUR NET (VAT 25%); SKU-1 goes to 90 in two days.
+    const later = new Date(Date.now() + 2 * 86_400_000).toISOString()
+    const scheduled = await client.call('PUT', '/price/SKU-1/RETAIL', { price: 90, start_date: later })
+    t.equal(scheduled.status, 202, 'a price scheduled through the API')
+    await page.getByRole('link', { name: 'Why this price' }).click()
+    await page.getByLabel('SKU').fill('SKU-0')
+    await page.getByLabel('Pricelist').selectOption('RETAIL')
+    await page.getByRole('button', { name: 'Explain the price' }).click()
+    // 100 net + 25 VAT = 125 gross.
+    await page.getByRole('heading', { name: 'SKU-0: 125.00 EUR gross' }).waitFor()
+    const rows = await page.locator('ol.waterfall li').allInnerTexts()
+    t.same(
+      rows.map((row) => row.split(/\s*\n\s*/)[0]),
+      ['Candidates', 'Inheritance', 'Price version', 'VAT', 'Final amounts'],
+      'the steps in the order they ran',
+    )
+    t.match(rows[2]!, /on RETAIL, in force since .* UTC, written .* UTC by /, 'the version, when and by whom')
+    t.match(rows[2]!, /100\.00 EUR$/, 'and its amount')
+    t.match(rows[4]!, /net 100\.00 \+ VAT 25\.00\s+Amount after this step:\s+125\.00 EUR$/, 'the final amounts')
+    await audit(page, 'console-why-this-price')
+
+    await page.getByRole('link', { name: 'What changes' }).click()
+    await page.getByRole('button', { name: 'Show the changes' }).click()
+    // SKU-1: 101 + 25% = 126.25 gross now, 90 + 25% = 112.50 in two days: -13.75 / 126.25 = -10.8911%.
+    const row = page.getByRole('row', { name: /SKU-1/ })
+    await row.waitFor()
+    t.match(
+      (await row.innerText()).replace(/\s+/g, ' '),
+      /^SKU-1 RETAIL 126\.25 EUR 112\.50 EUR -10\.8911 % the list's own price changed$/,
+      'the one change, with both amounts, the percent and its cause',
+    )
+    t.match(await page.getByRole('status').innerText(), /SKUs 1 to 2 of 2 compared, in code order: 1 price changes\./)
+    await audit(page, 'console-what-changes')
   })
 
   await t.test('revoke the key with confirmation: no new tokens', async (t) => {

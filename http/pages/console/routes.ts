@@ -35,6 +35,7 @@ import { backupFirstField, backupsPage, restorePath } from './backups-page.js'
 import { confirmPage } from './confirm-page.js'
 import { keysPage, type NewKey } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
+import { priceConsoleRoutes } from './prices/routes.js'
 import { userPath, usersPage } from './users-page.js'
 
 const signInFirst = (): Reply => backTo('/portal', { error: 'sign-in-first' })
@@ -165,6 +166,7 @@ const backupsBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/bac
 
 export function consoleRoutes(): RootRoute[] {
   return [
+    ...priceConsoleRoutes(),
     pageRoute(
       '/console/:slug',
       'consoleOverview',
