@@ -17,7 +17,7 @@ import { diffPrices, type DiffEntry, type DiffRequest } from '../engine/diff/dif
 import { replayDelta, simulationDelta, type SimulationDelta, type SimulationState } from '../engine/simulate/delta.js'
 import { readPrice, readPriceIn, type PriceReadInput, type PriceReadOutcome } from '../engine/price-read.js'
 import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
-import { QueryPoolBusy } from '../workers/pool.js'
+import { QueryPoolBusy, type QueryPool } from '../workers/pool.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
 import {
   explainQueryText,
@@ -138,13 +138,35 @@ export function dispatchSmallQuery(tenant: TenantRuntime, input: QueryInput): Qu
 
 /** A query at or above the worker threshold (or past its allowance): on a worker, or here when their queue is full. */
 export async function dispatchLargeQuery(tenant: TenantRuntime, input: QueryInput): Promise<QueryAnswer> {
-  try {
-    const answer = await tenant.queryPool!.run(tenant, input)
-    return { json: answer.body, release: answer.release, engine: 'worker' }
-  } catch (error) {
-    if (!(error instanceof QueryPoolBusy)) throw error
+  const { value, engine } = await onWorkerOrHere(
+    tenant,
+    async (pool) => {
+      const answer = await pool.run(tenant, input)
+      return { json: answer.body, release: answer.release }
+    },
+    () => ({ json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null }),
+  )
+  return { ...value, engine }
+}
+
+/**
+ * `onWorker` on a price worker, or `here` on the main thread when there are no workers or their
+ * queue is full (QueryPoolBusy): the one fallback of every task the workers take off the main thread.
+ */
+async function onWorkerOrHere<T>(
+  tenant: TenantRuntime,
+  onWorker: (pool: QueryPool) => Promise<T>,
+  here: () => T,
+): Promise<{ value: T; engine: Engine }> {
+  const pool = tenant.queryPool
+  if (pool !== null) {
+    try {
+      return { value: await onWorker(pool), engine: 'worker' }
+    } catch (error) {
+      if (!(error instanceof QueryPoolBusy)) throw error
+    }
   }
-  return { json: executeQuery(tenant.catalog, tenant.prices, input, tenant.slug, 0), release: null, engine: 'main' }
+  return { value: here(), engine: 'main' }
 }
 
 /**
@@ -155,14 +177,12 @@ export async function dispatchDiff(
   tenant: TenantRuntime,
   request: DiffRequest,
 ): Promise<{ entries: DiffEntry[]; engine: Engine }> {
-  if (tenant.queryPool !== null) {
-    try {
-      return { entries: await tenant.queryPool.diff(tenant, request), engine: 'worker' }
-    } catch (error) {
-      if (!(error instanceof QueryPoolBusy)) throw error
-    }
-  }
-  return { entries: diffPrices(tenant.catalog, tenant.prices, request), engine: 'main' }
+  const { value, engine } = await onWorkerOrHere(
+    tenant,
+    (pool) => pool.diff(tenant, request),
+    () => diffPrices(tenant.catalog, tenant.prices, request),
+  )
+  return { entries: value, engine }
 }
 
 /** A dry run's read: exactly one of a query and a diff page, as the main thread checked them. */
@@ -210,12 +230,12 @@ async function simulateElsewhere(
   delta: SimulationDelta,
   read: SimulatedRead,
 ): Promise<SimulatedAnswer> {
-  try {
-    return { ...(await tenant.queryPool!.simulate(tenant, { delta, ...read })), engine: 'worker' }
-  } catch (error) {
-    if (!(error instanceof QueryPoolBusy)) throw error
-  }
-  return simulatedHere(replayDelta(tenant.catalog, tenant.prices, delta), read)
+  const { value, engine } = await onWorkerOrHere<Omit<SimulatedAnswer, 'engine'>>(
+    tenant,
+    (pool) => pool.simulate(tenant, { delta, ...read }),
+    () => simulatedHere(replayDelta(tenant.catalog, tenant.prices, delta), read),
+  )
+  return { ...value, engine }
 }
 
 /**
@@ -227,14 +247,12 @@ export async function dispatchExplainQuery(
   tenant: TenantRuntime,
   request: ExplainQueryInput,
 ): Promise<{ explained: ExplainedText; engine: Engine }> {
-  if (tenant.queryPool !== null) {
-    try {
-      return { explained: await tenant.queryPool.explainQuery(tenant, request), engine: 'worker' }
-    } catch (error) {
-      if (!(error instanceof QueryPoolBusy)) throw error
-    }
-  }
-  return { explained: explainQueryText(tenant.catalog, tenant.prices, request), engine: 'main' }
+  const { value, engine } = await onWorkerOrHere(
+    tenant,
+    (pool) => pool.explainQuery(tenant, request),
+    () => explainQueryText(tenant.catalog, tenant.prices, request),
+  )
+  return { explained: value, engine }
 }
 
 /** An explained single read's trace, where `dispatchExplainQuery` runs a query's. */
@@ -242,12 +260,10 @@ export async function dispatchExplainRead(
   tenant: TenantRuntime,
   read: ExplainReadInput,
 ): Promise<{ explained: ExplainedRead; engine: Engine }> {
-  if (tenant.queryPool !== null) {
-    try {
-      return { explained: await tenant.queryPool.explainRead(tenant, read), engine: 'worker' }
-    } catch (error) {
-      if (!(error instanceof QueryPoolBusy)) throw error
-    }
-  }
-  return { explained: explainReadText(tenant.catalog, tenant.prices, read), engine: 'main' }
+  const { value, engine } = await onWorkerOrHere(
+    tenant,
+    (pool) => pool.explainRead(tenant, read),
+    () => explainReadText(tenant.catalog, tenant.prices, read),
+  )
+  return { explained: value, engine }
 }

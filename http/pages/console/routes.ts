@@ -28,19 +28,17 @@ import { errorPage } from '../shared/error-page.js'
 import { flashOf } from '../shared/flash.js'
 import { html } from '../shared/html.js'
 import { backTo, backToSession, formFields } from '../shared/form.js'
-import { pageHeaders } from '../shared/security-headers.js'
 import type { Role } from '../../../storage/system-store.js'
-import { formVisit, pageVisit, signedInPerson, type ConsoleVisit } from './access.js'
+import { formVisit, signedInPerson, type ConsoleVisit } from './access.js'
 import { backupFirstField, backupsPage, restorePath } from './backups-page.js'
 import { confirmPage } from './confirm-page.js'
 import { keysPage, type NewKey } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
+import { pageRoute } from './page-route.js'
 import { priceConsoleRoutes } from './prices/routes.js'
 import { userPath, usersPage } from './users-page.js'
 
 const signInFirst = (): Reply => backTo('/portal', { error: 'sign-in-first' })
-
-const htmlReply = (body: string, status = 200): Reply => ({ status, headers: pageHeaders, body })
 
 /** A path parameter as written in a link (percent-encoded); a malformed one is a 404. */
 function pathValue(context: RootContext, name: string): string {
@@ -48,32 +46,6 @@ function pathValue(context: RootContext, name: string): string {
     return decodeURIComponent(context.params[name]!)
   } catch {
     throw notFound(`${name} ${context.params[name]}`)
-  }
-}
-
-function pageRoute(
-  path: string,
-  operationId: string,
-  summary: string,
-  permission: Permission,
-  render: (context: RootContext, visit: ConsoleVisit) => string,
-): RootRoute {
-  return {
-    method: 'GET',
-    path,
-    operationId,
-    summary,
-    tag: 'console',
-    page: true,
-    handler: (context) => {
-      const person = signedInPerson(context)
-      if (person === null) return signInFirst()
-      try {
-        return htmlReply(render(context, pageVisit(context, person, permission)))
-      } catch (error) {
-        return errorPage(error, person.email)
-      }
-    },
   }
 }
 
