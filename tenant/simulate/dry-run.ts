@@ -14,8 +14,8 @@
  * mix two states: before each slice the dry run compares the tenant's marks (the price book's change
  * count, the catalogue's revisions, the plan's limits) with those it started from, and when they
  * moved it starts over on a new copy; after `restartsMax` such starts it plans in one turn. The
- * last slice and the caller's read of the copy run in one turn, so the state read is one the tenant
- * had: every write planned against it, no real write half seen.
+ * caller's read of the copy runs in a turn of its own, after a last look at the marks, so the state
+ * read is one the tenant had: every write planned against it, no real write half seen.
  * @module
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
@@ -165,9 +165,9 @@ function familyWrites<Input, Planned>(
 export type DryRunOutcome<T> = { refused: DryRunRefusal } | { answer: T; restarts: number }
 
 /**
- * Runs the proposed writes on a copy of the tenant and hands the resulting state to `read`, in the
- * turn of the last slice (see the module comment); answers what `read` answers, or the first
- * refused write.
+ * Runs the proposed writes on a copy of the tenant and hands the resulting state to `read` in a
+ * turn where the tenant is as the writes were planned on (see the module comment); answers what
+ * `read` answers, or the first refused write.
  */
 export async function dryRun<T>(
   tenant: TenantRuntime,
@@ -186,8 +186,9 @@ export async function dryRun<T>(
 }
 
 /**
- * One attempt: a new copy, the families in order, a turn yielded each `sliceMs`; null when the
- * tenant moved meanwhile. The first refused write ends it: later writes cannot change an earlier
+ * One attempt: a new copy, the families in order, a turn yielded each `sliceMs` and before the
+ * read; null when the tenant moved meanwhile. With `sliceMs` infinite, the copy, the writes and the
+ * read share one turn. The first refused write ends it: later writes cannot change an earlier
  * one's outcome, so it is the one a whole batch would have named first.
  */
 async function planInSlices<T>(
@@ -197,6 +198,8 @@ async function planInSlices<T>(
   sliceMs: number,
   read: (state: SimulatedState) => T,
 ): Promise<{ refused: DryRunRefusal } | { answer: T } | null> {
+  // Planning starts in a turn of its own, after the request's parsing and checks.
+  await nextTurn()
   const mark = new TenantMark(tenant)
   const copy = new SimulatedTenant(tenant)
   const families = [
@@ -218,6 +221,11 @@ async function planInSlices<T>(
       if (mark.moved) return null
       sliceStart = performance.now()
     }
+  }
+  // The read in a turn of its own too (a 100-SKU query on the copy is about a slice's work).
+  if (sliceMs !== Number.POSITIVE_INFINITY) {
+    await nextTurn()
+    if (mark.moved) return null
   }
   return { answer: read({ catalog: copy.catalog, prices: copy.prices }) }
 }

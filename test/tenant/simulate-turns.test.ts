@@ -137,35 +137,42 @@ const dayMs = 86_400_000
 
 t.test('a real write landing between two slices shows in the answer; the dry run starts over on it', async (t) => {
   const tenant = await retailTenant(t)
-  const running = dryRun(tenant, context, proposal(200), seeing(tenant), { sliceMs: 0, restartsMax: 3 })
-  // Queued before the dry run's first yield: this turn comes after its first slice (P-0 planned).
-  await nextTurn()
-  const real = await writePrices(tenant, context, [{ sku: 'P-0', pricelist: 'RETAIL', price: 20 }])
-  t.same(
-    real.map((outcome) => outcome.status),
-    ['applied'],
-    'the real write is applied',
-  )
-  const { answer, restarts } = answered(t, await running)
-  t.equal(restarts, 1, 'the dry run started over once, when the real write moved the price book')
-  t.same(
-    answer.simulated,
-    [
-      [nowMs - dayMs, 10 * scale],
-      [nowMs, 20 * scale],
-      [nowMs + dayMs, 30 * scale],
-    ],
-    "P-0's simulated versions: 10.00, the real write's 20.00 now, the proposed 30.00 tomorrow",
-  )
-  t.same(answer.tenant, answer.simulated.slice(0, 2), 'in the read turn, the tenant holds the same versions but 30.00')
-  t.equal(answer.gross, 25, 'the simulated query answers the real write: 20.00 NET + 25% = 25.00')
-  t.equal(answer.pairs, 201, 'every proposed pair is in the simulated state')
-  t.same(
-    amounts(tenant.prices.versions('RETAIL', 'P-0')),
-    answer.tenant,
-    'after it, the tenant keeps the real write and not the simulated one',
-  )
-  t.same(tenant.prices.versions('RETAIL', 'W-0'), [], 'no proposed price leaked into the tenant')
+  // 201 writes, a slice of 8 a turn: turn 1 starts planning, the later ones land between slices.
+  for (const [round, landingTurn] of [2, 5, 10].entries()) {
+    const price = 20 + round
+    const running = dryRun(tenant, context, proposal(200), seeing(tenant), { sliceMs: 0, restartsMax: 3 })
+    for (let turn = 0; turn < landingTurn; turn++) await nextTurn()
+    const real = await writePrices(tenant, context, [{ sku: 'P-0', pricelist: 'RETAIL', price }])
+    t.same(
+      real.map((outcome) => outcome.status),
+      ['applied'],
+      `the real write of ${price}.00 is applied at turn ${landingTurn}`,
+    )
+    const { answer, restarts } = answered(t, await running)
+    t.equal(restarts, 1, 'the dry run started over once, when the real write moved the price book')
+    t.same(
+      answer.simulated,
+      [
+        [nowMs - dayMs, 10 * scale],
+        [nowMs, price * scale],
+        [nowMs + dayMs, 30 * scale],
+      ],
+      `P-0's simulated versions: 10.00, the real write's ${price}.00 now, the proposed 30.00 tomorrow`,
+    )
+    t.same(
+      answer.tenant,
+      answer.simulated.slice(0, 2),
+      'in the read turn, the tenant holds the same versions but 30.00',
+    )
+    t.equal(answer.gross, price * 1.25, `the simulated query answers the real write: ${price}.00 NET + 25%`)
+    t.equal(answer.pairs, 201, 'every proposed pair is in the simulated state')
+    t.same(
+      amounts(tenant.prices.versions('RETAIL', 'P-0')),
+      answer.tenant,
+      'after it, the tenant keeps the real write and not the simulated one',
+    )
+    t.same(tenant.prices.versions('RETAIL', 'W-0'), [], 'no proposed price leaked into the tenant')
+  }
 })
 
 t.test('writes landing between every slice: past restartsMax it plans in one turn, on one state', async (t) => {
