@@ -8,7 +8,8 @@
  * does, on the copy: what changes between two instants is as much a question before a write as after.
  * Bounded by `proposedWritesMax` writes, and counted against the query rate limit by its writes
  * plus its SKUs (a diff: its page, as the diff route counts it). The writes are planned on the
- * main thread (the write layer lives there); the read runs where the real route would run it.
+ * main thread (the write layer lives there), in slices of about 1 ms; the read runs where the real
+ * route would run it.
  * @module
  */
 import { Type, type TSchema } from '@sinclair/typebox'
@@ -178,7 +179,7 @@ const answerClose = Buffer.from('}')
 const answerHeaders = { 'cache-control': 'no-store', 'content-type': 'application/json' }
 
 /**
- * The read of the simulated state, checked in the dry run's turn as POST /price/query or POST
+ * The read of the simulated state, checked in the dry run's read turn as POST /price/query or POST
  * /price/diff checks it there, and answered where that route would answer it (tenant/price-dispatch.ts).
  */
 function readState(context: TenantContext<SimulateValue>, state: SimulatedState): Reply | Promise<Reply> {

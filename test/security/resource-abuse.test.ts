@@ -36,7 +36,7 @@ import { proposedWritesMax } from '../../tenant/simulate/dry-run.js'
 /**
  * Proposed writes per simulation of the simulation flood. The dry run plans them in slices of about
  * 1 ms (tenant/simulate/dry-run.ts), so the size moves the main thread's share, not its longest
- * turn; floods of 1,000-write simulations measured 1.3-5.0x (2.1-4.1x with coverage) on a machine at
+ * turn; floods of 1,000-write simulations measured 1.3-5.0x (2.1-3.7x with coverage) on a machine at
  * a load of 12-15, nearer the bound than this suite's other floods.
  */
 const proposedWritesFlood = 200
