@@ -203,6 +203,16 @@ export class Catalog {
   }
 
   /**
+   * Writes applied to all types together: a dry run that plans across turns of the event loop
+   * compares it before each turn, to start over when a real write landed meanwhile (tenant/simulate/).
+   */
+  revisionTotal(): number {
+    let total = 0
+    for (const revision of this.#revisions.values()) total += revision
+    return total
+  }
+
+  /**
    * Leaves a type's entries to `load`, called (once) before anything reads or writes that type: a
    * worker's replica keeps its articles packed until a rule or a search needs them
    * (workers/replica.ts). `load` fills the type through `load`/`apply` like any other.
@@ -229,9 +239,10 @@ export class Catalog {
    * A throwaway copy for a dry run (tenant/simulate/): it shares this catalogue's tables, each until
    * the fork first writes that type, and then layers its own keys over that table
    * (engine/simulate/layered-table.ts): nothing is copied, not even the table's Map. The fork sees
-   * this catalogue's later writes to the keys it has not written: a dry run plans and reads in one
-   * turn of the event loop, so there are none. A replica's deferred types (a worker's articles) are
-   * built first: a fork shares tables, and a deferred one has none yet.
+   * this catalogue's later writes to the keys it has not written (and keeps the counts it took): a
+   * dry run that sees `revisionTotal` move between its turns starts over on a new fork. A replica's
+   * deferred types (a worker's articles) are built first: a fork shares tables, and a deferred one
+   * has none yet.
    */
   fork(): Catalog {
     for (const type of [...(this.#deferred?.keys() ?? [])]) this.#undefer(type)

@@ -1,10 +1,10 @@
 /**
  * What a dry run changed, as plain data, so that a price worker can rebuild the same simulated
  * state over its own replica and run the costly read there (POST /price/simulate): the write layer
- * plans the proposed writes on the main thread (tenant/ is above workers/, and planning is bounded
- * by the number of writes), and the read (a query or a diff page) then goes to a worker like every
- * other large read. Both sides use this module, so the state a worker rebuilds is the one the
- * main thread planned: the catalogue keys the fork wrote and the price pairs the overlay wrote, each
+ * plans the proposed writes on the main thread, in slices (tenant/ is above workers/, and planning
+ * is bounded by the number of writes), and the read (a query or a diff page) then goes to a worker
+ * like every other large read. Both sides use this module, so the state a worker rebuilds is the
+ * one the main thread planned: the catalogue keys the fork wrote and the price pairs the overlay wrote, each
  * with its whole version list (nothing is planned again).
  * @module
  */
