@@ -208,11 +208,12 @@ function simulatedHere(state: SimulationState, read: SimulatedRead): SimulatedAn
 /**
  * The read of a dry run (POST /price/simulate), called in the dry run's turn with its state. Where
  * the read would run for the real routes, it runs here: a query below the worker threshold on the
- * main thread, at once, on the dry run's state; a larger query and every diff page on a worker,
- * which replays what the dry run wrote (engine/simulate/delta.ts) over its replica. With the
- * workers' queue full, the main thread replays the same delta over the tenant as it is then (the
- * dry run's own copy may not outlive its turn: a real write since could reuse an id the copy gave
- * a new SKU), so the answer is the same either way.
+ * main thread, at once, on the dry run's state, within the rule steps such a query may spend here;
+ * past them, a larger query and every diff page on a worker, which replays what the dry run wrote
+ * (engine/simulate/delta.ts) over its replica. With the workers' queue full, the main thread
+ * replays the same delta over the tenant as it is then (the dry run's own copy may not outlive its
+ * turn: a real write since could reuse an id the copy gave a new SKU), so the answer is the same
+ * either way.
  */
 export function dispatchSimulation(
   tenant: TenantRuntime,
@@ -220,8 +221,16 @@ export function dispatchSimulation(
   read: SimulatedRead,
 ): SimulatedAnswer | Promise<SimulatedAnswer> {
   const pool = tenant.queryPool
-  if (pool === null || (read.query !== null && read.query.skus.length < tenant.workerThresholdSkus))
-    return simulatedHere(state, read)
+  if (pool === null) return simulatedHere(state, read)
+  if (read.query !== null && read.query.skus.length < tenant.workerThresholdSkus) {
+    // Here within the rule-step allowance a plain query of this size has (dispatchSmallQuery): a
+    // proposed pricelist's rules must not hold the main thread longer than the real ones may.
+    try {
+      return withinRuleAllowance(mainThreadAllowance(read.query.skus.length), () => simulatedHere(state, read))
+    } catch (error) {
+      if (!(error instanceof RuleAllowanceExceeded)) throw error
+    }
+  }
   return simulateElsewhere(tenant, simulationDelta(state), read)
 }
 

@@ -563,6 +563,35 @@ t.test(
       fastQuery.text,
       'the worker answers the query byte for byte as the main thread does',
     )
+    // A simulation proposing such rules is held to the same allowance: its small query moves to a worker.
+    const simulated = async (code: string, filter: string) =>
+      attacker.call('POST', '/price/simulate', {
+        writes: {
+          pricelists: [
+            {
+              code,
+              currency_code: 'EUR',
+              vat_mode: 'NET',
+              parent_code: 'RETAIL',
+              price_rules: [{ filter, expression: 'sales * 2' }],
+            },
+          ],
+        },
+        query: { currency_code: 'EUR', skus: ['A-7', 'A-8'], pricelist_filter: { pricelists: [code] }, tax_area: 'SE' },
+      })
+    const slowSimulated = await simulated('SIM', slowTrue)
+    const fastSimulated = await simulated('SIM', 'true')
+    t.same(
+      [slowSimulated.status, slowSimulated.headers.get('x-price-engine'), fastSimulated.headers.get('x-price-engine')],
+      [200, 'worker', 'main'],
+      'a simulated query past the allowance runs on a worker, a cheap one here',
+    )
+    t.equal(slowSimulated.text, fastSimulated.text, 'both answer the same bytes')
+    t.equal(
+      slowSimulated.body.query.items[0].net,
+      slowQuery.body.items[0].net,
+      'the proposed slow rule prices as the stored one',
+    )
     const slowListing = await attacker.get('/price/skus-for-pricelist/SLOW?limit=5')
     t.same(
       slowListing.body,
