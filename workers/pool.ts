@@ -479,10 +479,10 @@ export class QueryPool {
   }
 
   /**
-   * Ends the threads once each has started (bounded by `closeWaitMs`): a thread ended while it
-   * builds its collector's context (./idle-collection.ts, before it announces itself) makes V8
-   * print a failed bootstrap, its 'Failing script:' text on the process's stdout (the log lines),
-   * and at a process exit it could end the process by a signal instead of its exit code.
+   * Ends the threads once each has started, that is announced itself (bounded by `closeWaitMs`): a
+   * thread ended while it builds its collector's context (./idle-collection.ts) makes V8 print a
+   * failed bootstrap, its 'Failing script:' text on the process's stdout (the log lines), and one
+   * ended while it loads its module (./replica.ts) aborts the whole process (SIGABRT).
    */
   async close(): Promise<void> {
     await this.#workersOnline(closeWaitMs)

@@ -1,10 +1,11 @@
 /**
  * A start that ends early ends cleanly: a refused start (an address in use, a stored key that
  * PRICING_SECRET_KEY does not open) exits with code 1, and a SIGTERM right after 'listening'
- * (before the tenants are loaded) shuts down with code 0; both with nothing but JSON log lines on
- * stdout. Both come while the query pool's threads are still starting: a thread ended inside its
- * start made V8 print 'Failing script:' and a source file on stdout, or the process end by a
- * signal (workers/pool.ts close, server/main.ts). The race is narrow, so each case runs a few rounds.
+ * (before the tenants are loaded) or right after 'ready' without tenants shuts down with code 0;
+ * all with nothing but JSON log lines on stdout. All come while the query pool's threads are
+ * still starting: a thread ended inside its start made V8 print 'Failing script:' and a source
+ * file on stdout, or the process end by a signal (workers/pool.ts close, server/main.ts). The race
+ * is narrow, so each case runs a few rounds.
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -27,11 +28,11 @@ interface Ended {
 }
 
 /**
- * Runs the server until it ends by itself, or, with `stopAtListening`, sends SIGTERM as soon as it
- * logs 'listening'; answers once its output is complete (the stdio streams closed, not only exited).
+ * Runs the server until it ends by itself, or, with `stopAt`, sends SIGTERM as soon as it logs that
+ * message; answers once its output is complete (the stdio streams closed, not only exited).
  * Four threads on any machine: more threads still starting when the start ends.
  */
-function run(dataDir: string, env: Record<string, string>, stopAtListening: boolean): Promise<Ended> {
+function run(dataDir: string, env: Record<string, string>, stopAt: 'listening' | 'ready' | null): Promise<Ended> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [entryPath, 'start'], {
       env: {
@@ -53,7 +54,7 @@ function run(dataDir: string, env: Record<string, string>, stopAtListening: bool
     let stopped = false
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString()
-      if (stopAtListening && !stopped && stdout.includes('"msg":"listening"')) {
+      if (stopAt !== null && !stopped && stdout.includes(`"msg":"${stopAt}"`)) {
         stopped = true
         child.kill('SIGTERM')
       }
@@ -94,7 +95,7 @@ t.test('a start refused at listen (address in use) exits 1 with clean stdout', a
   const port = String((taken.address() as net.AddressInfo).port)
   const dataDir = freshDir(t)
   for (let round = 1; round <= rounds; round++) {
-    const ended = await run(dataDir, { PRICING_PORT: port }, false)
+    const ended = await run(dataDir, { PRICING_PORT: port }, null)
     t.equal(ended.code, 1, `round ${round}: exit code 1 (signal: ${ended.signal})`)
     t.match(ended.stderr, 'pricing-service failed to start: Cannot listen on 127.0.0.1:', `round ${round}: the reason`)
     onlyLogLines(t, ended, round)
@@ -104,10 +105,10 @@ t.test('a start refused at listen (address in use) exits 1 with clean stdout', a
 t.test('a start refused by its secret key (stored keys that do not open) exits 1 with clean stdout', async (t) => {
   const dataDir = freshDir(t)
   // A first start seals the signing key with this key (stopped at once: that is the other case).
-  const first = await run(dataDir, { PRICING_SECRET_KEY: randomBytes(32).toString('base64') }, true)
+  const first = await run(dataDir, { PRICING_SECRET_KEY: randomBytes(32).toString('base64') }, 'listening')
   t.equal(first.code, 0, `the first start stops cleanly: ${first.stderr}`)
   for (let round = 1; round <= rounds; round++) {
-    const ended = await run(dataDir, {}, false)
+    const ended = await run(dataDir, {}, null)
     t.equal(ended.code, 1, `round ${round}: exit code 1 (signal: ${ended.signal})`)
     t.match(ended.stderr, 'PRICING_SECRET_KEY is not set', `round ${round}: the reason`)
     onlyLogLines(t, ended, round)
@@ -126,7 +127,19 @@ t.test('a SIGTERM right after listening, before the start is over, exits 0 after
   }
   t.equal(await setup.stop(), 0)
   for (let round = 1; round <= rounds; round++) {
-    const ended = await run(dataDir, {}, true)
+    const ended = await run(dataDir, {}, 'listening')
+    t.equal(ended.code, 0, `round ${round}: exit code 0 (signal: ${ended.signal}) ${ended.stderr}`)
+    const records = onlyLogLines(t, ended, round)
+    t.equal(records.at(-1)?.['msg'], 'closed', `round ${round}: the last line says closed`)
+  }
+})
+
+t.test('a SIGTERM right after ready without tenants, while the price workers start, exits 0 cleanly', async (t) => {
+  // Without a tenant to warm, readiness does not wait for the threads: they are still loading
+  // their module, and a thread ended inside that load aborted the process (no 'closed' line).
+  const dataDir = freshDir(t)
+  for (let round = 1; round <= rounds; round++) {
+    const ended = await run(dataDir, {}, 'ready')
     t.equal(ended.code, 0, `round ${round}: exit code 0 (signal: ${ended.signal}) ${ended.stderr}`)
     const records = onlyLogLines(t, ended, round)
     t.equal(records.at(-1)?.['msg'], 'closed', `round ${round}: the last line says closed`)
