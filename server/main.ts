@@ -156,6 +156,7 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
   }
 }
 
+/** The start proper: services, keys, listen, the tenants' load; notes each thing it opens in `opened`. */
 async function startOpening(
   config: Config,
   logger: Logger,
