@@ -131,12 +131,45 @@ interface Background {
 
 type ClusterNode = Awaited<ReturnType<typeof import('../cluster/node.js').joinCluster>>
 
+/** Closers of what a start has opened so far, in the order it opened them. */
+type Opened = (() => unknown)[]
+
+/**
+ * A refused start (a stored key that does not open, an address in use, a tenant that does not
+ * load) closes what it had opened, last opened first, before the process exits with code 1: the
+ * query pool's threads are still starting then, and a thread ended by the exit inside its start
+ * made V8 print 'Failing script:' on stdout, or the process end by a signal (workers/pool.ts close).
+ */
 async function startLocked(config: Config, logger: Logger, dataDir: string, lock: DataDirLock): Promise<RunningServer> {
-  const services = await openServices(config, logger, dataDir)
+  const opened: Opened = []
+  try {
+    return await startOpening(config, logger, dataDir, lock, opened)
+  } catch (error) {
+    for (const close of opened.reverse()) {
+      try {
+        await close()
+      } catch (closeError) {
+        logger.warn({ err: closeError }, 'closing after a refused start failed')
+      }
+    }
+    throw error
+  }
+}
+
+/** The start proper: services, keys, listen, the tenants' load; notes each thing it opens in `opened`. */
+async function startOpening(
+  config: Config,
+  logger: Logger,
+  dataDir: string,
+  lock: DataDirLock,
+  opened: Opened,
+): Promise<RunningServer> {
+  const services = await openServices(config, logger, dataDir, opened)
   const { deps, tenants, cluster, system, now } = services
   await deps.tokens.init(deps.now())
   const app = new PricingApp(deps)
   const { port, socket } = await listen(app, config)
+  opened.push(() => app.uws.close())
   const publicUrl = publicRoot(config, port)
   Object.assign(deps, { publicUrl })
   // The build first (platform/version.ts); tests and tools find port, url and dataDir in this order.
@@ -176,7 +209,7 @@ async function startLocked(config: Config, logger: Logger, dataDir: string, lock
  * before anything opens), the system store, the query pool, metrics, webhooks, the storage guard,
  * the cluster (cluster mode only), the tenant registry (not loaded yet) and the mailer.
  */
-async function openServices(config: Config, logger: Logger, dataDir: string): Promise<Services> {
+async function openServices(config: Config, logger: Logger, dataDir: string, opened: Opened): Promise<Services> {
   // The process's one clock: every service above storage reads the time of day through it (tests
   // of a service pass their own); durations are measured with performance.now.
   const now: () => number = Date.now
@@ -184,6 +217,7 @@ async function openServices(config: Config, logger: Logger, dataDir: string): Pr
   announceSecretsAtRest(logger, sealer)
   const firstStart = !existsSync(path.join(dataDir, 'system'))
   const system = new SystemStore(path.join(dataDir, 'system'))
+  opened.push(() => system.close())
   setAnswerCacheItemsMax(config.answerCacheItems, config.answerCacheMinRepeatShare)
   const queryPool = new QueryPool(
     config.workers,
@@ -191,6 +225,7 @@ async function openServices(config: Config, logger: Logger, dataDir: string): Pr
     config.answerCacheMinRepeatShare,
     packaged()?.file('price-task.cjs') ?? null,
   )
+  opened.push(() => queryPool.close())
   const metrics = new Metrics(config.metricsTenantsMax)
   registerServiceCounts(metrics)
   const webhookEnvironment = new WebhookEnvironment(
@@ -208,11 +243,13 @@ async function openServices(config: Config, logger: Logger, dataDir: string): Pr
   // then once a second; below the reserve, writes answer 503 and background writers wait.
   const storage = new StorageGuard(dataDir, config.storageReserveMb * 1024 * 1024, logger, now)
   storage.start()
+  opened.push(() => storage.stop())
   metrics.registerStorage(() => storage.state)
   // Cluster mode only: without PRICING_REDIS_URL the Redis client is never even loaded. The shared
   // directory is brought in step first, so that a joining node adopts the cluster's tenants and keys.
   const clusterModule = config.redisUrl === '' ? null : await import('../cluster/node.js')
   const cluster = clusterModule === null ? null : await clusterModule.joinCluster({ config, system, logger, now })
+  opened.push(() => cluster?.stop())
   const tenants = new TenantRegistry({
     system,
     dataDir,
@@ -227,6 +264,7 @@ async function openServices(config: Config, logger: Logger, dataDir: string): Pr
     storage,
     onDurable: (bytes) => storage.noteWritten(bytes),
   })
+  opened.push(() => tenants.close())
   // Sign-in links in the info log only in development (the demo on); at debug level otherwise.
   const mailer = createMailer({
     smtpUrl: config.smtpUrl,
@@ -235,6 +273,7 @@ async function openServices(config: Config, logger: Logger, dataDir: string): Pr
     logger,
     logLinks: config.demo,
   })
+  opened.push(() => mailer.close())
   const deps: AppDeps = {
     config,
     system,
@@ -437,16 +476,22 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stderr.write(`${(error as Error).message}\n`)
     process.exit(2)
   }
-  let server: RunningServer
+  // A stop asked during the start (a service manager's or a test's SIGTERM right after 'listening',
+  // before the tenants are loaded) shuts down as any stop once the start is over: without a handler
+  // yet, the signal ended the process mid-start, by the signal and without its 'closed' line.
+  let server: RunningServer | null = null
+  let stopAsked = false
+  const stop = (): void => {
+    stopAsked = true
+    if (server !== null) void server.close().then(() => process.exit(0))
+  }
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
   try {
     server = await start(config)
   } catch (error) {
     process.stderr.write(`pricing-service failed to start: ${(error as Error).message}\n`)
     process.exit(1)
   }
-  const stop = (): void => {
-    void server.close().then(() => process.exit(0))
-  }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  if (stopAsked) stop()
 }

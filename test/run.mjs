@@ -5,7 +5,7 @@
 import { spawnSync, spawn } from 'node:child_process'
 import { readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import path from 'node:path'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -164,6 +164,8 @@ function runSuites(node, { first, last }) {
     '--disable-coverage',
     '--reporter=tap',
     `--jobs=${jobs}`,
+    // The processes the suites start run without tap's process tracker (see the file).
+    `--node-arg=--import=${pathToFileURL(path.join(root, 'test/plain-children.mjs')).href}`,
     '--timeout=300',
     ...(files.length > 0 ? files : last ? [`${buildDir}/test/**/*.test.js`] : suitesBut(storageSuites)),
   ]

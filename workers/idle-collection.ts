@@ -37,6 +37,9 @@ function collector(): (() => void) | null {
 }
 
 export class IdleCollection {
+  // Built at the worker's start, before it announces itself on the replication channel
+  // (./replica.ts): the pool ends no thread before that announcement (QueryPool.close), since an
+  // end inside this context's bootstrap makes V8 print 'Failing script:' and the source on stdout.
   readonly #gc = collector()
   /** Replication work done since the last collection (snapshots installed, messages applied). */
   #work = 0

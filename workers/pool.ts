@@ -92,6 +92,8 @@ type TaskResult =
 
 /** How long a warm-up task waits for its siblings on the other workers (they start together). */
 const warmWaitMs = 30_000
+/** How long `close` waits for threads still starting (they start in well under a second). */
+const closeWaitMs = 10_000
 
 /**
  * Replica snapshots broadcast to the workers, by what asked for one: the warm-up after a tenant's
@@ -476,7 +478,14 @@ export class QueryPool {
     return this.#pool.threads.length
   }
 
+  /**
+   * Ends the threads once each has started, that is announced itself (bounded by `closeWaitMs`): a
+   * thread ended while it builds its collector's context (./idle-collection.ts) makes V8 print a
+   * failed bootstrap, its 'Failing script:' text on the process's stdout (the log lines), and one
+   * ended while it loads its module (./replica.ts) aborts the whole process (SIGABRT).
+   */
   async close(): Promise<void> {
+    await this.#workersOnline(closeWaitMs)
     this.#channel.close()
     await this.#pool.destroy()
   }

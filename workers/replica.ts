@@ -97,13 +97,21 @@ export class ReplicaSet {
   readonly #prepared = new Map<string, { readonly token: number; readonly built: ReplicaCatalog }>()
   /** Replication leaves garbage (a snapshot's decode, past column generations) that an idle worker would keep. */
   readonly collection = new IdleCollection()
+  #closed = false
 
   constructor() {
     // Between tasks (the pool's 'async' atomics let the event loop run), messages are applied as
     // they arrive rather than held until the next task: a held message holds its column generation.
     this.#channel.onmessage = (event) => this.#handle((event as { data: ChannelMessage }).data)
-    const online: OnlineMessage = { kind: 'online' }
-    this.#channel.postMessage(online)
+    // Announced on the next turn of the event loop, once the task module's load has returned (this
+    // runs inside it, in Piscina's require of the module): the pool ends no thread before the
+    // announcement (QueryPool.close), since an end inside the load aborts the process (Node.js 22:
+    // 'Assertion failed' in CreateRequiredModuleFacade, or a FATAL ERROR in v8::Module::IsGraphAsync).
+    setImmediate(() => {
+      if (this.#closed) return
+      const online: OnlineMessage = { kind: 'online' }
+      this.#channel.postMessage(online)
+    })
   }
 
   /** Applies every queued sync message (synchronously: they were posted before the task). */
@@ -169,6 +177,7 @@ export class ReplicaSet {
 
   /** Stops listening (a worker's set lives as long as its thread; tests close theirs). */
   close(): void {
+    this.#closed = true
     this.#channel.close()
   }
 }
