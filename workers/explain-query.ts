@@ -10,6 +10,7 @@
 import { assert } from '../engine/assert.js'
 import type { Catalog } from '../engine/catalog.js'
 import { explainPrice, type CandidateReason, type Explanation } from '../engine/explain/explain.js'
+import { explainFromCells, explainPlan } from '../engine/explain/from-cells.js'
 import { PriceContext, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { queryPrices } from '../engine/query.js'
@@ -99,8 +100,10 @@ export function explainQueryText(catalog: Catalog, prices: PriceReader, request:
   const versions: VersionRef[] = []
   const render = { roundingCode, versions }
   const { excluded } = request
+  // Losing candidates come from the query's fast path; the winner's pipeline is traced (engine/explain/from-cells.ts).
+  const plan = explainPlan(context, input.pricelists, options)
   const explain = (sku: string) =>
-    explainPrice(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode })
+    explainFromCells(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode }, plan)
   const items = result.items.map((item) => {
     const explanation = explain(item.sku)
     assertAgrees(explanation, item, null)
