@@ -9,6 +9,7 @@
  * @module
  */
 import * as crypto from 'node:crypto'
+import { assert } from '../assert.js'
 import { compositeKey } from '../catalog.js'
 import type { FxResolved } from '../fx.js'
 import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
@@ -125,11 +126,11 @@ function rateInputOf(context: PriceContext, vatClass: string): RateInput | null 
 }
 
 /**
- * What the candidates of one SKU share: the set of inputs, the SKU's VAT versions and article input
+ * What the candidates of one SKU share: the list of inputs, the SKU's VAT versions and article input
  * (looked up once), and the context's pricelist inputs.
  */
 export interface Shared {
-  readonly inputs: Set<string>
+  readonly inputs: InputList
   vat: ExplainedVat | null
   article: string | null
   readonly pricelists: Map<string, string | null>
@@ -144,13 +145,13 @@ function pricelistInputsOf(context: PriceContext): Map<string, string | null> {
   return known
 }
 
-/** Records one candidate's steps, and every candidate's inputs into the shared set. */
+/** Records one candidate's steps, and every candidate's inputs into the shared list. */
 class Recorder implements PriceTracer {
   muted = 0
   readonly path: string[] = []
   readonly steps: PipelineStep[] = []
   readonly vat: ExplainedVat[] = []
-  readonly inputs: Set<string>
+  readonly inputs: InputList
   readonly #pricelists: Map<string, string | null>
 
   constructor(
@@ -252,7 +253,7 @@ export function vatInputs(context: PriceContext, sku: string, shared: Shared, cl
   return (shared.vat ??= vatLookup(context, sku, shared.inputs, classCode))
 }
 
-function vatLookup(context: PriceContext, sku: string, inputs: Set<string>, classCode: string | null): ExplainedVat {
+function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {
   const { catalog, taxArea, at } = context
   const mapping = catalog.view('article_taxclass', compositeKey(sku, taxArea), at)
   const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
@@ -284,22 +285,79 @@ export function attempt(context: PriceContext, code: string, request: ExplainReq
   }
 }
 
-function codeUnitOrder(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0
+/**
+ * The kinds of input, in the order their texts sort: each text starts with its kind and `|`, and
+ * two kinds' texts never interleave ("pricelist|" sorts before "price|": `l` before `|`).
+ */
+const inputKinds = ['article', 'bundle', 'fx', 'pricelist', 'price', 'rounding', 'vat_mapping', 'vat_rate'] as const
+
+/** The index in `inputKinds` of an input text's kind, from one or two of its characters. */
+function kindOf(input: string): number {
+  switch (input.charCodeAt(0)) {
+    case 0x61: // article
+      return 0
+    case 0x62: // bundle
+      return 1
+    case 0x66: // fx
+      return 2
+    case 0x70: // pricelist, price
+      return input.charCodeAt(5) === 0x6c ? 3 : 4
+    case 0x72: // rounding
+      return 5
+    default: // vat_mapping, vat_rate
+      assert(input.startsWith('vat_'), 'an input of a known kind')
+      return input.charCodeAt(4) === 0x6d ? 6 : 7
+  }
+}
+
+/**
+ * The inputs of one explanation, distinct and in the order of the default sort (UTF-16 code units)
+ * as they are added: one list per kind (kinds sort apart: `inputKinds`), each kept sorted by an
+ * insertion from its end, since a kind's inputs mostly arrive in order (candidates come sorted by
+ * code). A Set and a sort of the ~20 texts of a SKU were a third of an explanation's time.
+ */
+export class InputList {
+  readonly #kinds: (string[] | undefined)[] = new Array<string[] | undefined>(inputKinds.length).fill(undefined)
+
+  add(input: string): void {
+    const kind = kindOf(input)
+    const items = this.#kinds[kind]
+    if (items === undefined) {
+      this.#kinds[kind] = [input]
+      return
+    }
+    let index = items.length
+    while (index > 0 && input < items[index - 1]!) index--
+    if (index > 0 && items[index - 1] === input) return
+    if (index === items.length) {
+      items.push(input)
+      return
+    }
+    items.push(items[items.length - 1]!)
+    for (let moved = items.length - 2; moved > index; moved--) items[moved] = items[moved - 1]!
+    items[index] = input
+  }
+
+  /** Every input, sorted. */
+  get items(): string[] {
+    const all: string[] = []
+    for (const items of this.#kinds) if (items !== undefined) for (const input of items) all.push(input)
+    return all
+  }
 }
 
 /** One candidate's outcome: its amounts, or the status it stopped at. */
 export type Outcome = { readonly net: number; readonly vat: number; readonly gross: number } | Status
 
-/** A fresh set of inputs for one SKU, with the context's pricelist inputs. */
+/** A fresh list of inputs for one SKU, with the context's pricelist inputs. */
 export function sharedOf(context: PriceContext): Shared {
-  return { inputs: new Set(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
+  return { inputs: new InputList(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
 }
 
 /**
  * The explanation from every candidate's outcome (in the request's order) and the winner's traced
  * attempt (`traced`, asked for the winner's index only): the winner is the lowest gross, a tie to
- * the first; every other candidate gets one reason; the inputs the shared set holds are hashed.
+ * the first; every other candidate gets one reason; the inputs the shared list holds are hashed.
  */
 export function conclude(
   context: PriceContext,
@@ -339,14 +397,13 @@ export function conclude(
   }
   for (const entry of request.excluded)
     candidates.push({ pricelist: entry.pricelist, outcome: 'lost', reason: entry.reason, amounts: null })
-  // The winner's steps; its inputs are already in the set when it ran before, added now when not.
+  // The winner's steps; its inputs are already in the list when it ran before, added now when not.
   const chosen = winner < 0 ? null : traced(winner)
   const best = chosen === null ? null : (chosen.outcome as PricedItem)
   const inputs = shared.inputs
   const rounding = request.roundingCode === null ? '' : roundingInput(context, request.roundingCode)
   if (rounding !== '') inputs.add(rounding)
-  // The order of the default sort (UTF-16 code units); a comparator with `<` is several times faster.
-  const sorted = [...inputs].sort(codeUnitOrder)
+  const sorted = inputs.items
   return {
     sku: request.sku,
     item: best,

@@ -72,7 +72,7 @@ interface SkuFacts {
 }
 
 /**
- * A fast candidate's outcome and its inputs (added to the SKU's set), as the full pipeline would
+ * A fast candidate's outcome and its inputs (added to the SKU's list), as the full pipeline would
  * record them: the pricelists it walks (its chain up to the link that gave the price, or all of it),
  * the version it read, and, once priced, the FX rate and the SKU's VAT versions.
  */
