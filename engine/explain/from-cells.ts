@@ -47,6 +47,8 @@ export interface ExplainPlan {
 
 /** The plan of a query over `pricelists` (sorted as the query sorts them) at the context's instant. */
 export function explainPlan(context: PriceContext, pricelists: readonly string[], options: AnswerOptions): ExplainPlan {
+  // Before the candidates are selected (which starts the rows of a replica again when writes came).
+  context.prices.keepRowStarts?.()
   const selected = selectCandidates(context, pricelists, options.currency)
   const known = sharedOf(context).pricelists
   return {
@@ -89,10 +91,7 @@ function fastOutcome(context: PriceContext, plan: ExplainPlan, index: number, fa
     if (input !== null) inputs.add(input)
   }
   if (amount === cellNoPrice) return Status.noPrice
-  const prices = context.prices
-  const position = prices.livePositionAt(candidate.chain[link]!, skuId, context.at)
-  assert(position >= 0, 'a priced cell has its version')
-  inputs.add(`${plan.versionPrefixes[index]![link]!}${sku}|${prices.fromAt(position)}`)
+  inputs.add(`${plan.versionPrefixes[index]![link]!}${sku}|${versionStart(context, candidate.chain[link]!, facts)}`)
   const fx = candidate.fx
   if (fx === undefined) return Status.noFxRate
   const converted = fx === null ? amount : convertAmount(amount, fx)
@@ -108,6 +107,18 @@ function fastOutcome(context: PriceContext, plan: ExplainPlan, index: number, fa
   }
   const vat = vatOfGross(sales, rate, plan.precision)
   return { net: sales - vat, vat, gross: sales }
+}
+
+/** The start of the version in force of a priced cell: kept beside the row's cells, else from the runs. */
+function versionStart(context: PriceContext, pricelistId: number, facts: SkuFacts): number {
+  const prices = context.prices
+  if (facts.row >= 0 && prices.rowStart !== undefined) {
+    const start = prices.rowStart(facts.row, pricelistId)
+    if (start === start) return start
+  }
+  const position = prices.livePositionAt(pricelistId, facts.skuId, context.at)
+  assert(position >= 0, 'a priced cell has its version')
+  return prices.fromAt(position)
 }
 
 /**
