@@ -1,6 +1,6 @@
 /**
  * `npm run bench:explain`: what `explain: true` costs on a 100-SKU price query, beside the plain
- * query. An explained SKU runs the full pipeline on every candidate pricelist and renders a trace,
+ * query. An explained SKU prices every candidate pricelist, traces the winner and renders a trace,
  * so the bound to hold is a ratio: at most 3x the plain query's server CPU per request. Starts the
  * compiled server on a fresh data directory, writes the bench workload (bench/generate.ts: its
  * pricelists with inheritance, breaks and several versions) at a small size, then sends, one

@@ -3,8 +3,9 @@
  * (no HTTP, no other threads: the engine's and the trace writer's share alone). Builds the engine
  * bench's mixed workload (bench/engine.ts: breaks, an inheriting list, 10 pricelists), then runs
  * 100-SKU queries alternately plain (`executeQuery`, uncached: what a query with `as_of` costs),
- * through the full pipeline untraced on every candidate (the floor of an explanation, which gives
- * every candidate's amounts: the plain query's fast path gives the winner's only) and explained
+ * through the full pipeline untraced on every candidate (the floor of the first explanation, which
+ * ran it on every candidate; losers now come from the fast path: engine/explain/from-cells.ts)
+ * and explained
  * (workers/explain-query.ts, as a price worker runs it); prints the median CPU time of each per
  * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
  * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).

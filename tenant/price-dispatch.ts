@@ -239,8 +239,8 @@ async function simulateElsewhere(
 }
 
 /**
- * An explained query: on a worker (the full pipeline on every candidate of every SKU: the main
- * thread stays free), or here without workers or when their queue is full. Its text has a hole per
+ * An explained query: on a worker (every candidate of every SKU priced, each winner traced: the
+ * main thread stays free), or here without workers or when their queue is full. Its text has a hole per
  * price version, which the caller fills from the main thread's book.
  */
 export async function dispatchExplainQuery(
