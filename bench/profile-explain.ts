@@ -25,7 +25,7 @@ import { flagValue } from './flags.js'
 import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, taxAreaCode } from './workload.js'
 import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
-import { explainQueryText } from '../workers/explain-query.js'
+import { explainQueryBytes } from '../workers/explain-query.js'
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const argv = process.argv.slice(2)
@@ -100,7 +100,7 @@ const floorRound = () =>
     }
     return priced
   })
-const explainRound = () => timed((query) => explainQueryText(catalog, book, { query, excluded: [] }).text.length)
+const explainRound = () => timed((query) => explainQueryBytes(catalog, book, { query, excluded: [] }).bytes.length)
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((left, right) => left - right)

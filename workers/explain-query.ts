@@ -1,10 +1,10 @@
 /**
- * An explained price query or single read (engine/explain/) as answer text, on whichever thread
- * runs it: a price worker from its replica, or the main thread without workers. Who wrote a price
- * version and when live only in the main thread's price book, so the text leaves a hole at each
- * version step's `written_at`/`written_by` and lists the versions it needs, in order; the main
- * thread fills them (`fillVersions`: a lookup per version step of the winners) and so answers the
- * same bytes whichever thread explained.
+ * An explained price query (as answer bytes) or single read (as its trace's text), on whichever
+ * thread runs it: a price worker from its replica, or the main thread without workers. Who wrote a
+ * price version and when live only in the main thread's price book, so the answer leaves a hole at
+ * each version step's `written_at`/`written_by` and lists the versions it needs, in order; the main
+ * thread fills them (`fillVersionBytes`, `fillVersions`: a lookup per version step of the winners)
+ * and so answers the same bytes whichever thread explained.
  * @module
  */
 import { assert } from '../engine/assert.js'
@@ -86,8 +86,48 @@ export function withTrace(json: string, trace: string): string {
   return `${json.slice(0, -1)},"trace":${trace}}`
 }
 
-/** The price query with `explain: true`: the plain answer's items, each with its trace. */
-export function explainQueryText(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedText {
+/**
+ * Answer bytes (UTF-8) with a hole (one NUL byte: UTF-8 never has one inside a character) at each
+ * offset of `holes`, for the entry of `versions` of the same index. A worker moves the bytes to the
+ * main thread without a copy, which fills the holes around slices of them (`fillVersionBytes`)
+ * instead of decoding, splitting and encoding again a text of about 2 KB per SKU.
+ */
+export interface ExplainedBytes {
+  readonly bytes: Uint8Array
+  readonly holes: number[]
+  readonly versions: VersionRef[]
+}
+
+/** The scratch buffer an explained answer is written into on this thread (grown by doubling). */
+let scratch = new Uint8Array(256 * 1024)
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** `text` written at `at` (room for its UTF-8 reserved first); answers the position after it. */
+function put(at: number, text: string): number {
+  const room = text.length * 3
+  if (at + room > scratch.length) {
+    let length = scratch.length * 2
+    while (at + room > length) length *= 2
+    const grown = new Uint8Array(length)
+    grown.set(scratch.subarray(0, at))
+    scratch = grown
+  }
+  return at + encoder.encodeInto(text, scratch.subarray(at)).written
+}
+
+/** The offsets of the `count` holes written in [from, to), added to `holes`. */
+function findHoles(holes: number[], from: number, to: number, count: number): void {
+  let at = from
+  for (let found = 0; found < count; found++) {
+    at = scratch.indexOf(0, at)
+    assert(at >= 0 && at < to, 'a version step left its hole')
+    holes.push(at++)
+  }
+}
+
+/** The price query with `explain: true`: the plain answer's items, each with its trace, as bytes. */
+export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedBytes {
   const input = request.query
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
@@ -98,24 +138,46 @@ export function explainQueryText(catalog: Catalog, prices: PriceReader, request:
     sortOrder: input.sortOrder,
   })
   const versions: VersionRef[] = []
+  const holes: number[] = []
   const render = { roundingCode, versions }
   const { excluded } = request
   // Losing candidates come from the query's fast path; the winner's pipeline is traced (engine/explain/from-cells.ts).
   const plan = explainPlan(context, input.pricelists, options)
   const explain = (sku: string) =>
     explainFromCells(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode }, plan)
-  const items = result.items.map((item) => {
+  // Each item is written as soon as it is explained: no text of the whole answer is ever built.
+  const putItem = (at: number, separator: boolean, text: string, before: number): number => {
+    const start = separator ? put(at, ',') : at
+    const end = put(start, text)
+    findHoles(holes, start, end, versions.length - before)
+    return end
+  }
+  let at = put(0, '{"items":[')
+  for (let index = 0; index < result.items.length; index++) {
+    const item = result.items[index]!
     const explanation = explain(item.sku)
     assertAgrees(explanation, item, null)
-    return withTrace(itemJson(item, item.pricelist), traceText(explanation, render))
-  })
-  const unavailable = result.unavailable.map((entry) => {
+    const before = versions.length
+    at = putItem(at, index > 0, withTrace(itemJson(item, item.pricelist), traceText(explanation, render)), before)
+  }
+  at = put(at, '],"unavailable":[')
+  for (let index = 0; index < result.unavailable.length; index++) {
+    const entry = result.unavailable[index]!
     const explanation = explain(entry.sku)
     assertAgrees(explanation, null, entry.reason)
+    const before = versions.length
     const trace = traceText(explanation, render)
-    return `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}}`
-  })
-  return { text: `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`, versions }
+    const text = `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}}`
+    at = putItem(at, index > 0, text, before)
+  }
+  at = put(at, ']}')
+  return { bytes: scratch.slice(0, at), holes, versions }
+}
+
+/** `explainQueryBytes` as text (the holes are NUL characters): the form the single read's trace has. */
+export function explainQueryText(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedText {
+  const { bytes, versions } = explainQueryBytes(catalog, prices, request)
+  return { text: decoder.decode(bytes), versions }
 }
 
 /** The single read's trace (the read itself is answered as without explain). */
@@ -144,12 +206,42 @@ export function fillVersions(explained: ExplainedText, meta: VersionMeta): strin
   let filled = pieces[0]!
   for (let index = 0; index < versions.length; index++) {
     const [pricelist, sku, start] = versions[index]!
-    const found = meta(pricelist, sku, start)
-    filled +=
-      found === null
-        ? '"written_at":null,"written_by":null'
-        : `"written_at":"${instant(found.at)}","written_by":${jsonString(found.by)}`
+    filled += versionFields(meta(pricelist, sku, start))
     filled += pieces[index + 1]!
   }
   return filled
+}
+
+/** A version's writer and instant as the fields that fill its hole. */
+function versionFields(found: { at: number; by: string } | null): string {
+  return found === null
+    ? '"written_at":null,"written_by":null'
+    : `"written_at":"${instant(found.at)}","written_by":${jsonString(found.by)}`
+}
+
+/** The bytes of `fillVersions` on the same answer as text: the slices between holes, and each hole filled. */
+export function fillVersionBytes(explained: ExplainedBytes, meta: VersionMeta): Buffer {
+  const { bytes, holes, versions } = explained
+  assert(holes.length === versions.length, 'one hole per version step')
+  if (holes.length === 0) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+  const fields: string[] = new Array<string>(holes.length)
+  let length = bytes.length - holes.length
+  for (let index = 0; index < holes.length; index++) {
+    const [pricelist, sku, start] = versions[index]!
+    const text = versionFields(meta(pricelist, sku, start))
+    fields[index] = text
+    length += Buffer.byteLength(text)
+  }
+  const answer = Buffer.allocUnsafe(length)
+  let from = 0
+  let at = 0
+  for (let index = 0; index < holes.length; index++) {
+    const hole = holes[index]!
+    answer.set(bytes.subarray(from, hole), at)
+    at += hole - from
+    at += answer.write(fields[index]!, at)
+    from = hole + 1
+  }
+  answer.set(bytes.subarray(from), at)
+  return answer
 }

@@ -18,7 +18,7 @@ import { validationError } from '../../platform/errors.js'
 import { dispatchExplainQuery, dispatchExplainRead, type Engine } from '../../tenant/price-dispatch.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
+import { fillVersionBytes, fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
 import { itemJson } from '../../workers/render.js'
 import { pricelistFilterMatcher, type PricelistFilter } from './pricelists.js'
 
@@ -99,7 +99,7 @@ export async function explainQuery(
   tenant: TenantRuntime,
   input: QueryInput,
   filter: typeof PricelistFilter.static,
-): Promise<{ json: string; engine: Engine }> {
+): Promise<{ json: Buffer; engine: Engine }> {
   if (input.skus.length > explainSkusMax) {
     throw validationError(
       [{ path: '/skus', message: `at most ${explainSkusMax} with explain` }],
@@ -108,7 +108,7 @@ export async function explainQuery(
   }
   const excluded = excludedPricelists(tenant.catalog, filter, input.at)
   const { explained, engine } = await dispatchExplainQuery(tenant, { query: input, excluded })
-  return { json: fillVersions(explained, versionMeta(tenant.prices)), engine }
+  return { json: fillVersionBytes(explained, versionMeta(tenant.prices)), engine }
 }
 
 export interface ExplainReadRequest {

@@ -10,7 +10,13 @@ import t from 'tap'
 import { PriceReplica } from '../../engine/price-replica.js'
 import type { PriceBook } from '../../engine/prices.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { explainQueryText, fillVersions, type VersionMeta } from '../../workers/explain-query.js'
+import {
+  explainQueryBytes,
+  explainQueryText,
+  fillVersionBytes,
+  fillVersions,
+  type VersionMeta,
+} from '../../workers/explain-query.js'
 import { build, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
 const seed =
@@ -50,6 +56,11 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
       const filled = fillVersions(onWorker, bookMeta(book))
       t.equal(filled, fillVersions(onMain, bookMeta(book)))
       t.notOk(filled.includes('\u0000'), 'every hole is filled')
+      // The bytes a worker moves to the main thread, filled there around their slices, are the text's.
+      const bytes = explainQueryBytes(catalog, replica, request)
+      t.same(bytes.versions, onMain.versions)
+      t.equal(fillVersionBytes(bytes, bookMeta(book)).toString('utf8'), filled)
+      t.ok(Buffer.from(filled).equals(fillVersionBytes(bytes, bookMeta(book))), 'the same bytes as the text')
       const answer = JSON.parse(filled) as { items: Json[]; unavailable: Json[] }
       const steps = [...answer.items, ...answer.unavailable].flatMap((item) => item['trace'].steps as Json[])
       const versions = steps.filter((step) => step['step'] === 'version')
@@ -79,4 +90,25 @@ t.test('filling names a version the book does not know as null, and keeps the re
     fillVersions({ text: '{"items":[]}', versions: [] }, () => null),
     '{"items":[]}',
   )
+})
+
+t.test('filling bytes puts each writer in its hole, a non-ASCII writer as UTF-8, and keeps the slices', async (t) => {
+  const text = '[{"sku":"å","a":1,\u0000,"b":2},{\u0000}]'
+  const bytes = new TextEncoder().encode(text)
+  const holes = [bytes.indexOf(0), bytes.lastIndexOf(0)]
+  t.not(holes[0], holes[1], 'two holes')
+  const versions: [string, string, number][] = [
+    ['P', 'S', 1],
+    ['Q', 'T', 2],
+  ]
+  const filled = fillVersionBytes({ bytes, holes, versions }, (pricelist) =>
+    pricelist === 'P' ? { at: 0, by: 'mö "x"' } : null,
+  )
+  t.equal(
+    filled.toString('utf8'),
+    '[{"sku":"å","a":1,"written_at":"1970-01-01T00:00:00Z","written_by":"mö \\"x\\"","b":2},' +
+      '{"written_at":null,"written_by":null}]',
+  )
+  const none = new TextEncoder().encode('{"items":[]}')
+  t.equal(fillVersionBytes({ bytes: none, holes: [], versions: [] }, () => null).toString('utf8'), '{"items":[]}')
 })
