@@ -9,14 +9,15 @@
  */
 import { assert } from '../engine/assert.js'
 import type { Catalog } from '../engine/catalog.js'
-import { explainPrice, type CandidateReason, type Explanation } from '../engine/explain/explain.js'
+import { explainPrice, type CandidateReason, type CandidateTrace, type Explanation } from '../engine/explain/explain.js'
 import { explainFromCells, explainPlan } from '../engine/explain/from-cells.js'
 import { PriceContext, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { queryPrices } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import type { QueryInput } from './execute.js'
-import { instant, traceText, versionHole, type VersionRef } from './explain-render.js'
+import { putAmount } from './answer-bytes.js'
+import { candidateHead, instant, traceOpen, traceText, versionHole, type VersionRef } from './explain-render.js'
 import { itemJson, jsonString } from './render.js'
 
 /** A live pricelist the query did not select, and why (the main thread matches the filter). */
@@ -103,17 +104,65 @@ let scratch = new Uint8Array(256 * 1024)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
+/** Room for `count` bytes after `at` in the scratch buffer. */
+function reserve(at: number, count: number): void {
+  if (at + count <= scratch.length) return
+  let length = scratch.length * 2
+  while (at + count > length) length *= 2
+  const grown = new Uint8Array(length)
+  grown.set(scratch.subarray(0, at))
+  scratch = grown
+}
+
 /** `text` written at `at` (room for its UTF-8 reserved first); answers the position after it. */
 function put(at: number, text: string): number {
-  const room = text.length * 3
-  if (at + room > scratch.length) {
-    let length = scratch.length * 2
-    while (at + room > length) length *= 2
-    const grown = new Uint8Array(length)
-    grown.set(scratch.subarray(0, at))
-    scratch = grown
-  }
+  reserve(at, text.length * 3)
   return at + encoder.encodeInto(text, scratch.subarray(at)).written
+}
+
+/** A candidate's head (explain-render.ts `candidateHead`, the same few texts per request) as bytes. */
+const headBytes = new Map<string, Uint8Array>()
+const headBytesMax = 4096
+const netOpen = encoder.encode('{"net":')
+const vatOpen = encoder.encode(',"vat":')
+const grossOpen = encoder.encode(',"gross":')
+
+function putBytes(at: number, bytes: Uint8Array): number {
+  for (let index = 0; index < bytes.length; index++) scratch[at + index] = bytes[index]!
+  return at + bytes.length
+}
+
+/**
+ * The candidates of a trace, the bytes of explain-render.ts `candidateText` joined by commas: a
+ * tenth of the answer's text per candidate, written without a string (amounts digit by digit).
+ */
+function putCandidates(at: number, candidates: readonly CandidateTrace[]): number {
+  for (let index = 0; index < candidates.length; index++) {
+    const candidate = candidates[index]!
+    const headText = candidateHead(candidate)
+    let head = headBytes.get(headText)
+    if (head === undefined) {
+      if (headBytes.size >= headBytesMax) headBytes.clear()
+      head = encoder.encode(headText)
+      headBytes.set(headText, head)
+    }
+    // An amount prints in at most 64 bytes (answer-bytes.ts putAmount, or its text for the huge).
+    reserve(at, head.length + 256)
+    if (index > 0) scratch[at++] = 0x2c
+    at = putBytes(at, head)
+    const amounts = candidate.amounts
+    if (amounts === null) {
+      at = put(at, 'null}')
+      continue
+    }
+    at = putAmount(scratch, putBytes(at, netOpen), amounts.net)
+    at = putAmount(scratch, putBytes(at, vatOpen), amounts.vat)
+    at = putAmount(scratch, putBytes(at, grossOpen), amounts.gross)
+    scratch[at] = 0x7d
+    scratch[at + 1] = 0x7d
+    at += 2
+  }
+  return at
 }
 
 /** The offsets of the `count` holes written in [from, to), added to `holes`. */
@@ -145,12 +194,14 @@ export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request
   const plan = explainPlan(context, input.pricelists, options)
   const explain = (sku: string) =>
     explainFromCells(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode }, plan)
-  // Each item is written as soon as it is explained: no text of the whole answer is ever built.
-  const putItem = (at: number, separator: boolean, text: string, before: number): number => {
+  // Each item is written as soon as it is explained: no text of the whole answer is ever built;
+  // its trace's text up to the candidates (the holes are there), then the candidates as bytes.
+  const putItem = (at: number, separator: boolean, open: string, explanation: Explanation, before: number) => {
     const start = separator ? put(at, ',') : at
-    const end = put(start, text)
+    const end = put(start, open)
     findHoles(holes, start, end, versions.length - before)
-    return end
+    const candidatesEnd = putCandidates(end, explanation.candidates)
+    return put(candidatesEnd, `],"inputs_hash":"${explanation.inputsHash}"}}`)
   }
   let at = put(0, '{"items":[')
   for (let index = 0; index < result.items.length; index++) {
@@ -158,7 +209,8 @@ export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request
     const explanation = explain(item.sku)
     assertAgrees(explanation, item, null)
     const before = versions.length
-    at = putItem(at, index > 0, withTrace(itemJson(item, item.pricelist), traceText(explanation, render)), before)
+    const open = `${itemJson(item, item.pricelist).slice(0, -1)},"trace":${traceOpen(explanation, render)}`
+    at = putItem(at, index > 0, open, explanation, before)
   }
   at = put(at, '],"unavailable":[')
   for (let index = 0; index < result.unavailable.length; index++) {
@@ -166,9 +218,9 @@ export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request
     const explanation = explain(entry.sku)
     assertAgrees(explanation, null, entry.reason)
     const before = versions.length
-    const trace = traceText(explanation, render)
-    const text = `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}}`
-    at = putItem(at, index > 0, text, before)
+    const trace = traceOpen(explanation, render)
+    const open = `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}`
+    at = putItem(at, index > 0, open, explanation, before)
   }
   at = put(at, ']}')
   return { bytes: scratch.slice(0, at), holes, versions }

@@ -7,16 +7,24 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { PriceReplica } from '../../engine/price-replica.js'
+import type { Catalog } from '../../engine/catalog.js'
+import { explainFromCells, explainPlan } from '../../engine/explain/from-cells.js'
+import { PriceContext } from '../../engine/pipeline.js'
+import { PriceReplica, type PriceReader } from '../../engine/price-replica.js'
 import type { PriceBook } from '../../engine/prices.js'
+import { queryPrices } from '../../engine/query.js'
 import type { QueryInput } from '../../workers/execute.js'
 import {
   explainQueryBytes,
   explainQueryText,
   fillVersionBytes,
   fillVersions,
+  type ExplainQueryInput,
   type VersionMeta,
+  withTrace,
 } from '../../workers/explain-query.js'
+import { traceText, type VersionRef } from '../../workers/explain-render.js'
+import { itemJson, jsonString } from '../../workers/render.js'
 import { build, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
 const seed =
@@ -30,6 +38,33 @@ function bookMeta(book: PriceBook): VersionMeta {
 }
 
 type Json = Record<string, any>
+
+/**
+ * The answer as text built whole, item by item from `traceText` (as explained queries were written
+ * before their bytes were): the bytes must decode to it. The worlds' queries use no rounding profile.
+ */
+function referenceText(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): string {
+  const input = request.query
+  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
+  const options = { currency: input.currency, rounding: null, quantity: input.quantity }
+  const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: null })
+  const render = { roundingCode: null, versions: [] as VersionRef[] }
+  const plan = explainPlan(context, input.pricelists, options)
+  const trace = (sku: string) =>
+    traceText(
+      explainFromCells(
+        context,
+        { sku, pricelists: input.pricelists, excluded: request.excluded, options, roundingCode: null },
+        plan,
+      ),
+      render,
+    )
+  const items = result.items.map((item) => withTrace(itemJson(item, item.pricelist), trace(item.sku)))
+  const unavailable = result.unavailable.map(
+    (entry) => `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace(entry.sku)}}`,
+  )
+  return `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`
+}
 
 t.test('a replica (a worker) and the book (the main thread) explain a query in the same bytes', async (t) => {
   let versionSteps = 0
@@ -52,6 +87,7 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
       const onMain = explainQueryText(catalog, book, request)
       const onWorker = explainQueryText(catalog, replica, request)
       t.equal(onWorker.text, onMain.text)
+      t.equal(onMain.text, referenceText(catalog, book, request), 'the bytes decode to the text built whole')
       t.same(onWorker.versions, onMain.versions)
       const filled = fillVersions(onWorker, bookMeta(book))
       t.equal(filled, fillVersions(onMain, bookMeta(book)))
