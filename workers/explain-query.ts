@@ -126,10 +126,14 @@ const headBytesMax = 4096
 const netOpen = encoder.encode('{"net":')
 const vatOpen = encoder.encode(',"vat":')
 const grossOpen = encoder.encode(',"gross":')
+const nullClose = encoder.encode('null}')
 
-function putBytes(at: number, bytes: Uint8Array): number {
-  for (let index = 0; index < bytes.length; index++) scratch[at + index] = bytes[index]!
-  return at + bytes.length
+/** `bytes` at `at` of `target` (room reserved): a loop for the few bytes of a key, a copy for more. */
+function putBytes(target: Uint8Array, at: number, bytes: Uint8Array): number {
+  const length = bytes.length
+  if (length > 16) target.set(bytes, at)
+  else for (let index = 0; index < length; index++) target[at + index] = bytes[index]!
+  return at + length
 }
 
 /**
@@ -148,18 +152,19 @@ function putCandidates(at: number, candidates: readonly CandidateTrace[]): numbe
     }
     // An amount prints in at most 64 bytes (answer-bytes.ts putAmount, or its text for the huge).
     reserve(at, head.length + 256)
-    if (index > 0) scratch[at++] = 0x2c
-    at = putBytes(at, head)
+    const target = scratch
+    if (index > 0) target[at++] = 0x2c
+    at = putBytes(target, at, head)
     const amounts = candidate.amounts
     if (amounts === null) {
-      at = put(at, 'null}')
+      at = putBytes(target, at, nullClose)
       continue
     }
-    at = putAmount(scratch, putBytes(at, netOpen), amounts.net)
-    at = putAmount(scratch, putBytes(at, vatOpen), amounts.vat)
-    at = putAmount(scratch, putBytes(at, grossOpen), amounts.gross)
-    scratch[at] = 0x7d
-    scratch[at + 1] = 0x7d
+    at = putAmount(target, putBytes(target, at, netOpen), amounts.net)
+    at = putAmount(target, putBytes(target, at, vatOpen), amounts.vat)
+    at = putAmount(target, putBytes(target, at, grossOpen), amounts.gross)
+    target[at] = 0x7d
+    target[at + 1] = 0x7d
     at += 2
   }
   return at
