@@ -10,9 +10,10 @@
  */
 import * as crypto from 'node:crypto'
 import { assert } from '../assert.js'
-import { compositeKey } from '../catalog.js'
+import { compositeKey, type Catalog, type EntityValues } from '../catalog.js'
 import type { FxResolved } from '../fx.js'
 import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
+import { viewAt, type Version } from '../temporal.js'
 import type { PipelineStep, PriceTracer } from './steps.js'
 
 /** SHA-256 in hex; the one-shot `crypto.hash` (Node 20.12+) when there is one. */
@@ -253,15 +254,75 @@ export function vatInputs(context: PriceContext, sku: string, shared: Shared, cl
   return (shared.vat ??= vatLookup(context, sku, shared.inputs, classCode))
 }
 
-function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {
+type MappingVersion = Version<EntityValues['article_taxclass']>
+
+/** A SKU's VAT mapping versions in one tax area, and the input text of the version last used. */
+interface MappingSlot {
+  readonly versions: readonly MappingVersion[] | undefined
+  version: MappingVersion | null
+  input: string
+}
+
+/** The slots of one catalogue and tax area, valid while no mapping is written (its revision). */
+interface MappingSlots {
+  revision: number
+  readonly bySku: Map<string, MappingSlot>
+}
+
+/**
+ * VAT mapping versions by SKU, kept across requests per catalogue and tax area: the look-up by a
+ * composite key built per SKU, and the input text written per SKU, were a twelfth of an
+ * explanation's time. By the SKU's text, not the price book's id: a catalogue may be read beside
+ * more than one book (a simulation's overlay).
+ */
+const mappingSlots = new WeakMap<Catalog, Map<string, MappingSlots>>()
+const mappingSlotsMax = 262_144
+
+function mappingSlotsOf(catalog: Catalog, taxArea: string): MappingSlots {
+  let byArea = mappingSlots.get(catalog)
+  if (byArea === undefined) {
+    byArea = new Map()
+    mappingSlots.set(catalog, byArea)
+  }
+  const revision = catalog.revision('article_taxclass')
+  let slots = byArea.get(taxArea)
+  if (slots === undefined) {
+    slots = { revision, bySku: new Map() }
+    byArea.set(taxArea, slots)
+  } else if (slots.revision !== revision || slots.bySku.size >= mappingSlotsMax) {
+    slots.revision = revision
+    slots.bySku.clear()
+  }
+  return slots
+}
+
+/** The SKU's mapping version in force at the context's instant, with its input text (null: none). */
+function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
   const { catalog, taxArea, at } = context
-  const mapping = catalog.view('article_taxclass', compositeKey(sku, taxArea), at)
-  const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
+  const slots = mappingSlotsOf(catalog, taxArea).bySku
+  let slot = slots.get(sku)
+  if (slot === undefined) {
+    slot = { versions: catalog.versions('article_taxclass', compositeKey(sku, taxArea)), version: null, input: '' }
+    slots.set(sku, slot)
+  }
+  const view = viewAt(slot.versions, at)
+  if (view === null) return null
+  if (slot.version !== view.version) {
+    slot.version = view.version
+    slot.input = `vat_mapping|${sku}|${taxArea}|${view.version.from}|${view.version.hash}`
+  }
+  return slot
+}
+
+function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {
+  const mapping = mappingAt(context, sku)
+  const version = mapping === null ? null : mapping.version!
+  const vatClass = classCode ?? version?.value?.vat_class_code ?? null
   // The class's rate is the same for every SKU of the context: looked up and written once.
   const rate = vatClass === null ? null : rateInputOf(context, vatClass)
-  if (mapping !== null) inputs.add(`vat_mapping|${sku}|${taxArea}|${mapping.version.from}|${mapping.version.hash}`)
+  if (mapping !== null) inputs.add(mapping.input)
   if (rate !== null) inputs.add(rate.input)
-  return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.start ?? null }
+  return { mappingStart: version?.from ?? null, rateStart: rate?.start ?? null }
 }
 
 export interface Attempt {
