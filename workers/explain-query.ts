@@ -120,9 +120,27 @@ function put(at: number, text: string): number {
   return at + encoder.encodeInto(text, scratch.subarray(at)).written
 }
 
-/** A candidate's head (explain-render.ts `candidateHead`, the same few texts per request) as bytes. */
-const headBytes = new Map<string, Uint8Array>()
+/**
+ * A candidate's head (explain-render.ts `candidateHead`, the same few texts per request) as bytes,
+ * by pricelist and reason (null: the winner's).
+ */
+const headBytes = new Map<string, Map<CandidateReason | null, Uint8Array>>()
 const headBytesMax = 4096
+
+function headOf(candidate: CandidateTrace): Uint8Array {
+  let heads = headBytes.get(candidate.pricelist)
+  if (heads === undefined) {
+    if (headBytes.size >= headBytesMax) headBytes.clear()
+    heads = new Map()
+    headBytes.set(candidate.pricelist, heads)
+  }
+  let head = heads.get(candidate.reason)
+  if (head === undefined) {
+    head = encoder.encode(candidateHead(candidate))
+    heads.set(candidate.reason, head)
+  }
+  return head
+}
 const netOpen = encoder.encode('{"net":')
 const vatOpen = encoder.encode(',"vat":')
 const grossOpen = encoder.encode(',"gross":')
@@ -143,13 +161,7 @@ function putBytes(target: Uint8Array, at: number, bytes: Uint8Array): number {
 function putCandidates(at: number, candidates: readonly CandidateTrace[]): number {
   for (let index = 0; index < candidates.length; index++) {
     const candidate = candidates[index]!
-    const headText = candidateHead(candidate)
-    let head = headBytes.get(headText)
-    if (head === undefined) {
-      if (headBytes.size >= headBytesMax) headBytes.clear()
-      head = encoder.encode(headText)
-      headBytes.set(headText, head)
-    }
+    const head = headOf(candidate)
     // An amount prints in at most 64 bytes (answer-bytes.ts putAmount, or its text for the huge).
     reserve(at, head.length + 256)
     const target = scratch
