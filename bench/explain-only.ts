@@ -1,6 +1,6 @@
 /**
  * `npm run bench:explain`: what `explain: true` costs on a 100-SKU price query, beside the plain
- * query. An explained SKU runs the full pipeline on every candidate pricelist and renders a trace,
+ * query. An explained SKU prices every candidate pricelist, traces the winner and renders a trace,
  * so the bound to hold is a ratio: at most 3x the plain query's server CPU per request. Starts the
  * compiled server on a fresh data directory, writes the bench workload (bench/generate.ts: its
  * pricelists with inheritance, breaks and several versions) at a small size, then sends, one
@@ -10,7 +10,8 @@
  *  - `explain`: with `explain: true`,
  * and prints the server's CPU time (all threads, from /proc) per request and the ratios.
  * Flags: --skus N (5,000), --requests N (400 per scenario), --rounds N (3: the median is kept),
- * --in-flight N (4), --server DIR (another compiled tree's server, for a before figure).
+ * --in-flight N (4), --server DIR (another compiled tree's server, for a before figure), --cpu-prof DIR
+ * (the server's threads write V8 CPU profiles there when it stops: where the CPU per request goes).
  * @module
  */
 import { randomBytes } from 'node:crypto'
@@ -32,6 +33,7 @@ const requestCount = Number(flag('requests') ?? 400)
 const roundCount = Number(flag('rounds') ?? 3)
 const inFlight = Number(flag('in-flight') ?? 4)
 const serverRoot = path.resolve(flag('server') ?? buildRoot)
+const profileDir = flag('cpu-prof')
 const clockTicks = clockTicksPerSecond()
 const env = { PRICING_BACKUP_INTERVAL_S: '0', PRICING_RETENTION_INTERVAL_S: '0' }
 
@@ -77,7 +79,7 @@ const server = new PricingServer({
   env,
 })
 try {
-  await server.start()
+  await server.start({}, profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)])
   await server.waitReady()
   const client = await provisionTenant(server, 'explain')
   console.error(`generating ${shape.skuCount} SKUs`)

@@ -3,12 +3,16 @@
  * (no HTTP, no other threads: the engine's and the trace writer's share alone). Builds the engine
  * bench's mixed workload (bench/engine.ts: breaks, an inheriting list, 10 pricelists), then runs
  * 100-SKU queries alternately plain (`executeQuery`, uncached: what a query with `as_of` costs),
- * through the full pipeline untraced on every candidate (the floor of an explanation, which gives
- * every candidate's amounts: the plain query's fast path gives the winner's only) and explained
+ * through the full pipeline untraced on every candidate (the floor of the first explanation, which
+ * ran it on every candidate; losers now come from the fast path: engine/explain/from-cells.ts)
+ * and explained
  * (workers/explain-query.ts, as a price worker runs it); prints the median CPU time of each per
  * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
  * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).
- * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25).
+ * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25),
+ * --against DIR (another compiled tree, e.g. the build before a change: its plain query on its own
+ * book of the same workload, in this process, alternating round by round with this build's, and
+ * the median ratio of the pairs: whether the change made the plain query slower).
  * @module
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -21,7 +25,7 @@ import { flagValue } from './flags.js'
 import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, taxAreaCode } from './workload.js'
 import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
-import { explainQueryText } from '../workers/explain-query.js'
+import { explainQueryBytes } from '../workers/explain-query.js'
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const argv = process.argv.slice(2)
@@ -57,6 +61,32 @@ function timed(run: (input: QueryInput) => number): number {
   return (used.user + used.system) / inputs.length
 }
 const plainRound = () => timed((input) => executeQuery(catalog, book, input).length)
+
+/** The plain query of the build in `directory`, on its own book of the same workload. */
+async function plainOf(directory: string): Promise<() => number> {
+  const root = path.resolve(directory)
+  const engine = (await import(path.join(root, 'bench', 'engine.js'))) as typeof import('./engine.js')
+  const execute = (await import(path.join(root, 'workers', 'execute.js'))) as typeof import('../workers/execute.js')
+  const otherCatalog = engine.buildCatalog(shape, pricelists, nowMs)
+  const otherBook = engine.buildPriceBook(shape, pricelists, nowMs)
+  return () => timed((input) => execute.executeQuery(otherCatalog, otherBook, input).length)
+}
+
+const against = flagValue(argv, 'against')
+if (against !== undefined) {
+  const otherRound = await plainOf(against)
+  otherRound()
+  plainRound()
+  const pairs: number[] = []
+  for (let round = 0; round < 3 * roundCount; round++) {
+    // Which build goes first alternates, so that neither always runs on a warmer cache.
+    const [mine, other] = round % 2 === 0 ? [plainRound(), otherRound()] : [0, otherRound()]
+    pairs.push((mine === 0 ? plainRound() : mine) / other)
+  }
+  process.stdout.write(
+    `plain query, this build / ${against}: ${median(pairs).toFixed(3)} (median of ${pairs.length} alternating pairs)\n`,
+  )
+}
 const options: AnswerOptions = { currency: currencyCode, rounding: null, quantity: 1 }
 const floorRound = () =>
   timed((input) => {
@@ -70,7 +100,7 @@ const floorRound = () =>
     }
     return priced
   })
-const explainRound = () => timed((query) => explainQueryText(catalog, book, { query, excluded: [] }).text.length)
+const explainRound = () => timed((query) => explainQueryBytes(catalog, book, { query, excluded: [] }).bytes.length)
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((left, right) => left - right)

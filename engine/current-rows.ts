@@ -43,6 +43,13 @@ export class CurrentRows {
   /** Set once the rows would pass `rowsBytesMax`: this book answers from its runs from then on. */
   #off = false
   cells = new Float64Array(0)
+  /**
+   * Each filled cell's version start (the same indexes as `cells`; NaN: not known), kept only once
+   * an explanation asks for them (`keepStarts`): it names the version of every losing candidate,
+   * and finding it again in the runs was a sixth of an explanation's time. Null until then, and when
+   * cells and starts together would pass `rowsBytesMax`.
+   */
+  starts: Float64Array | null = null
 
   /**
    * The index of the SKU's first pricelist cell, its row holding at `at` (started again when it
@@ -62,9 +69,21 @@ export class CurrentRows {
   fill(row: number, pricelistId: number, value: number, from: number, until: number): number {
     const cells = this.cells
     cells[row + pricelistId] = value
+    if (this.starts !== null) this.starts[row + pricelistId] = from
     if (from > cells[row - 2]!) cells[row - 2] = from
     if (until < cells[row - 1]!) cells[row - 1] = until
     return value
+  }
+
+  /** Keeps each cell's version start from now on: every row starts again, so that each cell read has one. */
+  keepStarts(): void {
+    if (this.starts !== null || !this.#startsFit(this.cells.length)) return
+    this.starts = new Float64Array(this.cells.length).fill(Number.NaN)
+    this.clearAll()
+  }
+
+  #startsFit(length: number): boolean {
+    return !this.#off && 2 * length * Float64Array.BYTES_PER_ELEMENT <= rowsBytesMax
   }
 
   /** Empties the SKU's row (one of its prices was written). */
@@ -96,6 +115,7 @@ export class CurrentRows {
       this.#slots = 0
       this.#capacity = 0
       this.cells = new Float64Array(0)
+      this.starts = null
       return false
     }
     const cells = new Float64Array(capacity * (slots + header))
@@ -104,6 +124,8 @@ export class CurrentRows {
     this.#slots = slots
     this.#capacity = capacity
     this.cells = cells
+    if (this.starts !== null)
+      this.starts = this.#startsFit(cells.length) ? new Float64Array(cells.length).fill(Number.NaN) : null
     return true
   }
 }

@@ -46,6 +46,12 @@ export interface PriceReader {
   hasExtrasBlocks(): boolean
   /** The pre-VAT amount a scaled quantity selects from an extras block (a cell's cursor: engine/prices.ts). */
   amountForQuantity(cursor: number, quantity: number): number
+  /**
+   * The version start of a filled cell of a row (NaN: not kept), once `keepRowStarts` was called;
+   * optional: a reader without rows (a simulation's overlay) has none, and its callers look it up.
+   */
+  rowStart?(row: number, pricelistId: number): number
+  keepRowStarts?(): void
   /** The tenant's change count (prices and catalogue). */
   readonly changeCount: number
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
@@ -167,6 +173,15 @@ export class PriceReplica implements PriceReader {
       offset,
       at,
     )
+  }
+
+  rowStart(row: number, pricelistId: number): number {
+    const starts = this.#rows.starts
+    return starts === null ? Number.NaN : starts[row + pricelistId]!
+  }
+
+  keepRowStarts(): void {
+    this.#rows.keepStarts()
   }
 
   refreshRows(): void {

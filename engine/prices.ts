@@ -298,6 +298,16 @@ export class PriceBook {
     return this.#rows.row(skuId, this.pricelistCodes.length, this.skuCodes.length, at)
   }
 
+  /** A filled cell's version start, NaN when not kept (see PriceReader). */
+  rowStart(row: number, pricelistId: number): number {
+    const starts = this.#rows.starts
+    return starts === null ? Number.NaN : starts[row + pricelistId]!
+  }
+
+  keepRowStarts(): void {
+    this.#rows.keepStarts()
+  }
+
   get rows(): Float64Array {
     return this.#rows.cells
   }

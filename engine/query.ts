@@ -428,6 +428,42 @@ function otherAmount(
 const found = { cell: 0, link: 0 }
 
 /**
+ * A fast candidate's pre-VAT amount for one SKU with an id and a VAT, read as `bestOf` reads it
+ * (an explanation prices its losing candidates with it): the amount, with `fastFound` saying which
+ * cell and which link of the chain gave it; cellNoPrice when neither the chain nor the full path
+ * has a price; NaN when the full path must answer. `row`: the SKU's current row or -1.
+ */
+export function fastAmount(
+  context: PriceContext,
+  candidate: Candidate,
+  row: number,
+  skuId: number,
+  sku: string,
+  quantity: number,
+): number {
+  const prices = context.prices
+  const pricelistId = candidate.chain[0]!
+  let cell = cellNoPrice
+  if (pricelistId >= 0) {
+    if (row >= 0) {
+      cell = prices.rows[row + pricelistId]!
+      if (cell !== cell) cell = prices.fillCell(row, skuId, pricelistId, context.at)
+    } else {
+      cell = prices.cellAt(pricelistId, skuId, context.at)
+    }
+  }
+  if (cell > cellNoPrice && cell < cellExtras) {
+    found.cell = cell
+    found.link = 0
+    return cell
+  }
+  return otherAmount(context, candidate, cell, row, skuId, sku, quantity)
+}
+
+/** Where `fastAmount` found its amount. */
+export const fastFound: { readonly cell: number; readonly link: number } = found
+
+/**
  * The first cell with a live version along a candidate's chain of unchanged ancestors (past its
  * own pricelist; `found.link` says which), or cellNoPrice.
  */

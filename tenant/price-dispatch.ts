@@ -20,10 +20,10 @@ import { RuleAllowanceExceeded, withinRuleAllowance } from '../engine/rules.js'
 import { QueryPoolBusy, type QueryPool } from '../workers/pool.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
 import {
-  explainQueryText,
+  explainQueryBytes,
   explainReadText,
   type ExplainedRead,
-  type ExplainedText,
+  type ExplainedBytes,
   type ExplainQueryInput,
   type ExplainReadInput,
 } from '../workers/explain-query.js'
@@ -248,18 +248,18 @@ async function simulateElsewhere(
 }
 
 /**
- * An explained query: on a worker (the full pipeline on every candidate of every SKU: the main
- * thread stays free), or here without workers or when their queue is full. Its text has a hole per
- * price version, which the caller fills from the main thread's book.
+ * An explained query: on a worker (every candidate of every SKU priced, each winner traced: the
+ * main thread stays free), or here without workers or when their queue is full. Its bytes have a hole
+ * per price version, which the caller fills from the main thread's book.
  */
 export async function dispatchExplainQuery(
   tenant: TenantRuntime,
   request: ExplainQueryInput,
-): Promise<{ explained: ExplainedText; engine: Engine }> {
+): Promise<{ explained: ExplainedBytes; engine: Engine }> {
   const { value, engine } = await onWorkerOrHere(
     tenant,
     (pool) => pool.explainQuery(tenant, request),
-    () => explainQueryText(tenant.catalog, tenant.prices, request),
+    () => explainQueryBytes(tenant.catalog, tenant.prices, request),
   )
   return { explained: value, engine }
 }

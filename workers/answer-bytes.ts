@@ -83,7 +83,7 @@ for (let value = 0; value < 100; value++) {
 }
 
 /** The bytes of `amountJson(scaled)`: the integer part, then the fraction without trailing zeros. */
-function putAmount(target: Uint8Array, at: number, scaled: number): number {
+export function putAmount(target: Uint8Array, at: number, scaled: number): number {
   if (!Number.isInteger(scaled) || !(Math.abs(scaled) < scaledPrintMax)) return putAscii(target, at, amountJson(scaled))
   const magnitude = Math.abs(scaled)
   if (scaled < 0 && magnitude !== 0) target[at++] = 0x2d

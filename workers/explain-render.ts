@@ -145,7 +145,8 @@ function stepText(step: PipelineStep, vat: () => string, options: TraceOptions):
 const candidateHeads = new Map<string, Map<CandidateTrace['reason'], string>>()
 const candidateHeadsMax = 4096
 
-function candidateText(candidate: CandidateTrace): string {
+/** A candidate's text up to its amounts (`candidateText`: the same few for every SKU of a request). */
+export function candidateHead(candidate: CandidateTrace): string {
   let heads = candidateHeads.get(candidate.pricelist)
   if (heads === undefined) {
     if (candidateHeads.size >= candidateHeadsMax) candidateHeads.clear()
@@ -160,6 +161,11 @@ function candidateText(candidate: CandidateTrace): string {
       `"reason":${text(candidate.reason)},"amounts":`
     heads.set(candidate.reason, head)
   }
+  return head
+}
+
+function candidateText(candidate: CandidateTrace): string {
+  const head = candidateHead(candidate)
   const amounts = candidate.amounts
   return amounts === null
     ? `${head}null}`
@@ -180,6 +186,15 @@ function candidatesStep(selected: readonly string[]): string {
 
 /** The `trace` of one item, as JSON text. */
 export function traceText(explanation: Explanation, options: TraceOptions): string {
+  const candidates = explanation.candidates.map(candidateText)
+  return `${traceOpen(explanation, options)}${candidates.join(',')}],"inputs_hash":"${explanation.inputsHash}"}`
+}
+
+/**
+ * The `trace` of one item up to its candidates: `{"steps":[…],"candidates":[`; an explained query's
+ * answer writes the candidates after it as bytes (./explain-query.ts), the text the same as `traceText`'s.
+ */
+export function traceOpen(explanation: Explanation, options: TraceOptions): string {
   const steps: string[] = [candidatesStep(explanation.selected)]
   if (explanation.item !== null)
     steps.push(
@@ -192,9 +207,5 @@ export function traceText(explanation: Explanation, options: TraceOptions): stri
     return `"mapping_start":${start(found?.mappingStart)},"rate_start":${start(found?.rateStart)}`
   }
   for (const step of explanation.steps) steps.push(stepText(step, vat, options))
-  const candidates = explanation.candidates.map(candidateText)
-  return (
-    `{"steps":[${steps.join(',')}],"candidates":[${candidates.join(',')}],` +
-    `"inputs_hash":"${explanation.inputsHash}"}`
-  )
+  return `{"steps":[${steps.join(',')}],"candidates":[`
 }

@@ -16,7 +16,7 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import type { ExplainedRead, ExplainedText, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
+import type { ExplainedBytes, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 import {
   protocolVersion,
   replicationChannelName,
@@ -314,10 +314,10 @@ export class QueryPool {
     return result.entries
   }
 
-  /** An explained query on a worker (./explain-query.ts): its text with a hole per price version. */
-  async explainQuery(tenant: ReplicatedTenant, query: ExplainQueryInput): Promise<ExplainedText> {
+  /** An explained query on a worker (./explain-query.ts): its bytes with a hole per price version. */
+  async explainQuery(tenant: ReplicatedTenant, query: ExplainQueryInput): Promise<ExplainedBytes> {
     const result = await this.#task(tenant, { kind: 'explain', explain: { kind: 'query', query } })
-    assert(result.kind === 'explain', 'an explain task answers an explanation')
+    assert(result.kind === 'explain' && 'holes' in result.explained, 'an explained query answers bytes')
     return result.explained
   }
 

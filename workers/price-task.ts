@@ -12,7 +12,7 @@ import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execu
 import { searchArticles } from '../engine/article-search.js'
 import { diffPrices } from '../engine/diff/diff.js'
 import { replayDelta } from '../engine/simulate/delta.js'
-import { explainQueryText, explainReadText } from './explain-query.js'
+import { explainQueryBytes, explainReadText } from './explain-query.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
@@ -144,13 +144,21 @@ function warm(replica: TenantReplica, task: WarmTask): WarmTaskResult {
   }
 }
 
+/** An explained query's bytes are moved to the main thread, not copied (a read's trace is small text). */
 function explain(replica: TenantReplica, task: ExplainTask): ExplainTaskResult {
   const request = task.explain
-  const explained =
-    request.kind === 'query'
-      ? explainQueryText(replica.catalog, replica.prices, request.query)
-      : explainReadText(replica.catalog, replica.prices, request.read)
-  return { kind: 'explain', explained }
+  if (request.kind === 'read')
+    return { kind: 'explain', explained: explainReadText(replica.catalog, replica.prices, request.read) }
+  const explained = explainQueryBytes(replica.catalog, replica.prices, request.query)
+  const result: ExplainTaskResult = { kind: 'explain', explained }
+  return move({
+    get [transferableSymbol]() {
+      return [explained.bytes.buffer]
+    },
+    get [valueSymbol]() {
+      return result
+    },
+  }) as unknown as ExplainTaskResult
 }
 
 function checkRules(task: RulesTask): RulesTaskResult {

@@ -22,9 +22,10 @@ import type { PriceReadInput, PriceReadOutcome } from '../engine/price-read.js'
 import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
-import type { ExplainedRead, ExplainedText, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
+import type { ExplainedBytes, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 
-export const protocolVersion = 8
+/** Bumped whenever a task or its result changes shape (9: an explained query answers bytes). */
+export const protocolVersion = 9
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
@@ -162,8 +163,9 @@ export type SimulateTaskResult =
   | { readonly kind: 'need_snapshot' }
 
 /**
- * An explained query or single read (./explain-query.ts), off the main thread: the answer text with
- * a hole per price version, which the main thread fills with who wrote it and when.
+ * An explained query or single read (./explain-query.ts), off the main thread: the answer's bytes
+ * (moved, not copied) or the read's trace text, with a hole per price version, which the main
+ * thread fills with who wrote it and when.
  */
 export interface ExplainTask extends TaskHeader {
   readonly kind: 'explain'
@@ -173,7 +175,7 @@ export interface ExplainTask extends TaskHeader {
 }
 
 export type ExplainTaskResult =
-  | { readonly kind: 'explain'; readonly explained: ExplainedText | ExplainedRead }
+  | { readonly kind: 'explain'; readonly explained: ExplainedBytes | ExplainedRead }
   | { readonly kind: 'need_snapshot' }
 
 export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | SimulateTask | ExplainTask

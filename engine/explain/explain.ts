@@ -9,9 +9,11 @@
  * @module
  */
 import * as crypto from 'node:crypto'
-import { compositeKey } from '../catalog.js'
+import { assert } from '../assert.js'
+import { compositeKey, type Catalog, type EntityValues } from '../catalog.js'
 import type { FxResolved } from '../fx.js'
 import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
+import { viewAt, type Version } from '../temporal.js'
 import type { PipelineStep, PriceTracer } from './steps.js'
 
 /** SHA-256 in hex; the one-shot `crypto.hash` (Node 20.12+) when there is one. */
@@ -125,11 +127,11 @@ function rateInputOf(context: PriceContext, vatClass: string): RateInput | null 
 }
 
 /**
- * What the candidates of one SKU share: the set of inputs, the SKU's VAT versions and article input
+ * What the candidates of one SKU share: the list of inputs, the SKU's VAT versions and article input
  * (looked up once), and the context's pricelist inputs.
  */
-interface Shared {
-  readonly inputs: Set<string>
+export interface Shared {
+  readonly inputs: InputList
   vat: ExplainedVat | null
   article: string | null
   readonly pricelists: Map<string, string | null>
@@ -144,13 +146,13 @@ function pricelistInputsOf(context: PriceContext): Map<string, string | null> {
   return known
 }
 
-/** Records one candidate's steps, and every candidate's inputs into the shared set. */
+/** Records one candidate's steps, and every candidate's inputs into the shared list. */
 class Recorder implements PriceTracer {
   muted = 0
   readonly path: string[] = []
   readonly steps: PipelineStep[] = []
   readonly vat: ExplainedVat[] = []
-  readonly inputs: Set<string>
+  readonly inputs: InputList
   readonly #pricelists: Map<string, string | null>
 
   constructor(
@@ -164,12 +166,7 @@ class Recorder implements PriceTracer {
 
   walk(code: string): void {
     if (this.muted === 0) this.path.push(code)
-    let input = this.#pricelists.get(code)
-    if (input === undefined) {
-      const view = this.context.catalog.view('pricelist', code, this.context.at)
-      input = view === null ? null : `pricelist|${code}|${view.version.from}|${view.version.hash}`
-      this.#pricelists.set(code, input)
-    }
+    const input = pricelistInput(this.context, this.#pricelists, code)
     if (input !== null) this.inputs.add(input)
   }
 
@@ -217,35 +214,125 @@ class Recorder implements PriceTracer {
   }
 
   #fxInput(fx: FxResolved): void {
-    this.inputs.add(`fx|${fx.base}|${fx.quote}|${fx.asOf}|${fx.numerator}/${fx.denominator}`)
+    this.inputs.add(fxInput(fx))
   }
 
   /** The SKU's VAT mapping and its class's rate in force, as inputs; their starts (once per SKU). */
   #vatInput(classCode: string | null): ExplainedVat {
-    return (this.shared.vat ??= this.#vatLookup(classCode))
-  }
-
-  #vatLookup(classCode: string | null): ExplainedVat {
-    const { catalog, taxArea, at } = this.context
-    const mapping = catalog.view('article_taxclass', compositeKey(this.sku, taxArea), at)
-    const vatClass = classCode ?? mapping?.value.vat_class_code ?? null
-    // The class's rate is the same for every SKU of the context: looked up and written once.
-    const rate = vatClass === null ? null : rateInputOf(this.context, vatClass)
-    if (mapping !== null)
-      this.inputs.add(`vat_mapping|${this.sku}|${taxArea}|${mapping.version.from}|${mapping.version.hash}`)
-    if (rate !== null) this.inputs.add(rate.input)
-    return { mappingStart: mapping?.version.from ?? null, rateStart: rate?.start ?? null }
+    return vatInputs(this.context, this.sku, this.shared, classCode)
   }
 }
 
-interface Attempt {
+/** An FX rate as an input, written once per resolved rate (a context resolves each pair once). */
+const fxInputs = new WeakMap<FxResolved, string>()
+
+export function fxInput(fx: FxResolved): string {
+  let input = fxInputs.get(fx)
+  if (input === undefined) {
+    input = `fx|${fx.base}|${fx.quote}|${fx.asOf}|${fx.numerator}/${fx.denominator}`
+    fxInputs.set(fx, input)
+  }
+  return input
+}
+
+/** A pricelist's version in force as an input (null: none), kept per context in `known`. */
+export function pricelistInput(context: PriceContext, known: Map<string, string | null>, code: string): string | null {
+  let input = known.get(code)
+  if (input === undefined) {
+    const view = context.catalog.view('pricelist', code, context.at)
+    input = view === null ? null : `pricelist|${code}|${view.version.from}|${view.version.hash}`
+    known.set(code, input)
+  }
+  return input
+}
+
+/**
+ * The SKU's VAT mapping and its class's rate in force added to the SKU's inputs, and their starts:
+ * looked up at the first VAT step (or conversion through VAT) of any candidate, then kept.
+ */
+export function vatInputs(context: PriceContext, sku: string, shared: Shared, classCode: string | null): ExplainedVat {
+  return (shared.vat ??= vatLookup(context, sku, shared.inputs, classCode))
+}
+
+type MappingVersion = Version<EntityValues['article_taxclass']>
+
+/** A SKU's VAT mapping versions in one tax area, and the input text of the version last used. */
+interface MappingSlot {
+  readonly versions: readonly MappingVersion[] | undefined
+  version: MappingVersion | null
+  input: string
+}
+
+/** The slots of one catalogue and tax area, valid while no mapping is written (its revision). */
+interface MappingSlots {
+  revision: number
+  readonly bySku: Map<string, MappingSlot>
+}
+
+/**
+ * VAT mapping versions by SKU, kept across requests per catalogue and tax area: the look-up by a
+ * composite key built per SKU, and the input text written per SKU, were a twelfth of an
+ * explanation's time. By the SKU's text, not the price book's id: a catalogue may be read beside
+ * more than one book (a simulation's overlay).
+ */
+const mappingSlots = new WeakMap<Catalog, Map<string, MappingSlots>>()
+const mappingSlotsMax = 262_144
+
+function mappingSlotsOf(catalog: Catalog, taxArea: string): MappingSlots {
+  let byArea = mappingSlots.get(catalog)
+  if (byArea === undefined) {
+    byArea = new Map()
+    mappingSlots.set(catalog, byArea)
+  }
+  const revision = catalog.revision('article_taxclass')
+  let slots = byArea.get(taxArea)
+  if (slots === undefined) {
+    slots = { revision, bySku: new Map() }
+    byArea.set(taxArea, slots)
+  } else if (slots.revision !== revision || slots.bySku.size >= mappingSlotsMax) {
+    slots.revision = revision
+    slots.bySku.clear()
+  }
+  return slots
+}
+
+/** The SKU's mapping version in force at the context's instant, with its input text (null: none). */
+function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
+  const { catalog, taxArea, at } = context
+  const slots = mappingSlotsOf(catalog, taxArea).bySku
+  let slot = slots.get(sku)
+  if (slot === undefined) {
+    slot = { versions: catalog.versions('article_taxclass', compositeKey(sku, taxArea)), version: null, input: '' }
+    slots.set(sku, slot)
+  }
+  const view = viewAt(slot.versions, at)
+  if (view === null) return null
+  if (slot.version !== view.version) {
+    slot.version = view.version
+    slot.input = `vat_mapping|${sku}|${taxArea}|${view.version.from}|${view.version.hash}`
+  }
+  return slot
+}
+
+function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {
+  const mapping = mappingAt(context, sku)
+  const version = mapping === null ? null : mapping.version!
+  const vatClass = classCode ?? version?.value?.vat_class_code ?? null
+  // The class's rate is the same for every SKU of the context: looked up and written once.
+  const rate = vatClass === null ? null : rateInputOf(context, vatClass)
+  if (mapping !== null) inputs.add(mapping.input)
+  if (rate !== null) inputs.add(rate.input)
+  return { mappingStart: version?.from ?? null, rateStart: rate?.start ?? null }
+}
+
+export interface Attempt {
   readonly recorder: Recorder
   readonly source: string | null
   readonly outcome: PricedItem | Status
 }
 
 /** One candidate through the full pipeline with a recorder set; the context's tracer is restored after. */
-function attempt(context: PriceContext, code: string, request: ExplainRequest, shared: Shared): Attempt {
+export function attempt(context: PriceContext, code: string, request: ExplainRequest, shared: Shared): Attempt {
   const recorder = new Recorder(context, request.sku, shared)
   const previous = context.tracer
   context.tracer = recorder
@@ -259,45 +346,125 @@ function attempt(context: PriceContext, code: string, request: ExplainRequest, s
   }
 }
 
-function codeUnitOrder(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0
+/**
+ * The kinds of input, in the order their texts sort: each text starts with its kind and `|`, and
+ * two kinds' texts never interleave ("pricelist|" sorts before "price|": `l` before `|`).
+ */
+const inputKinds = ['article', 'bundle', 'fx', 'pricelist', 'price', 'rounding', 'vat_mapping', 'vat_rate'] as const
+
+/** The index in `inputKinds` of an input text's kind, from one or two of its characters. */
+function kindOf(input: string): number {
+  switch (input.charCodeAt(0)) {
+    case 0x61: // article
+      return 0
+    case 0x62: // bundle
+      return 1
+    case 0x66: // fx
+      return 2
+    case 0x70: // pricelist, price
+      return input.charCodeAt(5) === 0x6c ? 3 : 4
+    case 0x72: // rounding
+      return 5
+    default: // vat_mapping, vat_rate
+      assert(input.startsWith('vat_'), 'an input of a known kind')
+      return input.charCodeAt(4) === 0x6d ? 6 : 7
+  }
 }
 
-/** Explains the best price of one SKU over the request's candidates at the context's instant and tax area. */
-export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
-  const shared: Shared = { inputs: new Set(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
-  const inputs = shared.inputs
-  const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
+/**
+ * The inputs of one explanation, distinct and in the order of the default sort (UTF-16 code units)
+ * as they are added: one list per kind (kinds sort apart: `inputKinds`), each kept sorted by an
+ * insertion from its end, since a kind's inputs mostly arrive in order (candidates come sorted by
+ * code). A Set and a sort of the ~20 texts of a SKU were a third of an explanation's time.
+ */
+export class InputList {
+  readonly #kinds: (string[] | undefined)[] = new Array<string[] | undefined>(inputKinds.length).fill(undefined)
+
+  add(input: string): void {
+    const kind = kindOf(input)
+    const items = this.#kinds[kind]
+    if (items === undefined) {
+      this.#kinds[kind] = [input]
+      return
+    }
+    let index = items.length
+    while (index > 0 && input < items[index - 1]!) index--
+    if (index > 0 && items[index - 1] === input) return
+    if (index === items.length) {
+      items.push(input)
+      return
+    }
+    items.push(items[items.length - 1]!)
+    for (let moved = items.length - 2; moved > index; moved--) items[moved] = items[moved - 1]!
+    items[index] = input
+  }
+
+  /** Every input, sorted. */
+  get items(): string[] {
+    const all: string[] = []
+    for (const items of this.#kinds) if (items !== undefined) for (const input of items) all.push(input)
+    return all
+  }
+}
+
+/** One candidate's outcome: its amounts, or the status it stopped at. */
+export type Outcome = { readonly net: number; readonly vat: number; readonly gross: number } | Status
+
+/** A fresh list of inputs for one SKU, with the context's pricelist inputs. */
+export function sharedOf(context: PriceContext): Shared {
+  return { inputs: new InputList(), vat: null, article: null, pricelists: pricelistInputsOf(context) }
+}
+
+/**
+ * The explanation from every candidate's outcome (in the request's order) and the winner's traced
+ * attempt (`traced`, asked for the winner's index only): the winner is the lowest gross, a tie to
+ * the first; every other candidate gets one reason; the inputs the shared list holds are hashed.
+ */
+export function conclude(
+  context: PriceContext,
+  request: ExplainRequest,
+  shared: Shared,
+  outcomes: readonly Outcome[],
+  traced: (index: number) => Attempt,
+): Explanation {
   let winner = -1
   let status: Status = Status.noPrice
-  for (let index = 0; index < attempts.length; index++) {
-    const outcome = attempts[index]!.outcome
+  for (let index = 0; index < outcomes.length; index++) {
+    const outcome = outcomes[index]!
     if (typeof outcome === 'number') {
       if (outcome > status) status = outcome
-    } else if (winner < 0 || outcome.gross < (attempts[winner]!.outcome as PricedItem).gross) {
+    } else if (winner < 0 || outcome.gross < (outcomes[winner] as Exclude<Outcome, Status>).gross) {
       winner = index
     }
   }
-  const best = winner < 0 ? null : (attempts[winner]!.outcome as PricedItem)
-  const candidates: CandidateTrace[] = attempts.map((entry, index) => {
+  const bestGross = winner < 0 ? 0 : (outcomes[winner] as Exclude<Outcome, Status>).gross
+  const candidates: CandidateTrace[] = []
+  for (let index = 0; index < outcomes.length; index++) {
     const pricelist = request.pricelists[index]!
-    const outcome = entry.outcome
-    if (typeof outcome === 'number')
-      return { pricelist, outcome: 'lost', reason: statusReason[outcome]!, amounts: null }
+    const outcome = outcomes[index]!
+    if (typeof outcome === 'number') {
+      candidates.push({ pricelist, outcome: 'lost', reason: statusReason[outcome]!, amounts: null })
+      continue
+    }
     const amounts = { net: outcome.net, vat: outcome.vat, gross: outcome.gross }
-    if (index === winner) return { pricelist, outcome: 'won', reason: null, amounts }
-    const reason = outcome.gross === best!.gross ? 'lost_tie' : 'lost_to_lower'
-    return { pricelist, outcome: 'lost', reason, amounts }
-  })
+    if (index === winner) candidates.push({ pricelist, outcome: 'won', reason: null, amounts })
+    else
+      candidates.push({
+        pricelist,
+        outcome: 'lost',
+        reason: outcome.gross === bestGross ? 'lost_tie' : 'lost_to_lower',
+        amounts,
+      })
+  }
   for (const entry of request.excluded)
     candidates.push({ pricelist: entry.pricelist, outcome: 'lost', reason: entry.reason, amounts: null })
-  if (request.roundingCode !== null) {
-    const view = context.catalog.view('rounding_profile', request.roundingCode, context.at)
-    if (view !== null) inputs.add(`rounding|${request.roundingCode}|${view.version.from}|${view.version.hash}`)
-  }
-  // The order of the default sort (UTF-16 code units); a comparator with `<` is several times faster.
-  const sorted = [...inputs].sort(codeUnitOrder)
-  const chosen = winner < 0 ? null : attempts[winner]!
+  // The winner's steps; its inputs are already in the list when it ran before, added now when not.
+  const chosen = winner < 0 ? null : traced(winner)
+  const best = chosen === null ? null : (chosen.outcome as PricedItem)
+  const inputs = shared.inputs
+  const rounding = request.roundingCode === null ? '' : roundingInput(context, request.roundingCode)
+  if (rounding !== '') inputs.add(rounding)
+  const sorted = inputs.items
   return {
     sku: request.sku,
     item: best,
@@ -311,4 +478,35 @@ export function explainPrice(context: PriceContext, request: ExplainRequest): Ex
     inputs: sorted,
     inputsHash: `sha256:${sha256Hex(sorted.join('\n'))}`,
   }
+}
+
+/** The rounding profile's version as an input (once per context and profile; '' when it has none). */
+const roundingInputs = new WeakMap<PriceContext, Map<string, string>>()
+
+function roundingInput(context: PriceContext, code: string): string {
+  let known = roundingInputs.get(context)
+  if (known === undefined) {
+    known = new Map()
+    roundingInputs.set(context, known)
+  }
+  let input = known.get(code)
+  if (input === undefined) {
+    const view = context.catalog.view('rounding_profile', code, context.at)
+    input = view === null ? '' : `rounding|${code}|${view.version.from}|${view.version.hash}`
+    known.set(code, input)
+  }
+  return input
+}
+
+/**
+ * Explains the best price of one SKU over the request's candidates at the context's instant and tax
+ * area, through the full traced pipeline on every candidate: the reference that the query's
+ * explanation (./from-cells.ts, which prices losing candidates from the fast path's cells) must
+ * equal, and the single read's explanation (one candidate: the winner's pipeline runs anyway).
+ */
+export function explainPrice(context: PriceContext, request: ExplainRequest): Explanation {
+  const shared = sharedOf(context)
+  const attempts = request.pricelists.map((code) => attempt(context, code, request, shared))
+  const outcomes = attempts.map((entry) => entry.outcome)
+  return conclude(context, request, shared, outcomes, (index) => attempts[index]!)
 }

@@ -2,8 +2,9 @@
  * `explain=true` on the price query and the taxed single read: each answered (and each unavailable)
  * item gains a `trace` (engine/explain/). The plain answer is computed exactly as without explain,
  * so its fields keep their bytes; the trace is added as the item's last field. Explanations run on
- * the main thread, which alone knows who wrote a price version and when, and are bounded by
- * `explainSkusMax` SKUs per request (an explanation runs the full pipeline on every candidate).
+ * the price workers; the main thread, which alone knows who wrote a price version and when, fills
+ * those in. They are bounded by `explainSkusMax` SKUs per request (an explanation prices every
+ * candidate and writes its trace).
  * @module
  */
 import { Type } from '@sinclair/typebox'
@@ -17,14 +18,17 @@ import { validationError } from '../../platform/errors.js'
 import { dispatchExplainQuery, dispatchExplainRead, type Engine } from '../../tenant/price-dispatch.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
+import { fillVersionBytes, fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
 import { itemJson } from '../../workers/render.js'
 import { pricelistFilterMatcher, type PricelistFilter } from './pricelists.js'
 
-/** SKUs one explained query may ask for: each costs the full pipeline on every candidate. */
+/** SKUs one explained query may ask for: each prices every candidate and traces the winner. */
 export const explainSkusMax = 100
 
-/** Items an explained SKU costs against the query rate limit (bench/explain-only.ts: about 3x a plain one). */
+/**
+ * Items an explained SKU costs against the query rate limit: the 3x the route was built for, which
+ * the plans' tests assume; bench/explain-only.ts measures 8-10x a plain SKU's CPU (docs/api.md).
+ */
 export const explainCostFactor = 3
 
 const Amounts = Type.Object({ net: Type.Number(), vat: Type.Number(), gross: Type.Number() })
@@ -95,7 +99,7 @@ export async function explainQuery(
   tenant: TenantRuntime,
   input: QueryInput,
   filter: typeof PricelistFilter.static,
-): Promise<{ json: string; engine: Engine }> {
+): Promise<{ json: Buffer; engine: Engine }> {
   if (input.skus.length > explainSkusMax) {
     throw validationError(
       [{ path: '/skus', message: `at most ${explainSkusMax} with explain` }],
@@ -104,7 +108,7 @@ export async function explainQuery(
   }
   const excluded = excludedPricelists(tenant.catalog, filter, input.at)
   const { explained, engine } = await dispatchExplainQuery(tenant, { query: input, excluded })
-  return { json: fillVersions(explained, versionMeta(tenant.prices)), engine }
+  return { json: fillVersionBytes(explained, versionMeta(tenant.prices)), engine }
 }
 
 export interface ExplainReadRequest {

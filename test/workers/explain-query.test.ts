@@ -7,10 +7,24 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { PriceReplica } from '../../engine/price-replica.js'
+import type { Catalog } from '../../engine/catalog.js'
+import { explainFromCells, explainPlan } from '../../engine/explain/from-cells.js'
+import { PriceContext } from '../../engine/pipeline.js'
+import { PriceReplica, type PriceReader } from '../../engine/price-replica.js'
 import type { PriceBook } from '../../engine/prices.js'
+import { queryPrices } from '../../engine/query.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { explainQueryText, fillVersions, type VersionMeta } from '../../workers/explain-query.js'
+import {
+  explainQueryBytes,
+  explainQueryText,
+  fillVersionBytes,
+  fillVersions,
+  type ExplainQueryInput,
+  type VersionMeta,
+  withTrace,
+} from '../../workers/explain-query.js'
+import { traceText, type VersionRef } from '../../workers/explain-render.js'
+import { itemJson, jsonString } from '../../workers/render.js'
 import { build, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
 const seed =
@@ -24,6 +38,33 @@ function bookMeta(book: PriceBook): VersionMeta {
 }
 
 type Json = Record<string, any>
+
+/**
+ * The answer as text built whole, item by item from `traceText` (as explained queries were written
+ * before their bytes were): the bytes must decode to it. The worlds' queries use no rounding profile.
+ */
+function referenceText(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): string {
+  const input = request.query
+  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
+  const options = { currency: input.currency, rounding: null, quantity: input.quantity }
+  const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: null })
+  const render = { roundingCode: null, versions: [] as VersionRef[] }
+  const plan = explainPlan(context, input.pricelists, options)
+  const trace = (sku: string) =>
+    traceText(
+      explainFromCells(
+        context,
+        { sku, pricelists: input.pricelists, excluded: request.excluded, options, roundingCode: null },
+        plan,
+      ),
+      render,
+    )
+  const items = result.items.map((item) => withTrace(itemJson(item, item.pricelist), trace(item.sku)))
+  const unavailable = result.unavailable.map(
+    (entry) => `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace(entry.sku)}}`,
+  )
+  return `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`
+}
 
 t.test('a replica (a worker) and the book (the main thread) explain a query in the same bytes', async (t) => {
   let versionSteps = 0
@@ -46,10 +87,16 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
       const onMain = explainQueryText(catalog, book, request)
       const onWorker = explainQueryText(catalog, replica, request)
       t.equal(onWorker.text, onMain.text)
+      t.equal(onMain.text, referenceText(catalog, book, request), 'the bytes decode to the text built whole')
       t.same(onWorker.versions, onMain.versions)
       const filled = fillVersions(onWorker, bookMeta(book))
       t.equal(filled, fillVersions(onMain, bookMeta(book)))
       t.notOk(filled.includes('\u0000'), 'every hole is filled')
+      // The bytes a worker moves to the main thread, filled there around their slices, are the text's.
+      const bytes = explainQueryBytes(catalog, replica, request)
+      t.same(bytes.versions, onMain.versions)
+      t.equal(fillVersionBytes(bytes, bookMeta(book)).toString('utf8'), filled)
+      t.ok(Buffer.from(filled).equals(fillVersionBytes(bytes, bookMeta(book))), 'the same bytes as the text')
       const answer = JSON.parse(filled) as { items: Json[]; unavailable: Json[] }
       const steps = [...answer.items, ...answer.unavailable].flatMap((item) => item['trace'].steps as Json[])
       const versions = steps.filter((step) => step['step'] === 'version')
@@ -79,4 +126,25 @@ t.test('filling names a version the book does not know as null, and keeps the re
     fillVersions({ text: '{"items":[]}', versions: [] }, () => null),
     '{"items":[]}',
   )
+})
+
+t.test('filling bytes puts each writer in its hole, a non-ASCII writer as UTF-8, and keeps the slices', async (t) => {
+  const text = '[{"sku":"å","a":1,\u0000,"b":2},{\u0000}]'
+  const bytes = new TextEncoder().encode(text)
+  const holes = [bytes.indexOf(0), bytes.lastIndexOf(0)]
+  t.not(holes[0], holes[1], 'two holes')
+  const versions: [string, string, number][] = [
+    ['P', 'S', 1],
+    ['Q', 'T', 2],
+  ]
+  const filled = fillVersionBytes({ bytes, holes, versions }, (pricelist) =>
+    pricelist === 'P' ? { at: 0, by: 'mö "x"' } : null,
+  )
+  t.equal(
+    filled.toString('utf8'),
+    '[{"sku":"å","a":1,"written_at":"1970-01-01T00:00:00Z","written_by":"mö \\"x\\"","b":2},' +
+      '{"written_at":null,"written_by":null}]',
+  )
+  const none = new TextEncoder().encode('{"items":[]}')
+  t.equal(fillVersionBytes({ bytes: none, holes: [], versions: [] }, () => null).toString('utf8'), '{"items":[]}')
 })

@@ -201,7 +201,9 @@ export async function whyPage(context: RootContext, visit: ConsoleVisit): Promis
     const input = queryInput(tenant, body, nowMs)
     await chargeQuery(tenant, explainCostFactor, nowMs)
     // Awaited: the explanation may move to the price workers and answer a promise.
-    const answer = JSON.parse((await explainQuery(tenant, input, body.pricelist_filter)).json) as ExplainedAnswer
+    const answer = JSON.parse(
+      (await explainQuery(tenant, input, body.pricelist_filter)).json.toString(),
+    ) as ExplainedAnswer
     return { status: 200, body: render(answerHtml(visit, form, answer, input.at), null) }
   } catch (error) {
     return failedAnswer(error, (message) => render(null, message))
