@@ -121,23 +121,19 @@ function put(at: number, text: string): number {
 }
 
 /**
- * A candidate's head (explain-render.ts `candidateHead`, the same few texts per request) as bytes,
- * by pricelist and reason (null: the winner's).
+ * A candidate's head (explain-render.ts `candidateHead`, which keeps the same few texts per request)
+ * as bytes, by that text: the render's cache decides what a head is, this one only encodes it once.
  */
-const headBytes = new Map<string, Map<CandidateReason | null, Uint8Array>>()
+const headBytes = new Map<string, Uint8Array>()
 const headBytesMax = 4096
 
 function headOf(candidate: CandidateTrace): Uint8Array {
-  let heads = headBytes.get(candidate.pricelist)
-  if (heads === undefined) {
-    if (headBytes.size >= headBytesMax) headBytes.clear()
-    heads = new Map()
-    headBytes.set(candidate.pricelist, heads)
-  }
-  let head = heads.get(candidate.reason)
+  const text = candidateHead(candidate)
+  let head = headBytes.get(text)
   if (head === undefined) {
-    head = encoder.encode(candidateHead(candidate))
-    heads.set(candidate.reason, head)
+    if (headBytes.size >= headBytesMax) headBytes.clear()
+    head = encoder.encode(text)
+    headBytes.set(text, head)
   }
   return head
 }
