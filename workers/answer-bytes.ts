@@ -281,6 +281,15 @@ function putItem(at: number, item: PricedItem): number {
   return at + encoder.encodeInto(tail, room.subarray(at)).written
 }
 
+/**
+ * One item's bytes (`itemJson(item, item.pricelist)`, ./render.ts) in this thread's scratch buffer:
+ * valid until the next answer or item is written here (an explained answer copies it at once).
+ */
+export function itemBytesView(item: PricedItem): Uint8Array {
+  const end = putItem(0, item)
+  return scratch.subarray(0, end)
+}
+
 /** The bytes of `answerJson(items, unavailable)` (./render.ts), in a buffer of their own. */
 export function answerBytes(
   items: readonly PricedItem[],

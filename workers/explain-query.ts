@@ -9,16 +9,15 @@
  */
 import { assert } from '../engine/assert.js'
 import type { Catalog } from '../engine/catalog.js'
-import { explainPrice, type CandidateReason, type CandidateTrace, type Explanation } from '../engine/explain/explain.js'
-import { explainFromCells, explainPlan } from '../engine/explain/from-cells.js'
-import { PriceContext, statusReasons, type AnswerOptions, type PricedItem } from '../engine/pipeline.js'
+import { explainPrice, type CandidateReason } from '../engine/explain/explain.js'
+import { PriceContext, type AnswerOptions } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { queryPrices } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import type { QueryInput } from './execute.js'
-import { putAmount } from './answer-bytes.js'
-import { candidateHead, instant, traceOpen, traceText, versionHole, type VersionRef } from './explain-render.js'
-import { itemJson, jsonString } from './render.js'
+import { ExplainWriter } from './explain-bytes.js'
+import { instant, traceText, versionHole, type VersionRef } from './explain-render.js'
+import { jsonString } from './render.js'
 
 /** A live pricelist the query did not select, and why (the main thread matches the filter). */
 export interface ExcludedPricelist {
@@ -64,24 +63,6 @@ function answerOptions(catalog: Catalog, currency: string, rounding: string | nu
   return { options, roundingCode: profile === null ? null : profile.code }
 }
 
-/** The explanation names the winner and the amounts the plain answer gave: they must agree. */
-function assertAgrees(explanation: Explanation, item: PricedItem | null, reason: string | null): void {
-  if (item === null) {
-    assert(explanation.item === null, 'an unavailable SKU has no explained winner')
-    assert(statusReasons[explanation.status] === reason, 'the explanation gives the unavailable reason')
-    return
-  }
-  const explained = explanation.item
-  assert(
-    explained !== null &&
-      explained.pricelist === item.pricelist &&
-      explained.net === item.net &&
-      explained.vat === item.vat &&
-      explained.gross === item.gross,
-    'the explanation names the plain answer',
-  )
-}
-
 /** `itemJson` with the trace as its last field. */
 export function withTrace(json: string, trace: string): string {
   return `${json.slice(0, -1)},"trace":${trace}}`
@@ -99,94 +80,7 @@ export interface ExplainedBytes {
   readonly versions: VersionRef[]
 }
 
-/** The scratch buffer an explained answer is written into on this thread (grown by doubling). */
-let scratch = new Uint8Array(256 * 1024)
-const encoder = new TextEncoder()
 const decoder = new TextDecoder()
-
-/** Room for `count` bytes after `at` in the scratch buffer. */
-function reserve(at: number, count: number): void {
-  if (at + count <= scratch.length) return
-  let length = scratch.length * 2
-  while (at + count > length) length *= 2
-  const grown = new Uint8Array(length)
-  grown.set(scratch.subarray(0, at))
-  scratch = grown
-}
-
-/** `text` written at `at` (room for its UTF-8 reserved first); answers the position after it. */
-function put(at: number, text: string): number {
-  reserve(at, text.length * 3)
-  return at + encoder.encodeInto(text, scratch.subarray(at)).written
-}
-
-/**
- * A candidate's head (explain-render.ts `candidateHead`, which keeps the same few texts per request)
- * as bytes, by that text: the render's cache decides what a head is, this one only encodes it once.
- */
-const headBytes = new Map<string, Uint8Array>()
-const headBytesMax = 4096
-
-function headOf(candidate: CandidateTrace): Uint8Array {
-  const text = candidateHead(candidate)
-  let head = headBytes.get(text)
-  if (head === undefined) {
-    if (headBytes.size >= headBytesMax) headBytes.clear()
-    head = encoder.encode(text)
-    headBytes.set(text, head)
-  }
-  return head
-}
-const netOpen = encoder.encode('{"net":')
-const vatOpen = encoder.encode(',"vat":')
-const grossOpen = encoder.encode(',"gross":')
-const nullClose = encoder.encode('null}')
-
-/** `bytes` at `at` of `target` (room reserved): a loop for the few bytes of a key, a copy for more. */
-function putBytes(target: Uint8Array, at: number, bytes: Uint8Array): number {
-  const length = bytes.length
-  if (length > 16) target.set(bytes, at)
-  else for (let index = 0; index < length; index++) target[at + index] = bytes[index]!
-  return at + length
-}
-
-/**
- * The candidates of a trace, the bytes of explain-render.ts `candidateText` joined by commas: a
- * tenth of the answer's text per candidate, written without a string (amounts digit by digit).
- */
-function putCandidates(at: number, candidates: readonly CandidateTrace[]): number {
-  for (let index = 0; index < candidates.length; index++) {
-    const candidate = candidates[index]!
-    const head = headOf(candidate)
-    // An amount prints in at most 64 bytes (answer-bytes.ts putAmount, or its text for the huge).
-    reserve(at, head.length + 256)
-    const target = scratch
-    if (index > 0) target[at++] = 0x2c
-    at = putBytes(target, at, head)
-    const amounts = candidate.amounts
-    if (amounts === null) {
-      at = putBytes(target, at, nullClose)
-      continue
-    }
-    at = putAmount(target, putBytes(target, at, netOpen), amounts.net)
-    at = putAmount(target, putBytes(target, at, vatOpen), amounts.vat)
-    at = putAmount(target, putBytes(target, at, grossOpen), amounts.gross)
-    target[at] = 0x7d
-    target[at + 1] = 0x7d
-    at += 2
-  }
-  return at
-}
-
-/** The offsets of the `count` holes written in [from, to), added to `holes`. */
-function findHoles(holes: number[], from: number, to: number, count: number): void {
-  let at = from
-  for (let found = 0; found < count; found++) {
-    at = scratch.indexOf(0, at)
-    assert(at >= 0 && at < to, 'a version step left its hole')
-    holes.push(at++)
-  }
-}
 
 /** The price query with `explain: true`: the plain answer's items, each with its trace, as bytes. */
 export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedBytes {
@@ -200,43 +94,14 @@ export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request
     sortOrder: input.sortOrder,
   })
   const versions: VersionRef[] = []
-  const holes: number[] = []
-  const render = { roundingCode, versions }
-  const { excluded } = request
-  // Losing candidates come from the query's fast path; the winner's pipeline is traced (engine/explain/from-cells.ts).
-  const plan = explainPlan(context, input.pricelists, options)
-  const explain = (sku: string) =>
-    explainFromCells(context, { sku, pricelists: input.pricelists, excluded, options, roundingCode }, plan)
-  // Each item is written as soon as it is explained: no text of the whole answer is ever built;
-  // its trace's text up to the candidates (the holes are there), then the candidates as bytes.
-  const putItem = (at: number, separator: boolean, open: string, explanation: Explanation, before: number) => {
-    const start = separator ? put(at, ',') : at
-    const end = put(start, open)
-    findHoles(holes, start, end, versions.length - before)
-    const candidatesEnd = putCandidates(end, explanation.candidates)
-    return put(candidatesEnd, `],"inputs_hash":"${explanation.inputsHash}"}}`)
-  }
-  let at = put(0, '{"items":[')
-  for (let index = 0; index < result.items.length; index++) {
-    const item = result.items[index]!
-    const explanation = explain(item.sku)
-    assertAgrees(explanation, item, null)
-    const before = versions.length
-    const open = `${itemJson(item, item.pricelist).slice(0, -1)},"trace":${traceOpen(explanation, render)}`
-    at = putItem(at, index > 0, open, explanation, before)
-  }
-  at = put(at, '],"unavailable":[')
-  for (let index = 0; index < result.unavailable.length; index++) {
-    const entry = result.unavailable[index]!
-    const explanation = explain(entry.sku)
-    assertAgrees(explanation, null, entry.reason)
-    const before = versions.length
-    const trace = traceOpen(explanation, render)
-    const open = `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)},"trace":${trace}`
-    at = putItem(at, index > 0, open, explanation, before)
-  }
-  at = put(at, ']}')
-  return { bytes: scratch.slice(0, at), holes, versions }
+  const writer = new ExplainWriter({
+    context,
+    result,
+    request: { pricelists: input.pricelists, excluded: request.excluded, options, roundingCode },
+    render: { roundingCode, versions },
+  })
+  const bytes = writer.write()
+  return { bytes, holes: writer.holes, versions }
 }
 
 /** `explainQueryBytes` as text (the holes are NUL characters): the form the single read's trace has. */

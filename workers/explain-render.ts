@@ -72,12 +72,39 @@ function tierText(tier: CompiledTier | null): string {
   )
 }
 
+/**
+ * The constant parts of the steps a fast-path winner has (version, FX, rounding, VAT, amounts): a
+ * step's text is its open part, then its amounts each after its key, then `}`. An explained query
+ * writes them as bytes kept per request (./explain-bytes.ts); `stepText` writes the same text.
+ */
+export const stepParts = {
+  /** Followed by the hole for the writer fields, `,"amount":` and the version's amount. */
+  versionOpen: (pricelist: string, start: number) =>
+    `{"step":"version","pricelist":${text(pricelist)},"start_date":"${instant(start)}",`,
+  versionAmount: ',"amount":',
+  /** Followed by the input, `,"output":` and the output. */
+  fxOpen: (fx: FxResolved) => `{"step":"fx",${fxFields(fx)},"input":`,
+  output: ',"output":',
+  roundingOpen: (roundingCode: string | null, tier: CompiledTier | null) =>
+    `{"step":"rounding","profile":${text(roundingCode)},"tier":${tierText(tier)},"input":`,
+  vat: (vatClass: string, starts: string, rateText: string, mode: string) =>
+    `{"step":"vat","vat_class":${text(vatClass)},${starts},"rate":${Number(rateText)},"mode":${text(mode)}}`,
+  /** The VAT step's starts (null: none). */
+  vatStarts: (mappingStart: number | null | undefined, rateStart: number | null | undefined) =>
+    `"mapping_start":${startText(mappingStart)},"rate_start":${startText(rateStart)}`,
+  /** Followed by net, `,"vat":`, VAT, `,"gross":`, gross. */
+  amountsOpen: '{"step":"amounts","net":',
+  vatKey: ',"vat":',
+  grossKey: ',"gross":',
+} as const
+
+function startText(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? 'null' : `"${instant(ms)}"`
+}
+
 function versionText(step: VersionStep, options: TraceOptions): string {
   options.versions.push([step.pricelist, step.sku, step.start])
-  return (
-    `{"step":"version","pricelist":${text(step.pricelist)},"start_date":"${instant(step.start)}",` +
-    `${versionHole},"amount":${amount(step.sales)}}`
-  )
+  return `${stepParts.versionOpen(step.pricelist, step.start)}${versionHole}${stepParts.versionAmount}${amount(step.sales)}}`
 }
 
 function bundleText(step: BundleStep): string {
@@ -117,24 +144,24 @@ function stepText(step: PipelineStep, vat: () => string, options: TraceOptions):
         `"filter_matched":${step.filterMatched},"input":${amount(step.input)},"output":${amount(step.output)}}`
       )
     case 'fx':
-      return `{"step":"fx",${fxFields(step.fx)},"input":${amount(step.input)},"output":${amount(step.output)}}`
+      return `${stepParts.fxOpen(step.fx)}${amount(step.input)}${stepParts.output}${amount(step.output)}}`
     case 'quantity_break':
       return (
         `{"step":"quantity_break","quantity":${amount(step.quantity)},` +
         `"break_quantity":${amount(step.breakQuantity)},"amount":${amount(step.amount)}}`
       )
     case 'vat':
-      return (
-        `{"step":"vat","vat_class":${text(step.vatClass)},${vat()},` +
-        `"rate":${Number(step.rateText)},"mode":${text(step.mode)}}`
-      )
+      return stepParts.vat(step.vatClass, vat(), step.rateText, step.mode)
     case 'rounding':
       return (
-        `{"step":"rounding","profile":${text(options.roundingCode)},"tier":${tierText(step.tier)},` +
-        `"input":${amount(step.input)},"output":${amount(step.output)}}`
+        `${stepParts.roundingOpen(options.roundingCode, step.tier)}${amount(step.input)}` +
+        `${stepParts.output}${amount(step.output)}}`
       )
     case 'amounts':
-      return `{"step":"amounts","net":${amount(step.net)},"vat":${amount(step.vat)},"gross":${amount(step.gross)}}`
+      return (
+        `${stepParts.amountsOpen}${amount(step.net)}${stepParts.vatKey}${amount(step.vat)}` +
+        `${stepParts.grossKey}${amount(step.gross)}}`
+      )
   }
 }
 
@@ -184,6 +211,9 @@ function candidatesStep(selected: readonly string[]): string {
   return lastSelectedText
 }
 
+/** What a trace shows before its candidates: the selection and the winner's pipeline. */
+export type TraceHead = Pick<Explanation, 'selected' | 'item' | 'path' | 'source' | 'steps' | 'vat'>
+
 /** The `trace` of one item, as JSON text. */
 export function traceText(explanation: Explanation, options: TraceOptions): string {
   const candidates = explanation.candidates.map(candidateText)
@@ -194,18 +224,24 @@ export function traceText(explanation: Explanation, options: TraceOptions): stri
  * The `trace` of one item up to its candidates: `{"steps":[…],"candidates":[`; an explained query's
  * answer writes the candidates after it as bytes (./explain-query.ts), the text the same as `traceText`'s.
  */
-export function traceOpen(explanation: Explanation, options: TraceOptions): string {
+export function traceOpen(explanation: TraceHead, options: TraceOptions): string {
   const steps: string[] = [candidatesStep(explanation.selected)]
-  if (explanation.item !== null)
-    steps.push(
-      `{"step":"inheritance","path":[${explanation.path.map(text).join(',')}],"source":${text(explanation.source)}}`,
-    )
+  if (explanation.item !== null) steps.push(inheritanceText(explanation.path, explanation.source))
   let vatIndex = 0
   const vat = () => {
     const found = explanation.vat[vatIndex++]
-    const start = (ms: number | null | undefined) => (ms === null || ms === undefined ? 'null' : `"${instant(ms)}"`)
-    return `"mapping_start":${start(found?.mappingStart)},"rate_start":${start(found?.rateStart)}`
+    return stepParts.vatStarts(found?.mappingStart, found?.rateStart)
   }
   for (const step of explanation.steps) steps.push(stepText(step, vat, options))
   return `{"steps":[${steps.join(',')}],"candidates":[`
+}
+
+/** The trace's text before its steps: `{"steps":[` and the candidates step. */
+export function traceStart(selected: readonly string[]): string {
+  return `{"steps":[${candidatesStep(selected)}`
+}
+
+/** The inheritance step: the pricelists walked, and the one whose version gave the price. */
+export function inheritanceText(path: readonly string[], source: string | null): string {
+  return `{"step":"inheritance","path":[${path.map(text).join(',')}],"source":${text(source)}}`
 }

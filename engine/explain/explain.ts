@@ -38,7 +38,7 @@ export const candidateReasons = [
 export type CandidateReason = (typeof candidateReasons)[number]
 
 /** The pipeline's statuses (engine/pipeline.ts Status, by value) as candidate reasons. */
-const statusReason: readonly CandidateReason[] = [
+export const statusReason: readonly CandidateReason[] = [
   'no_price_at_as_of', // ok never loses by status; kept for the index
   'no_price_at_as_of',
   'bundle_unavailable',
@@ -314,6 +314,27 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
   return slot
 }
 
+/**
+ * The input texts of a SKU's VAT mapping and of its class's rate in force at the context's instant
+ * (null: none), as `vatInputs` adds them: for explanations that hash their inputs as bytes (./fast.ts).
+ */
+export function vatInputTexts(context: PriceContext, sku: string, classCode: string): VatInputTexts {
+  const mapping = mappingAt(context, sku)
+  const rate = rateInputOf(context, classCode)
+  return {
+    mapping: mapping === null ? null : mapping.input,
+    rate: rate === null ? null : rate.input,
+    vat: { mappingStart: mapping === null ? null : mapping.version!.from, rateStart: rate?.start ?? null },
+  }
+}
+
+export interface VatInputTexts {
+  readonly mapping: string | null
+  readonly rate: string | null
+  /** The VAT step's starts, as `vatInputs` gives them. */
+  readonly vat: ExplainedVat
+}
+
 function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {
   const mapping = mappingAt(context, sku)
   const version = mapping === null ? null : mapping.version!
@@ -483,7 +504,7 @@ export function conclude(
 /** The rounding profile's version as an input (once per context and profile; '' when it has none). */
 const roundingInputs = new WeakMap<PriceContext, Map<string, string>>()
 
-function roundingInput(context: PriceContext, code: string): string {
+export function roundingInput(context: PriceContext, code: string): string {
   let known = roundingInputs.get(context)
   if (known === undefined) {
     known = new Map()

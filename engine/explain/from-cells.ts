@@ -91,7 +91,8 @@ function fastOutcome(context: PriceContext, plan: ExplainPlan, index: number, fa
     if (input !== null) inputs.add(input)
   }
   if (amount === cellNoPrice) return Status.noPrice
-  inputs.add(`${plan.versionPrefixes[index]![link]!}${sku}|${versionStart(context, candidate.chain[link]!, facts)}`)
+  const start = versionStart(context, candidate.chain[link]!, facts.row, skuId)
+  inputs.add(`${plan.versionPrefixes[index]![link]!}${sku}|${start}`)
   const fx = candidate.fx
   if (fx === undefined) return Status.noFxRate
   const converted = fx === null ? amount : convertAmount(amount, fx)
@@ -110,13 +111,13 @@ function fastOutcome(context: PriceContext, plan: ExplainPlan, index: number, fa
 }
 
 /** The start of the version in force of a priced cell: kept beside the row's cells, else from the runs. */
-function versionStart(context: PriceContext, pricelistId: number, facts: SkuFacts): number {
+export function versionStart(context: PriceContext, pricelistId: number, row: number, skuId: number): number {
   const prices = context.prices
-  if (facts.row >= 0 && prices.rowStart !== undefined) {
-    const start = prices.rowStart(facts.row, pricelistId)
+  if (row >= 0 && prices.rowStart !== undefined) {
+    const start = prices.rowStart(row, pricelistId)
     if (start === start) return start
   }
-  const position = prices.livePositionAt(pricelistId, facts.skuId, context.at)
+  const position = prices.livePositionAt(pricelistId, skuId, context.at)
   assert(position >= 0, 'a priced cell has its version')
   return prices.fromAt(position)
 }

@@ -65,7 +65,8 @@ export const queryArbitrary = fc.record({
 
 export type World = typeof worldArbitrary extends fc.Arbitrary<infer T> ? T : never
 
-function put<K extends CatalogType>(catalog: Catalog, type: K, key: string, value: EntityValues[K]): void {
+/** One catalogue write, at instant 0 by `test`. */
+export function put<K extends CatalogType>(catalog: Catalog, type: K, key: string, value: EntityValues[K]): void {
   const change = catalog.plan(type, key, value, 0, 0, 'test')
   if (change !== null) catalog.apply(change.type, change.key, change.versions)
 }
@@ -148,9 +149,10 @@ function versionsOf(specs: World['prices'][number]['versions']): PriceVersion[] 
 }
 
 /** Prices from 0 up to the nearest 0.50 (half up). */
-export const profile = compileProfile({
+export const profileDefinition: EntityValues['rounding_profile'] = {
   currency_code: null,
   default_for_currency: false,
   default_global: false,
   tier_rules: [{ from: '0', to: null, increment: '0.5', mode: 'HALF_UP', offset: '0' }],
-})
+}
+export const profile = compileProfile(profileDefinition)

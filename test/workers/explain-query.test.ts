@@ -8,7 +8,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import type { Catalog } from '../../engine/catalog.js'
-import { explainFromCells, explainPlan } from '../../engine/explain/from-cells.js'
+import { explainPrice } from '../../engine/explain/explain.js'
 import { PriceContext } from '../../engine/pipeline.js'
 import { PriceReplica, type PriceReader } from '../../engine/price-replica.js'
 import type { PriceBook } from '../../engine/prices.js'
@@ -23,9 +23,10 @@ import {
   type VersionMeta,
   withTrace,
 } from '../../workers/explain-query.js'
+import { explainPaths } from '../../workers/explain-bytes.js'
 import { traceText, type VersionRef } from '../../workers/explain-render.js'
 import { itemJson, jsonString } from '../../workers/render.js'
-import { build, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
+import { build, profile, profileDefinition, put, queryArbitrary, worldArbitrary } from '../helpers/price-world.js'
 
 const seed =
   process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
@@ -40,23 +41,25 @@ function bookMeta(book: PriceBook): VersionMeta {
 type Json = Record<string, any>
 
 /**
- * The answer as text built whole, item by item from `traceText` (as explained queries were written
- * before their bytes were): the bytes must decode to it. The worlds' queries use no rounding profile.
+ * The answer as text built whole, item by item from `traceText` over the full pipeline's
+ * explanation on every candidate (engine/explain/explain.ts `explainPrice`, the reference): the
+ * bytes, written from the fast path's cells (engine/explain/fast.ts, from-cells.ts), must decode to
+ * it. Half the queries name the rounding profile `R`.
  */
 function referenceText(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): string {
   const input = request.query
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const options = { currency: input.currency, rounding: null, quantity: input.quantity }
+  const options = {
+    currency: input.currency,
+    rounding: input.rounding === null ? null : profile,
+    quantity: input.quantity,
+  }
   const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: null })
-  const render = { roundingCode: null, versions: [] as VersionRef[] }
-  const plan = explainPlan(context, input.pricelists, options)
+  const roundingCode = input.rounding
+  const render = { roundingCode, versions: [] as VersionRef[] }
   const trace = (sku: string) =>
     traceText(
-      explainFromCells(
-        context,
-        { sku, pricelists: input.pricelists, excluded: request.excluded, options, roundingCode: null },
-        plan,
-      ),
+      explainPrice(context, { sku, pricelists: input.pricelists, excluded: request.excluded, options, roundingCode }),
       render,
     )
   const items = result.items.map((item) => withTrace(itemJson(item, item.pricelist), trace(item.sku)))
@@ -71,6 +74,7 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
   fc.assert(
     fc.property(worldArbitrary, queryArbitrary, (world, drawn) => {
       const { catalog, book } = build(world)
+      if (drawn.rounding) put(catalog, 'rounding_profile', 'R', profileDefinition)
       const replica = new PriceReplica(book.sharedColumns(), book.dictionaryDelta(0, 0))
       const query: QueryInput = {
         at: drawn.at,
@@ -79,7 +83,7 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
         skus: drawn.skus,
         pricelists: [...drawn.lists].sort(),
         currency: drawn.currency,
-        rounding: null,
+        rounding: drawn.rounding ? 'R' : null,
         sortOrder: null,
         quantity: drawn.quantity,
       }
@@ -111,6 +115,9 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
     { seed, numRuns: 150 },
   )
   t.ok(versionSteps > 50, `the worlds gave version steps to fill (${versionSteps})`)
+  // Both paths ran: SKUs whose every candidate takes the fast path, and the others.
+  t.ok(explainPaths.fast > 100, `SKUs explained without an object per candidate (${explainPaths.fast})`)
+  t.ok(explainPaths.cells > 100, `SKUs explained through from-cells (${explainPaths.cells})`)
 })
 
 t.test('filling names a version the book does not know as null, and keeps the rest of the text', async (t) => {
