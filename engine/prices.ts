@@ -367,6 +367,21 @@ export class PriceBook {
   // ---- Writes (main thread) --------------------------------------------------------------------
 
   /** Every version of a pair from the `first`-th on, materialised (writes plan against this; history reads it). */
+  /** When and by whom the version of `sku` on `pricelist` starting at `start` was written, or null. */
+  written(pricelist: string, sku: string, start: number): { at: number; by: string } | null {
+    const pricelistId = this.pricelistId(pricelist)
+    const skuId = this.skuId(sku)
+    if (pricelistId < 0 || skuId < 0) return null
+    const offset = this.runOffset(pricelistId, skuId)
+    if (offset < 0) return null
+    const count = this.#runCount[offset]!
+    for (let position = offset; position < offset + count; position++) {
+      if (this.#from[position] === start)
+        return { at: this.#writtenAt[position]!, by: this.#actors[this.#writtenBy[position]!]! }
+    }
+    return null
+  }
+
   versions(pricelist: string, sku: string, first = 0): PriceVersion[] {
     const pricelistId = this.pricelistId(pricelist)
     const skuId = this.skuId(sku)

@@ -23,7 +23,7 @@ import {
   explainQueryBytes,
   explainReadText,
   type ExplainedRead,
-  type ExplainedBytes,
+  type ExplainedAnswer,
   type ExplainQueryInput,
   type ExplainReadInput,
 } from '../workers/explain-query.js'
@@ -255,11 +255,11 @@ async function simulateElsewhere(
 export async function dispatchExplainQuery(
   tenant: TenantRuntime,
   request: ExplainQueryInput,
-): Promise<{ explained: ExplainedBytes; engine: Engine }> {
-  const { value, engine } = await onWorkerOrHere(
+): Promise<{ explained: ExplainedAnswer; engine: Engine }> {
+  const { value, engine } = await onWorkerOrHere<ExplainedAnswer>(
     tenant,
     (pool) => pool.explainQuery(tenant, request),
-    () => explainQueryBytes(tenant.catalog, tenant.prices, request),
+    () => ({ ...explainQueryBytes(tenant.catalog, tenant.prices, request), release: null }),
   )
   return { explained: value, engine }
 }

@@ -262,7 +262,7 @@ export class ExplainWriter {
           )
   }
 
-  /** The whole answer: `{"items":[…],"unavailable":[…]}`. */
+  /** The whole answer, `{"items":[…],"unavailable":[…]}`: a view of this thread's scratch buffer, valid until the next. */
   write(): Uint8Array {
     const { items, unavailable } = this.#writing.result
     this.#at = put(0, '{"items":[')
@@ -273,7 +273,7 @@ export class ExplainWriter {
       this.#item(index > 0, entry.sku, null, entry.reason)
     }
     this.#at = put(this.#at, ']}')
-    return scratch.slice(0, this.#at)
+    return scratch.subarray(0, this.#at)
   }
 
   /** A SKU's item, or its unavailable entry (`item` null, for `reason`), and its trace. */

@@ -80,10 +80,24 @@ export interface ExplainedBytes {
   readonly versions: VersionRef[]
 }
 
+/** Explained bytes as the main thread gets them: `release` (when not null) once they are filled. */
+export interface ExplainedAnswer extends ExplainedBytes {
+  readonly release: (() => void) | null
+}
+
 const decoder = new TextDecoder()
 
-/** The price query with `explain: true`: the plain answer's items, each with its trace, as bytes. */
+/** The price query with `explain: true`: the plain answer's items, each with its trace, as bytes of their own. */
 export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedBytes {
+  const view = explainQueryView(catalog, prices, request)
+  return { ...view, bytes: view.bytes.slice() }
+}
+
+/**
+ * `explainQueryBytes` with its bytes a view of this thread's scratch buffer, valid until the next
+ * explained query here: a worker copies them into its answer arena (./answer-arena.ts) at once.
+ */
+export function explainQueryView(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedBytes {
   const input = request.query
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
@@ -150,28 +164,91 @@ function versionFields(found: { at: number; by: string } | null): string {
 }
 
 /** The bytes of `fillVersions` on the same answer as text: the slices between holes, and each hole filled. */
-export function fillVersionBytes(explained: ExplainedBytes, meta: VersionMeta): Buffer {
+export function fillVersionBytes(
+  explained: ExplainedBytes,
+  meta: VersionMeta,
+  allocate: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length),
+): Buffer {
   const { bytes, holes, versions } = explained
   assert(holes.length === versions.length, 'one hole per version step')
-  if (holes.length === 0) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-  const fields: string[] = new Array<string>(holes.length)
+  if (holes.length === 0) {
+    const answer = allocate(bytes.length)
+    answer.set(bytes)
+    return answer
+  }
+  const fields: Uint8Array[] = new Array<Uint8Array>(holes.length)
   let length = bytes.length - holes.length
   for (let index = 0; index < holes.length; index++) {
     const [pricelist, sku, start] = versions[index]!
-    const text = versionFields(meta(pricelist, sku, start))
-    fields[index] = text
-    length += Buffer.byteLength(text)
+    const field = versionFieldBytes(meta(pricelist, sku, start))
+    fields[index] = field
+    length += field.length
   }
-  const answer = Buffer.allocUnsafe(length)
+  const answer = allocate(length)
   let from = 0
   let at = 0
   for (let index = 0; index < holes.length; index++) {
     const hole = holes[index]!
     answer.set(bytes.subarray(from, hole), at)
     at += hole - from
-    at += answer.write(fields[index]!, at)
+    answer.set(fields[index]!, at)
+    at += fields[index]!.length
     from = hole + 1
   }
   answer.set(bytes.subarray(from), at)
   return answer
+}
+
+/**
+ * The main thread's buffer for filled answers, lent to one answer at a time until it is written:
+ * a new buffer of ~200 KB per explained query counted as external memory, and pushed the main
+ * thread into full collections (the reason for ./answer-arena.ts). While lent, another answer gets
+ * a buffer of its own.
+ */
+let fillBuffer: Buffer | null = Buffer.allocUnsafeSlow(256 * 1024)
+
+/** `fillVersionBytes` into the lent buffer when free: the answer is valid until `release` is called. */
+export function fillVersionBytesLent(
+  explained: ExplainedBytes,
+  meta: VersionMeta,
+): { readonly body: Buffer; readonly release: (() => void) | null } {
+  const lent = fillBuffer
+  if (lent === null) return { body: fillVersionBytes(explained, meta), release: null }
+  fillBuffer = null
+  let target = lent
+  const body = fillVersionBytes(explained, meta, (length) => {
+    if (length > target.length) target = Buffer.allocUnsafeSlow(Math.max(length, target.length * 2))
+    return target.subarray(0, length)
+  })
+  return {
+    body,
+    release: () => {
+      fillBuffer = target
+    },
+  }
+}
+
+/**
+ * `versionFields` as UTF-8, by instant and writer: the versions of one answer were mostly written
+ * by a few imports, so the same few (bounded; starts again empty).
+ */
+const fieldBytes = new Map<number, Map<string, Uint8Array>>()
+const fieldBytesMax = 4096
+const unknownFields = new TextEncoder().encode(versionFields(null))
+
+function versionFieldBytes(found: { at: number; by: string } | null): Uint8Array {
+  if (found === null) return unknownFields
+  let byWriter = fieldBytes.get(found.at)
+  if (byWriter === undefined) {
+    if (fieldBytes.size >= fieldBytesMax) fieldBytes.clear()
+    byWriter = new Map()
+    fieldBytes.set(found.at, byWriter)
+  }
+  let bytes = byWriter.get(found.by)
+  if (bytes === undefined) {
+    if (byWriter.size >= fieldBytesMax) byWriter.clear()
+    bytes = Buffer.from(versionFields(found))
+    byWriter.set(found.by, bytes)
+  }
+  return bytes
 }

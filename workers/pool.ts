@@ -16,7 +16,7 @@ import type { PriceBook } from '../engine/prices.js'
 import type { Version } from '../engine/temporal.js'
 import { ArenaReader } from './answer-arena.js'
 import { answerCacheCounts, type QueryInput } from './execute.js'
-import type { ExplainedBytes, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
+import type { ExplainedAnswer, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 import {
   protocolVersion,
   replicationChannelName,
@@ -314,11 +314,18 @@ export class QueryPool {
     return result.entries
   }
 
-  /** An explained query on a worker (./explain-query.ts): its bytes with a hole per price version. */
-  async explainQuery(tenant: ReplicatedTenant, query: ExplainQueryInput): Promise<ExplainedBytes> {
+  /**
+   * An explained query on a worker (./explain-query.ts): its bytes with a hole per price version.
+   * `release`, when not null, must be called once they are filled: they are a view of the worker's
+   * answer arena until then.
+   */
+  async explainQuery(tenant: ReplicatedTenant, query: ExplainQueryInput): Promise<ExplainedAnswer> {
     const result = await this.#task(tenant, { kind: 'explain', explain: { kind: 'query', query } })
     assert(result.kind === 'explain' && 'holes' in result.explained, 'an explained query answers bytes')
-    return result.explained
+    const explained = result.explained
+    if (!('placement' in explained)) return { ...explained, release: null }
+    const { bytes, release } = this.#arenas.open(explained.placement)
+    return { bytes, holes: explained.holes, versions: explained.versions, release }
   }
 
   /** An explained single read's trace on a worker, with the winner's amounts. */

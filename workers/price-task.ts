@@ -12,7 +12,7 @@ import { answerCacheCounts, executeQuery, setAnswerCacheItemsMax } from './execu
 import { searchArticles } from '../engine/article-search.js'
 import { diffPrices } from '../engine/diff/diff.js'
 import { replayDelta } from '../engine/simulate/delta.js'
-import { explainQueryBytes, explainReadText } from './explain-query.js'
+import { explainQueryView, explainReadText } from './explain-query.js'
 import { readPrice } from '../engine/price-read.js'
 import { compileRules, RuleCompileError } from '../engine/rules.js'
 import {
@@ -144,12 +144,20 @@ function warm(replica: TenantReplica, task: WarmTask): WarmTaskResult {
   }
 }
 
-/** An explained query's bytes are moved to the main thread, not copied (a read's trace is small text). */
+/**
+ * An explained query's bytes go into the worker's answer arena, as a plain answer's do (nothing
+ * allocated per answer on either side); when they do not fit, they are moved to the main thread in a
+ * buffer of their own. A read's trace is small text.
+ */
 function explain(replica: TenantReplica, task: ExplainTask): ExplainTaskResult {
   const request = task.explain
   if (request.kind === 'read')
     return { kind: 'explain', explained: explainReadText(replica.catalog, replica.prices, request.read) }
-  const explained = explainQueryBytes(replica.catalog, replica.prices, request.query)
+  const view = explainQueryView(replica.catalog, replica.prices, request.query)
+  const placement = arena.place(view.bytes)
+  if (placement !== null)
+    return { kind: 'explain', explained: { placement, holes: view.holes, versions: view.versions } }
+  const explained = { ...view, bytes: view.bytes.slice() }
   const result: ExplainTaskResult = { kind: 'explain', explained }
   return move({
     get [transferableSymbol]() {

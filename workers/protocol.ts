@@ -23,6 +23,7 @@ import type { Version } from '../engine/temporal.js'
 import type { ArenaPlacement } from './answer-arena.js'
 import type { QueryInput } from './execute.js'
 import type { ExplainedBytes, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
+import type { VersionRef } from './explain-render.js'
 
 /** Bumped whenever a task or its result changes shape (9: an explained query answers bytes). */
 export const protocolVersion = 9
@@ -175,8 +176,15 @@ export interface ExplainTask extends TaskHeader {
 }
 
 export type ExplainTaskResult =
-  | { readonly kind: 'explain'; readonly explained: ExplainedBytes | ExplainedRead }
+  | { readonly kind: 'explain'; readonly explained: ExplainedBytes | ExplainedRead | ExplainedPlaced }
   | { readonly kind: 'need_snapshot' }
+
+/** An explained query's bytes in the worker's answer arena (./answer-arena.ts), with their holes. */
+export interface ExplainedPlaced {
+  readonly placement: ArenaPlacement
+  readonly holes: number[]
+  readonly versions: VersionRef[]
+}
 
 export type PriceTask = QueryTask | ReadTask | SearchTask | WarmTask | DiffTask | SimulateTask | ExplainTask
 

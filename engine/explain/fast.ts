@@ -311,16 +311,25 @@ export class FastExplanation {
       if (this.#fxMarks[index] === 1) next(fast.fxBytes[index]!)
     for (let index = 0; index < this.#pricelistMarks.length; index++)
       if (this.#pricelistMarks[index] === 1) next(fast.pricelistBytes[index]!)
-    let skuBytes: Uint8Array | null = null
+    // Each price input is its prefix, the SKU, `|` and the start: the SKU's bytes are written once
+    // and copied within the buffer after (`copyWithin`) for the next.
+    let skuFrom = -1
+    let skuLength = 0
     for (let index = 0; index < this.#codeMarks.length; index++) {
       if (this.#codeMarks[index] === 0) continue
       next(fast.pricePrefixes[index]!)
-      // The prefix's newline is written; the SKU, `|` and the start follow it without one.
-      skuBytes ??= encoder.encode(`${sku}|`)
+      if (skuFrom < 0) {
+        this.#reserve(at, sku.length * 3 + 1)
+        skuFrom = at
+        skuLength = encoder.encodeInto(sku, this.#hashed.subarray(at)).written + 1
+        this.#hashed[at + skuLength - 1] = 0x7c
+      } else {
+        this.#reserve(at, skuLength)
+        this.#hashed.copyWithin(at, skuFrom, skuFrom + skuLength)
+      }
+      at += skuLength
       const start = startBytes(this.#starts[index]!)
-      this.#reserve(at, skuBytes.length + start.length)
-      this.#hashed.set(skuBytes, at)
-      at += skuBytes.length
+      this.#reserve(at, start.length)
       this.#hashed.set(start, at)
       at += start.length
     }

@@ -18,7 +18,7 @@ import { validationError } from '../../platform/errors.js'
 import { dispatchExplainQuery, dispatchExplainRead, type Engine } from '../../tenant/price-dispatch.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { fillVersionBytes, fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
+import { fillVersionBytesLent, fillVersions, withTrace, type VersionMeta } from '../../workers/explain-query.js'
 import { itemJson } from '../../workers/render.js'
 import { pricelistFilterMatcher, type PricelistFilter } from './pricelists.js'
 
@@ -88,10 +88,7 @@ function excludedPricelists(
 
 /** Who wrote a price version and when, from the main thread's book (the workers' replicas do not hold it). */
 function versionMeta(book: PriceBook): VersionMeta {
-  return (pricelist, sku, start) => {
-    const version = book.versions(pricelist, sku).find((candidate) => candidate.from === start)
-    return version === undefined ? null : { at: version.writtenAt, by: version.writtenBy }
-  }
+  return (pricelist, sku, start) => book.written(pricelist, sku, start)
 }
 
 /** The price query with `explain: true`: the plain answer's items, each with its trace. */
@@ -99,7 +96,7 @@ export async function explainQuery(
   tenant: TenantRuntime,
   input: QueryInput,
   filter: typeof PricelistFilter.static,
-): Promise<{ json: Buffer; engine: Engine }> {
+): Promise<{ json: Buffer; engine: Engine; release: (() => void) | null }> {
   if (input.skus.length > explainSkusMax) {
     throw validationError(
       [{ path: '/skus', message: `at most ${explainSkusMax} with explain` }],
@@ -108,7 +105,14 @@ export async function explainQuery(
   }
   const excluded = excludedPricelists(tenant.catalog, filter, input.at)
   const { explained, engine } = await dispatchExplainQuery(tenant, { query: input, excluded })
-  return { json: fillVersionBytes(explained, versionMeta(tenant.prices)), engine }
+  // Filled into the main thread's lent buffer, valid until `release` once written (after the
+  // worker's arena bytes are released: they are copied).
+  try {
+    const { body, release } = fillVersionBytesLent(explained, versionMeta(tenant.prices))
+    return { json: body, engine, release }
+  } finally {
+    explained.release?.()
+  }
 }
 
 export interface ExplainReadRequest {

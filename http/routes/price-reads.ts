@@ -202,8 +202,7 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
 function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
   const input = queryInput(tenant, body, context.nowMs)
-  if (body.explain === true)
-    return explainQuery(tenant, input, body.pricelist_filter).then((answer) => ({ ...answer, release: null }))
+  if (body.explain === true) return explainQuery(tenant, input, body.pricelist_filter)
   if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
     return dispatchLargeQuery(tenant, input)
   return dispatchSmallQuery(tenant, input)

@@ -18,6 +18,7 @@ import {
   explainQueryBytes,
   explainQueryText,
   fillVersionBytes,
+  fillVersionBytesLent,
   fillVersions,
   type ExplainQueryInput,
   type VersionMeta,
@@ -93,6 +94,12 @@ t.test('a replica (a worker) and the book (the main thread) explain a query in t
       t.equal(onWorker.text, onMain.text)
       t.equal(onMain.text, referenceText(catalog, book, request), 'the bytes decode to the text built whole')
       t.same(onWorker.versions, onMain.versions)
+      // The route's look-up of a version's writer (PriceBook.written) answers what its versions list.
+      for (const [pricelist, sku, start] of onMain.versions)
+        t.same(book.written(pricelist, sku, start), bookMeta(book)(pricelist, sku, start))
+      const [known] = onMain.versions
+      if (known !== undefined)
+        t.equal(book.written(known[0], known[1], -8_640_000_000_000_000), null, 'no version starts then')
       const filled = fillVersions(onWorker, bookMeta(book))
       t.equal(filled, fillVersions(onMain, bookMeta(book)))
       t.notOk(filled.includes('\u0000'), 'every hole is filled')
@@ -154,4 +161,35 @@ t.test('filling bytes puts each writer in its hole, a non-ASCII writer as UTF-8,
   )
   const none = new TextEncoder().encode('{"items":[]}')
   t.equal(fillVersionBytes({ bytes: none, holes: [], versions: [] }, () => null).toString('utf8'), '{"items":[]}')
+})
+
+t.test('the lent buffer serves one filled answer at a time and comes back on release', async (t) => {
+  const text = '[{"a":1,\u0000}]'
+  const bytes = new TextEncoder().encode(text)
+  const explained = { bytes, holes: [bytes.indexOf(0)], versions: [['P', 'S', 1] as [string, string, number]] }
+  const meta: VersionMeta = () => ({ at: 0, by: 'me' })
+  const expected = '[{"a":1,"written_at":"1970-01-01T00:00:00Z","written_by":"me"}]'
+  const first = fillVersionBytesLent(explained, meta)
+  t.equal(first.body.toString('utf8'), expected)
+  t.ok(first.release !== null, 'the first answer is lent the buffer')
+  // While lent, the next answer gets a buffer of its own, and the first answer's bytes stay.
+  const second = fillVersionBytesLent({ ...explained, versions: [['Q', 'T', 2]] }, () => null)
+  t.equal(second.release, null, 'no second lease while the buffer is out')
+  t.equal(second.body.toString('utf8'), '[{"a":1,"written_at":null,"written_by":null}]')
+  t.not(second.body.buffer, first.body.buffer, 'not the lent buffer')
+  t.equal(first.body.toString('utf8'), expected, 'the lent answer is untouched')
+  first.release!()
+  const third = fillVersionBytesLent(explained, meta)
+  t.equal(third.body.buffer, first.body.buffer, 'released, the buffer serves the next answer')
+  t.equal(third.body.toString('utf8'), expected)
+  // An answer larger than the buffer grows it; the grown buffer is the one lent after.
+  const large = new TextEncoder().encode(`[${'"x",'.repeat(100_000)}{\u0000}]`)
+  third.release!()
+  const grown = fillVersionBytesLent({ bytes: large, holes: [large.indexOf(0)], versions: explained.versions }, meta)
+  t.ok(grown.body.length > 400_000, 'the large answer is whole')
+  t.ok(grown.body.toString('utf8').endsWith('{"written_at":"1970-01-01T00:00:00Z","written_by":"me"}]'))
+  grown.release!()
+  const after = fillVersionBytesLent(explained, meta)
+  t.equal(after.body.buffer, grown.body.buffer, 'the grown buffer came back')
+  after.release!()
 })

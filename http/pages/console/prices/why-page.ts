@@ -201,9 +201,14 @@ export async function whyPage(context: RootContext, visit: ConsoleVisit): Promis
     const input = queryInput(tenant, body, nowMs)
     await chargeQuery(tenant, explainCostFactor, nowMs)
     // Awaited: the explanation may move to the price workers and answer a promise.
-    const answer = JSON.parse(
-      (await explainQuery(tenant, input, body.pricelist_filter)).json.toString(),
-    ) as ExplainedAnswer
+    const explained = await explainQuery(tenant, input, body.pricelist_filter)
+    let text: string
+    try {
+      text = explained.json.toString()
+    } finally {
+      explained.release?.()
+    }
+    const answer = JSON.parse(text) as ExplainedAnswer
     return { status: 200, body: render(answerHtml(visit, form, answer, input.at), null) }
   } catch (error) {
     return failedAnswer(error, (message) => render(null, message))
