@@ -25,8 +25,8 @@ import type { QueryInput } from './execute.js'
 import type { ExplainedBytes, ExplainedRead, ExplainQueryInput, ExplainReadInput } from './explain-query.js'
 import type { VersionRef } from './explain-render.js'
 
-/** Bumped whenever a task or its result changes shape (9: an explained query answers bytes). */
-export const protocolVersion = 9
+/** Bumped whenever a task or its result changes shape (10: an explained query answers its bytes in the arena). */
+export const protocolVersion = 10
 export const replicationChannelName = 'pricing-service/replication/v1'
 
 export interface SyncMessage {
