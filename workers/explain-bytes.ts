@@ -208,8 +208,27 @@ class StepBytes {
     return bytes
   }
 
+  /** The VAT step of the last SKU, and what it was written from: the next SKU's is mostly the same. */
+  #lastVat: { vatClass: string; mappingStart: number | null; rateStart: number | null; rateText: string } | null = null
+  #lastMode = ''
+  #lastVatBytes: Uint8Array | null = null
+
   vat(vatClass: string, mappingStart: number | null, rateStart: number | null, rateText: string, mode: string) {
-    return bytesOf(stepParts.vat(vatClass, stepParts.vatStarts(mappingStart, rateStart), rateText, mode))
+    const last = this.#lastVat
+    if (
+      last !== null &&
+      last.vatClass === vatClass &&
+      last.mappingStart === mappingStart &&
+      last.rateStart === rateStart &&
+      last.rateText === rateText &&
+      this.#lastMode === mode
+    )
+      return this.#lastVatBytes!
+    const bytes = bytesOf(stepParts.vat(vatClass, stepParts.vatStarts(mappingStart, rateStart), rateText, mode))
+    this.#lastVat = { vatClass, mappingStart, rateStart, rateText }
+    this.#lastMode = mode
+    this.#lastVatBytes = bytes
+    return bytes
   }
 }
 

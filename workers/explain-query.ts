@@ -185,17 +185,21 @@ export function fillVersionBytes(
     length += field.length
   }
   const answer = allocate(length)
+  // Buffer's copy (a memmove), not TypedArray set: no view per slice, and its source may be a
+  // worker's shared arena, which set copies on a slower path.
+  const source = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
   let from = 0
   let at = 0
   for (let index = 0; index < holes.length; index++) {
     const hole = holes[index]!
-    answer.set(bytes.subarray(from, hole), at)
-    at += hole - from
-    answer.set(fields[index]!, at)
-    at += fields[index]!.length
+    at += source.copy(answer, at, from, hole)
+    const field = fields[index]!
+    if (field.length > 16) answer.set(field, at)
+    else for (let offset = 0; offset < field.length; offset++) answer[at + offset] = field[offset]!
+    at += field.length
     from = hole + 1
   }
-  answer.set(bytes.subarray(from), at)
+  source.copy(answer, at, from)
   return answer
 }
 

@@ -101,6 +101,8 @@ const pricelistInputs = new WeakMap<PriceContext, Map<string, string | null>>()
 interface RateInput {
   readonly input: string
   readonly start: number
+  /** `input` as UTF-8, once asked for (./fast.ts hashes bytes). */
+  bytes: Uint8Array | null
 }
 const rateInputs = new WeakMap<PriceContext, Map<string, RateInput | null>>()
 
@@ -120,6 +122,7 @@ function rateInputOf(context: PriceContext, vatClass: string): RateInput | null 
         : {
             input: `vat_rate|${taxArea}|${vatClass}|${rate.version.from}|${rate.version.hash}`,
             start: rate.version.from,
+            bytes: null,
           }
     known.set(vatClass, found)
   }
@@ -261,6 +264,8 @@ interface MappingSlot {
   readonly versions: readonly MappingVersion[] | undefined
   version: MappingVersion | null
   input: string
+  /** `input` as UTF-8, once asked for (./fast.ts hashes bytes). */
+  bytes: Uint8Array | null
 }
 
 /** The slots of one catalogue and tax area, valid while no mapping is written (its revision). */
@@ -302,7 +307,12 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
   const slots = mappingSlotsOf(catalog, taxArea).bySku
   let slot = slots.get(sku)
   if (slot === undefined) {
-    slot = { versions: catalog.versions('article_taxclass', compositeKey(sku, taxArea)), version: null, input: '' }
+    slot = {
+      versions: catalog.versions('article_taxclass', compositeKey(sku, taxArea)),
+      version: null,
+      input: '',
+      bytes: null,
+    }
     slots.set(sku, slot)
   }
   const view = viewAt(slot.versions, at)
@@ -310,27 +320,33 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
   if (slot.version !== view.version) {
     slot.version = view.version
     slot.input = `vat_mapping|${sku}|${taxArea}|${view.version.from}|${view.version.hash}`
+    slot.bytes = null
   }
   return slot
 }
 
+const encoder = new TextEncoder()
+
 /**
- * The input texts of a SKU's VAT mapping and of its class's rate in force at the context's instant
- * (null: none), as `vatInputs` adds them: for explanations that hash their inputs as bytes (./fast.ts).
+ * The input texts, as UTF-8, of a SKU's VAT mapping and of its class's rate in force at the
+ * context's instant (null: none), as `vatInputs` adds them, kept beside the texts: for explanations
+ * that hash their inputs as bytes (./fast.ts).
  */
-export function vatInputTexts(context: PriceContext, sku: string, classCode: string): VatInputTexts {
+export function vatInputBytes(context: PriceContext, sku: string, classCode: string): VatInputBytes {
   const mapping = mappingAt(context, sku)
   const rate = rateInputOf(context, classCode)
+  if (mapping !== null) mapping.bytes ??= encoder.encode(mapping.input)
+  if (rate !== null) rate.bytes ??= encoder.encode(rate.input)
   return {
-    mapping: mapping === null ? null : mapping.input,
-    rate: rate === null ? null : rate.input,
+    mapping: mapping === null ? null : mapping.bytes,
+    rate: rate === null ? null : rate.bytes,
     vat: { mappingStart: mapping === null ? null : mapping.version!.from, rateStart: rate?.start ?? null },
   }
 }
 
-export interface VatInputTexts {
-  readonly mapping: string | null
-  readonly rate: string | null
+export interface VatInputBytes {
+  readonly mapping: Uint8Array | null
+  readonly rate: Uint8Array | null
   /** The VAT step's starts, as `vatInputs` gives them. */
   readonly vat: ExplainedVat
 }

@@ -17,7 +17,7 @@ import { outOfRange, Status, vatOfGross, vatOfNet, type PriceContext } from '../
 import { fastAmount, fastFound } from '../query.js'
 import { applyRounding, roundingTier } from '../rounding.js'
 import type { VatInfo } from '../vat-column.js'
-import { fxInput, roundingInput, vatInputTexts, type ExplainedVat } from './explain.js'
+import { fxInput, roundingInput, vatInputBytes, type ExplainedVat } from './explain.js'
 import { versionStart, type ExplainPlan } from './from-cells.js'
 import type { PipelineStep } from './steps.js'
 
@@ -29,29 +29,15 @@ const sha256Hex: (bytes: Uint8Array) => string =
     ? (bytes) => crypto.hash('sha256', bytes, 'hex')
     : (bytes) => crypto.createHash('sha256').update(bytes).digest('hex')
 
-/**
- * Texts of inputs as UTF-8, by the text (a SKU's mapping input is the same string object from
- * request to request, ./explain.ts keeps it): the VAT inputs. Bounded; starts again empty.
- */
-const textBytes = new Map<string, Uint8Array>()
+/** Version starts as their input texts' digits (`${start}`), bounded: starts again empty. */
 const starts = new Map<number, Uint8Array>()
-const bytesMax = 65_536
-
-function bytesOf(text: string): Uint8Array {
-  let bytes = textBytes.get(text)
-  if (bytes === undefined) {
-    if (textBytes.size >= bytesMax) textBytes.clear()
-    bytes = encoder.encode(text)
-    textBytes.set(text, bytes)
-  }
-  return bytes
-}
+const startsMax = 65_536
 
 /** A version start as its input text's digits (`${start}`). */
 function startBytes(start: number): Uint8Array {
   let bytes = starts.get(start)
   if (bytes === undefined) {
-    if (starts.size >= bytesMax) starts.clear()
+    if (starts.size >= startsMax) starts.clear()
     bytes = encoder.encode(`${start}`)
     starts.set(start, bytes)
   }
@@ -156,6 +142,9 @@ export class FastExplanation {
   #starts: Float64Array
   #fxMarks: Uint8Array
   #hashed = new Uint8Array(4096)
+  /** The FX and pricelist inputs' bytes of the last SKU whose marks differed, and those marks. */
+  #block: Uint8Array | null = null
+  readonly #blockMarks: Uint8Array
 
   /** The SKU last explained. */
   get sku(): string {
@@ -175,6 +164,7 @@ export class FastExplanation {
     this.#codeMarks = new Uint8Array(fast.pricePrefixes.length)
     this.#starts = new Float64Array(fast.pricePrefixes.length)
     this.#fxMarks = new Uint8Array(fast.fxBytes.length)
+    this.#blockMarks = new Uint8Array(fast.fxBytes.length + fast.pricelistBytes.length)
   }
 
   /**
@@ -307,10 +297,22 @@ export class FastExplanation {
       else for (let index = 0; index < bytes.length; index++) hashed[at + index] = bytes[index]!
       at += bytes.length
     }
-    for (let index = 0; index < this.#fxMarks.length; index++)
-      if (this.#fxMarks[index] === 1) next(fast.fxBytes[index]!)
-    for (let index = 0; index < this.#pricelistMarks.length; index++)
-      if (this.#pricelistMarks[index] === 1) next(fast.pricelistBytes[index]!)
+    // The FX and pricelist inputs come first: mostly the same for every SKU of a query, so the
+    // bytes of the last SKU's are copied whole when its marks were the same.
+    if (this.#sameBlock()) {
+      const block = this.#block!
+      this.#reserve(0, block.length)
+      this.#hashed.set(block, 0)
+      at = block.length
+    } else {
+      for (let index = 0; index < this.#fxMarks.length; index++)
+        if (this.#fxMarks[index] === 1) next(fast.fxBytes[index]!)
+      for (let index = 0; index < this.#pricelistMarks.length; index++)
+        if (this.#pricelistMarks[index] === 1) next(fast.pricelistBytes[index]!)
+      this.#block = this.#hashed.slice(0, at)
+      this.#blockMarks.set(this.#fxMarks, 0)
+      this.#blockMarks.set(this.#pricelistMarks, this.#fxMarks.length)
+    }
     // Each price input is its prefix, the SKU, `|` and the start: the SKU's bytes are written once
     // and copied within the buffer after (`copyWithin`) for the next.
     let skuFrom = -1
@@ -336,12 +338,23 @@ export class FastExplanation {
     if (fast.rounding !== null) next(fast.rounding)
     this.#vat = null
     if (vatClass !== null) {
-      const texts = vatInputTexts(context, sku, vatClass)
-      if (texts.mapping !== null) next(bytesOf(texts.mapping))
-      if (texts.rate !== null) next(bytesOf(texts.rate))
-      this.#vat = texts.vat
+      const inputs = vatInputBytes(context, sku, vatClass)
+      if (inputs.mapping !== null) next(inputs.mapping)
+      if (inputs.rate !== null) next(inputs.rate)
+      this.#vat = inputs.vat
     }
     return this.#hashed.subarray(0, at)
+  }
+
+  /** Whether the FX and pricelist marks are those of `#block`. */
+  #sameBlock(): boolean {
+    if (this.#block === null) return false
+    const marks = this.#blockMarks
+    const fxCount = this.#fxMarks.length
+    for (let index = 0; index < fxCount; index++) if (marks[index] !== this.#fxMarks[index]) return false
+    for (let index = 0; index < this.#pricelistMarks.length; index++)
+      if (marks[fxCount + index] !== this.#pricelistMarks[index]) return false
+    return true
   }
 
   #reserve(at: number, count: number): void {
