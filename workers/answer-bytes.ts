@@ -33,7 +33,7 @@ function reserve(at: number, count: number): Uint8Array {
 // The put functions write at `at` into a buffer with room (the caller reserved) and answer the
 // position after what they wrote.
 
-function putFragment(target: Uint8Array, at: number, bytes: Uint8Array): number {
+export function putFragment(target: Uint8Array, at: number, bytes: Uint8Array): number {
   const length = bytes.length
   if (length > 32) {
     target.set(bytes, at)
@@ -140,7 +140,8 @@ function putSmallWhole(target: Uint8Array, at: number, value: number): number {
 }
 
 /** Fragments encoded once per distinct key (a handful per tenant: pricelists, rates, reasons). */
-class Fragments {
+/** Texts as UTF-8 by key, each encoded once (bounded: starts again empty). */
+export class Fragments {
   readonly #byKey = new Map<string, Uint8Array>()
 
   constructor(readonly make: (key: string) => string) {}

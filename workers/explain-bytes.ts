@@ -25,7 +25,7 @@ import type { QueryResult } from '../engine/query.js'
 import type { FxResolved } from '../engine/fx.js'
 import type { CompiledTier } from '../engine/rounding.js'
 import type { PipelineStep } from '../engine/explain/steps.js'
-import { itemBytesView, putAmount } from './answer-bytes.js'
+import { Fragments, itemBytesView, putAmount, putFragment } from './answer-bytes.js'
 import {
   candidateHead,
   inheritanceText,
@@ -61,40 +61,24 @@ function put(at: number, text: string): number {
 }
 
 /**
- * A candidate's head (explain-render.ts `candidateHead`, which keeps the same few texts per request)
- * as bytes, by that text: the render's cache decides what a head is, this one only encodes it once.
+ * Texts as bytes, encoded once (answer-bytes.ts `Fragments`): a candidate's head (explain-render.ts
+ * `candidateHead`, which keeps the same few texts per request), a VAT step.
  */
-const headBytes = new Map<string, Uint8Array>()
-const headBytesMax = 4096
+const texts = new Fragments((text) => text)
 
 function headOf(candidate: CandidateTrace): Uint8Array {
-  const text = candidateHead(candidate)
-  let head = headBytes.get(text)
-  if (head === undefined) {
-    if (headBytes.size >= headBytesMax) headBytes.clear()
-    head = encoder.encode(text)
-    headBytes.set(text, head)
-  }
-  return head
+  return texts.get(candidateHead(candidate))
 }
 const netOpen = encoder.encode('{"net":')
 const vatOpen = encoder.encode(',"vat":')
 const grossOpen = encoder.encode(',"gross":')
 const nullClose = encoder.encode('null}')
 
-/** `bytes` at `at` of `target` (room reserved): a loop for the few bytes of a key, a copy for more. */
-function putBytes(target: Uint8Array, at: number, bytes: Uint8Array): number {
-  const length = bytes.length
-  if (length > 16) target.set(bytes, at)
-  else for (let index = 0; index < length; index++) target[at + index] = bytes[index]!
-  return at + length
-}
-
 /** A candidate's amounts after its head: `{"net":…,"vat":…,"gross":…}}` (room for 256 bytes reserved). */
 function putAmounts(target: Uint8Array, at: number, net: number, vat: number, gross: number): number {
-  at = putAmount(target, putBytes(target, at, netOpen), net)
-  at = putAmount(target, putBytes(target, at, vatOpen), vat)
-  at = putAmount(target, putBytes(target, at, grossOpen), gross)
+  at = putAmount(target, putFragment(target, at, netOpen), net)
+  at = putAmount(target, putFragment(target, at, vatOpen), vat)
+  at = putAmount(target, putFragment(target, at, grossOpen), gross)
   target[at] = 0x7d
   target[at + 1] = 0x7d
   return at + 2
@@ -112,32 +96,21 @@ function putCandidates(at: number, candidates: readonly CandidateTrace[]): numbe
     reserve(at, head.length + 256)
     const target = scratch
     if (index > 0) target[at++] = 0x2c
-    at = putBytes(target, at, head)
+    at = putFragment(target, at, head)
     const amounts = candidate.amounts
     at =
       amounts === null
-        ? putBytes(target, at, nullClose)
+        ? putFragment(target, at, nullClose)
         : putAmounts(target, at, amounts.net, amounts.vat, amounts.gross)
   }
   return at
 }
 
-/** Texts as bytes, encoded once: the constant parts of the steps, by their text or by what makes them. */
-const partBytes = new Map<string, Uint8Array>()
+/** The constant parts of the steps as bytes, by what makes them, encoded once (bounded). */
 const versionOpens = new Map<string, Map<number, Uint8Array>>()
 const fxOpens = new WeakMap<FxResolved, Uint8Array>()
 const roundingOpens = new Map<string | null, Map<CompiledTier | null, Uint8Array>>()
 const partsMax = 4096
-
-function bytesOf(text: string): Uint8Array {
-  let bytes = partBytes.get(text)
-  if (bytes === undefined) {
-    if (partBytes.size >= partsMax) partBytes.clear()
-    bytes = encoder.encode(text)
-    partBytes.set(text, bytes)
-  }
-  return bytes
-}
 
 /** The constant parts of a fast winner's steps as bytes (explain-render.ts `stepParts`), for one request. */
 class StepBytes {
@@ -209,9 +182,14 @@ class StepBytes {
   }
 
   /** The VAT step of the last SKU, and what it was written from: the next SKU's is mostly the same. */
-  #lastVat: { vatClass: string; mappingStart: number | null; rateStart: number | null; rateText: string } | null = null
-  #lastMode = ''
-  #lastVatBytes: Uint8Array | null = null
+  #lastVat: {
+    vatClass: string
+    mappingStart: number | null
+    rateStart: number | null
+    rateText: string
+    mode: string
+    bytes: Uint8Array
+  } | null = null
 
   vat(vatClass: string, mappingStart: number | null, rateStart: number | null, rateText: string, mode: string) {
     const last = this.#lastVat
@@ -221,13 +199,11 @@ class StepBytes {
       last.mappingStart === mappingStart &&
       last.rateStart === rateStart &&
       last.rateText === rateText &&
-      this.#lastMode === mode
+      last.mode === mode
     )
-      return this.#lastVatBytes!
-    const bytes = bytesOf(stepParts.vat(vatClass, stepParts.vatStarts(mappingStart, rateStart), rateText, mode))
-    this.#lastVat = { vatClass, mappingStart, rateStart, rateText }
-    this.#lastMode = mode
-    this.#lastVatBytes = bytes
+      return last.bytes
+    const bytes = texts.get(stepParts.vat(vatClass, stepParts.vatStarts(mappingStart, rateStart), rateText, mode))
+    this.#lastVat = { vatClass, mappingStart, rateStart, rateText, mode, bytes }
     return bytes
   }
 }
@@ -399,7 +375,7 @@ export class ExplainWriter {
 
   #putPart(at: number, bytes: Uint8Array): number {
     reserve(at, bytes.length + 256)
-    return putBytes(scratch, at, bytes)
+    return putFragment(scratch, at, bytes)
   }
 
   /** One step of a fast winner (engine/explain/fast.ts `winnerTrace`), after a comma. */
@@ -413,18 +389,18 @@ export class ExplainWriter {
         this.holes.push(at)
         this.#writing.render.versions.push([step.pricelist, step.sku, step.start])
         scratch[at++] = 0
-        at = putBytes(target(), at, parts.versionAmount)
+        at = putFragment(target(), at, parts.versionAmount)
         at = putAmount(target(), at, step.sales)
         break
       case 'fx':
         at = this.#putPart(at, parts.fxOpen(step.fx))
         at = putAmount(target(), at, step.input)
-        at = putAmount(target(), putBytes(target(), at, parts.output), step.output)
+        at = putAmount(target(), putFragment(target(), at, parts.output), step.output)
         break
       case 'rounding':
         at = this.#putPart(at, parts.roundingOpen(step.tier))
         at = putAmount(target(), at, step.input)
-        at = putAmount(target(), putBytes(target(), at, parts.output), step.output)
+        at = putAmount(target(), putFragment(target(), at, parts.output), step.output)
         break
       case 'vat': {
         const vat = winner.vat[0]!
@@ -432,8 +408,8 @@ export class ExplainWriter {
       }
       case 'amounts':
         at = putAmount(target(), this.#putPart(at, parts.amountsOpen), step.net)
-        at = putAmount(target(), putBytes(target(), at, parts.vatKey), step.vat)
-        at = putAmount(target(), putBytes(target(), at, parts.grossKey), step.gross)
+        at = putAmount(target(), putFragment(target(), at, parts.vatKey), step.vat)
+        at = putAmount(target(), putFragment(target(), at, parts.grossKey), step.gross)
         break
       default:
         assert(false, 'a fast winner has no other step')
@@ -454,11 +430,11 @@ export class ExplainWriter {
       const heads = this.#heads[index]!
       if (status[index] !== Status.ok) {
         const head = heads[status[index] === Status.noPrice ? reasonNoPrice : reasonNoFx]!
-        at = putBytes(target, putBytes(target, at, head), nullClose)
+        at = putFragment(target, putFragment(target, at, head), nullClose)
         continue
       }
       const gross = fast.gross[index]!
-      at = putBytes(target, at, heads[index === winner ? reasonWon : gross === bestGross ? reasonTie : reasonLower]!)
+      at = putFragment(target, at, heads[index === winner ? reasonWon : gross === bestGross ? reasonTie : reasonLower]!)
       at = putAmounts(target, at, fast.net[index]!, fast.vat[index]!, gross)
     }
     const excluded = this.#writing.request.excluded
