@@ -6,10 +6,12 @@
  * through the full pipeline untraced on every candidate (the floor of the first explanation, which
  * ran it on every candidate; losers now come from the fast path: engine/explain/from-cells.ts)
  * and explained
- * (workers/explain-query.ts, as a price worker runs it); prints the median CPU time of each per
+ * (workers/explain-query.ts, as a price worker runs it), beside the floor of the explained answer's
+ * format (./explain-floor.ts: the least work any implementation of it does); prints the median CPU time of each per
  * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
  * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).
  * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25),
+ * --profile floor (profile the format's floor instead of the explained queries),
  * --against DIR (another compiled tree, e.g. the build before a change: its plain query on its own
  * book of the same workload, in this process, alternating round by round with this build's, and
  * the median ratio of the pairs: whether the change made the plain query slower).
@@ -26,6 +28,7 @@ import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, tax
 import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
 import { explainQueryBytes } from '../workers/explain-query.js'
+import { explainFloor } from './explain-floor.js'
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const argv = process.argv.slice(2)
@@ -101,6 +104,8 @@ const floorRound = () =>
     return priced
   })
 const explainRound = () => timed((query) => explainQueryBytes(catalog, book, { query, excluded: [] }).bytes.length)
+/** The least work of the explained answer's format (./explain-floor.ts). */
+const formatFloorRound = () => timed((query) => explainFloor(catalog, book, query))
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((left, right) => left - right)
@@ -115,23 +120,28 @@ function post<T>(session: Session, method: string, params?: object): Promise<T> 
 
 plainRound()
 floorRound()
+formatFloorRound()
 explainRound()
-const figures = { plain: [] as number[], floor: [] as number[], explained: [] as number[] }
-const ratios = { floor: [] as number[], explained: [] as number[] }
+const figures = { plain: [] as number[], floor: [] as number[], formatFloor: [] as number[], explained: [] as number[] }
+const ratios = { floor: [] as number[], formatFloor: [] as number[], explained: [] as number[] }
 for (let round = 0; round < roundCount; round++) {
   const plain = plainRound()
   const floor = floorRound()
+  const formatFloor = formatFloorRound()
   const explained = explainRound()
   figures.plain.push(plain)
   figures.floor.push(floor)
+  figures.formatFloor.push(formatFloor)
   figures.explained.push(explained)
   ratios.floor.push(floor / plain)
+  ratios.formatFloor.push(formatFloor / plain)
   ratios.explained.push(explained / plain)
 }
 process.stdout.write(
   `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists, CPU per query: ` +
     `plain ${median(figures.plain).toFixed(0)} us, full pipeline on every candidate ${median(figures.floor).toFixed(0)} us ` +
-    `(${median(ratios.floor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
+    `(${median(ratios.floor).toFixed(2)}x), the format's floor ${median(figures.formatFloor).toFixed(0)} us ` +
+    `(${median(ratios.formatFloor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
     `(${median(ratios.explained).toFixed(2)}x; medians of ${roundCount} alternating rounds)\n`,
 )
 
@@ -140,7 +150,8 @@ session.connect()
 await post(session, 'Profiler.enable')
 await post(session, 'Profiler.setSamplingInterval', { interval: 100 })
 await post(session, 'Profiler.start')
-for (let round = 0; round < 3; round++) explainRound()
+const profiled = flagValue(argv, 'profile') === 'floor' ? formatFloorRound : explainRound
+for (let round = 0; round < 3; round++) profiled()
 const { profile } = await post<{ profile: Profiler.Profile }>(session, 'Profiler.stop')
 session.disconnect()
 const directory = path.join(repositoryRoot, 'bench', 'results', 'profiles')

@@ -165,9 +165,12 @@ t.test(
   async (t) => {
     const { query_rate: rate, query_burst: burst } = plans.starter
     const client = await pricedTenant('starter-run-out', { tier: 'starter' })
+    const started = performance.now()
     const first = await client.call('POST', '/price/diff', diffBody({ limit: burst! }))
+    const refill = Math.ceil((rate! * (performance.now() - started)) / 1_000)
     t.equal(first.status, 200, 'a page as large as the burst passes on a full bucket')
-    t.ok(remaining(first) < 100, `and leaves almost nothing (${remaining(first)})`)
+    // What is left is at most what refilled while the page was computed (a loaded machine takes longer).
+    t.ok(remaining(first) <= refill, `and leaves nothing but the refill (${remaining(first)} <= ${refill})`)
     const second = await client.call('POST', '/price/diff', diffBody({ limit: burst! }))
     t.equal(second.status, 429)
     t.equal(second.body.code, 'rate_limited')
