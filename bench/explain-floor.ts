@@ -14,13 +14,17 @@
  * SKUs, the assertions that the explanation agrees with the plain answer, and every branch a real
  * query may take off the fast path. Its bytes are not the answer's (its entries are the same
  * length, not the same text): it measures work, not output.
+ * `lean` measures a leaner format instead: a losing candidate with one amount (its gross, which
+ * decided it) instead of net, VAT and gross, and the inputs hashed from compact bytes (the
+ * pricelist and FX inputs as one 32-byte digest per query, a price input as its candidate's index
+ * and start, the VAT inputs as their starts) instead of their texts.
  * @module
  */
 import * as crypto from 'node:crypto'
 import { explainPlan, versionStart } from '../engine/explain/from-cells.js'
 import { fastPlan } from '../engine/explain/fast.js'
 import { vatInputBytes } from '../engine/explain/explain.js'
-import { type AnswerOptions, PriceContext, vatOfGross, vatOfNet } from '../engine/pipeline.js'
+import { type AnswerOptions, PriceContext, type PricedItem, vatOfGross, vatOfNet } from '../engine/pipeline.js'
 import { fastAmount, fastFound, queryPrices } from '../engine/query.js'
 import { itemBytesView, putAmount, putFragment } from '../workers/answer-bytes.js'
 import type { QueryInput } from '../workers/execute.js'
@@ -32,6 +36,7 @@ const bytes = (text: string) => encoder.encode(text)
 
 const out = new Uint8Array(4 << 20)
 const hashed = new Uint8Array(16 << 10)
+const hashedView = new DataView(hashed.buffer)
 const traceStart = bytes(
   ',"trace":{"steps":[{"step":"candidates","pricelists":["CHILD-1","GROSS-1","NET-1","NET-2","NET-3","NET-4","NET-5","NET-6","NET-7","NET-8"]}',
 )
@@ -55,8 +60,27 @@ const digitsOf = new Map<number, Uint8Array>()
 /** The bytes of a VAT mapping and rate input per SKU id, looked up once: the floor's ideal cache. */
 const vatBytes: (Uint8Array | undefined)[] = []
 
+/** The item's bytes and its trace's steps up to the candidates: constant parts and the winner's amounts. */
+function putHead(start: number, item: PricedItem): number {
+  let at = start
+  const itemBytes = itemBytesView(item)
+  out.set(itemBytes.subarray(0, itemBytes.length - 1), at)
+  at += itemBytes.length - 1
+  at = putFragment(out, at, traceStart)
+  at = putFragment(out, at, inheritance)
+  at = putFragment(out, at, versionOpen)
+  at = putFragment(out, at, writer)
+  at = putAmount(out, putFragment(out, at, amountKey), item.net)
+  at = putFragment(out, at, vatStep)
+  at = putAmount(out, putFragment(out, at, amountsOpen), item.net)
+  at = putAmount(out, putFragment(out, at, vatKey), item.vat)
+  at = putAmount(out, putFragment(out, at, grossKey), item.gross)
+  at = putFragment(out, at, candidatesOpen)
+  return at
+}
+
 /** The floor of one explained query's answer; answers its length. */
-export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryInput): number {
+export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryInput, lean = false): number {
   const context = new PriceContext(catalog, book, input.at, input.taxArea)
   const options: AnswerOptions = { currency: input.currency, rounding: null, quantity: input.quantity }
   const result = queryPrices(context, { skus: input.skus, pricelists: input.pricelists, options, sortOrder: null })
@@ -71,21 +95,11 @@ export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryIn
     const vatInfo = context.vat(sku, skuId)
     if (typeof vatInfo === 'number') continue
     const row = context.prices.currentRow(skuId, context.at)
-    const itemBytes = itemBytesView(item)
-    out.set(itemBytes.subarray(0, itemBytes.length - 1), at)
-    at += itemBytes.length - 1
-    at = putFragment(out, at, traceStart)
-    at = putFragment(out, at, inheritance)
-    at = putFragment(out, at, versionOpen)
-    at = putFragment(out, at, writer)
-    at = putAmount(out, putFragment(out, at, amountKey), item.net)
-    at = putFragment(out, at, vatStep)
-    at = putAmount(out, putFragment(out, at, amountsOpen), item.net)
-    at = putAmount(out, putFragment(out, at, vatKey), item.vat)
-    at = putAmount(out, putFragment(out, at, grossKey), item.gross)
-    at = putFragment(out, at, candidatesOpen)
-    hashed.set(block, 0)
-    let hashedAt = block.length
+    at = putHead(at, item)
+    // Lean: the pricelist and FX inputs as one 32-byte digest (per query), not their ~1 KB of text.
+    const blockLength = lean ? 32 : block.length
+    hashed.set(block.subarray(0, blockLength), 0)
+    let hashedAt = blockLength
     let skuFrom = -1
     let skuLength = 0
     for (let index = 0; index < selected.length; index++) {
@@ -93,20 +107,27 @@ export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryIn
       const amount = fastAmount(context, candidate, row, skuId, sku, plan.quantity)
       if (!(amount >= 0)) continue
       const start = versionStart(context, candidate.chain[fastFound.link]!, row, skuId)
-      let digits = digitsOf.get(start)
-      if (digits === undefined) {
-        digits = bytes(`${start}`)
-        digitsOf.set(start, digits)
+      if (lean) {
+        // Lean: a price input as its candidate's index and its start's 8 bytes, not its text.
+        hashed[hashedAt++] = index
+        hashedView.setFloat64(hashedAt, start)
+        hashedAt += 8
+      } else {
+        let digits = digitsOf.get(start)
+        if (digits === undefined) {
+          digits = bytes(`${start}`)
+          digitsOf.set(start, digits)
+        }
+        hashedAt = putFragment(hashed, hashedAt, fast.pricePrefixes[index % fast.pricePrefixes.length]!)
+        if (skuFrom < 0) {
+          skuFrom = hashedAt
+          skuLength = encoder.encodeInto(sku, hashed.subarray(hashedAt)).written
+        } else hashed.copyWithin(hashedAt, skuFrom, skuFrom + skuLength)
+        hashedAt += skuLength
+        hashed[hashedAt++] = 0x7c
+        hashedAt = putFragment(hashed, hashedAt, digits)
+        hashed[hashedAt++] = 0x0a
       }
-      hashedAt = putFragment(hashed, hashedAt, fast.pricePrefixes[index % fast.pricePrefixes.length]!)
-      if (skuFrom < 0) {
-        skuFrom = hashedAt
-        skuLength = encoder.encodeInto(sku, hashed.subarray(hashedAt)).written
-      } else hashed.copyWithin(hashedAt, skuFrom, skuFrom + skuLength)
-      hashedAt += skuLength
-      hashed[hashedAt++] = 0x7c
-      hashedAt = putFragment(hashed, hashedAt, digits)
-      hashed[hashedAt++] = 0x0a
       let net: number
       let vat: number
       let gross: number
@@ -120,6 +141,12 @@ export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryIn
         gross = amount
       }
       if (index > 0) out[at++] = 0x2c
+      if (lean) {
+        // Lean: a candidate's one compared amount, its gross.
+        at = putAmount(out, putFragment(out, at, head), gross)
+        out[at++] = 0x7d
+        continue
+      }
       at = putAmount(out, putFragment(out, at, head), net)
       at = putAmount(out, putFragment(out, at, vatKey), vat)
       at = putAmount(out, putFragment(out, at, grossKey), gross)
@@ -131,8 +158,10 @@ export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryIn
       vatInputs = Buffer.concat([found.mapping ?? new Uint8Array(0), bytes('\n'), found.rate ?? new Uint8Array(0)])
       vatBytes[skuId] = vatInputs
     }
-    hashed.set(vatInputs, hashedAt)
-    hashedAt += vatInputs.length
+    // Lean: the VAT mapping's and rate's starts (16 bytes), not their texts.
+    const vatLength = lean ? 16 : vatInputs.length
+    hashed.set(vatInputs.subarray(0, vatLength), hashedAt)
+    hashedAt += vatLength
     at = putFragment(out, at, hashOpen)
     const hex = crypto.hash('sha256', hashed.subarray(0, hashedAt), 'hex')
     for (let index = 0; index < hex.length; index++) out[at + index] = hex.charCodeAt(index)

@@ -11,7 +11,8 @@
  * query and their ratios to the plain one, then profiles the explained ones under V8's sampling
  * profiler (the functions with the most self time; the profile goes to bench/results/profiles/).
  * Flags: --skus N (bench default), --rounds N (7), --queries N (200 per round), --top N (25),
- * --profile floor (profile the format's floor instead of the explained queries),
+ * --profile floor (profile the format's floor instead of the explained queries), --lean (the floor
+ * of a leaner format: one amount per losing candidate, inputs hashed from compact bytes),
  * --against DIR (another compiled tree, e.g. the build before a change: its plain query on its own
  * book of the same workload, in this process, alternating round by round with this build's, and
  * the median ratio of the pairs: whether the change made the plain query slower).
@@ -37,6 +38,8 @@ const shape = { ...defaultShape, skuCount: numberFlag('skus', defaultShape.skuCo
 const roundCount = numberFlag('rounds', 7)
 const queryCount = numberFlag('queries', 200)
 const top = numberFlag('top', 25)
+/** --lean: the floor of a leaner format (./explain-floor.ts). */
+const lean = argv.includes('--lean')
 
 const nowMs = Date.now()
 const catalog = buildCatalog(shape, pricelists, nowMs)
@@ -105,7 +108,7 @@ const floorRound = () =>
   })
 const explainRound = () => timed((query) => explainQueryBytes(catalog, book, { query, excluded: [] }).bytes.length)
 /** The least work of the explained answer's format (./explain-floor.ts). */
-const formatFloorRound = () => timed((query) => explainFloor(catalog, book, query))
+const formatFloorRound = () => timed((query) => explainFloor(catalog, book, query, lean))
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((left, right) => left - right)
@@ -140,7 +143,7 @@ for (let round = 0; round < roundCount; round++) {
 process.stdout.write(
   `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists, CPU per query: ` +
     `plain ${median(figures.plain).toFixed(0)} us, full pipeline on every candidate ${median(figures.floor).toFixed(0)} us ` +
-    `(${median(ratios.floor).toFixed(2)}x), the format's floor ${median(figures.formatFloor).toFixed(0)} us ` +
+    `(${median(ratios.floor).toFixed(2)}x), the ${lean ? 'lean ' : ''}format's floor ${median(figures.formatFloor).toFixed(0)} us ` +
     `(${median(ratios.formatFloor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
     `(${median(ratios.explained).toFixed(2)}x; medians of ${roundCount} alternating rounds)\n`,
 )
