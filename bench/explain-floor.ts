@@ -23,7 +23,7 @@
 import * as crypto from 'node:crypto'
 import { explainPlan, versionStart } from '../engine/explain/from-cells.js'
 import { fastPlan } from '../engine/explain/fast.js'
-import { vatInputBytes } from '../engine/explain/explain.js'
+import { mappingInputBytes, rateInputBytes } from '../engine/explain/explain.js'
 import { type AnswerOptions, PriceContext, type PricedItem, vatOfGross, vatOfNet } from '../engine/pipeline.js'
 import { fastAmount, fastFound, queryPrices } from '../engine/query.js'
 import { itemBytesView, putAmount, putFragment } from '../workers/answer-bytes.js'
@@ -154,8 +154,9 @@ export function explainFloor(catalog: Catalog, book: PriceReader, input: QueryIn
     }
     let vatInputs = vatBytes[skuId]
     if (vatInputs === undefined) {
-      const found = vatInputBytes(context, sku, vatInfo.classCode)
-      vatInputs = Buffer.concat([found.mapping ?? new Uint8Array(0), bytes('\n'), found.rate ?? new Uint8Array(0)])
+      const mapping = mappingInputBytes(context, sku)?.bytes ?? new Uint8Array(0)
+      const rate = rateInputBytes(context, vatInfo.classCode)?.bytes ?? new Uint8Array(0)
+      vatInputs = Buffer.concat([mapping, bytes('\n'), rate])
       vatBytes[skuId] = vatInputs
     }
     // Lean: the VAT mapping's and rate's starts (16 bytes), not their texts.

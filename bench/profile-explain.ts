@@ -126,7 +126,12 @@ floorRound()
 formatFloorRound()
 explainRound()
 const figures = { plain: [] as number[], floor: [] as number[], formatFloor: [] as number[], explained: [] as number[] }
-const ratios = { floor: [] as number[], formatFloor: [] as number[], explained: [] as number[] }
+const ratios = {
+  floor: [] as number[],
+  formatFloor: [] as number[],
+  explained: [] as number[],
+  toFormatFloor: [] as number[],
+}
 for (let round = 0; round < roundCount; round++) {
   const plain = plainRound()
   const floor = floorRound()
@@ -139,13 +144,15 @@ for (let round = 0; round < roundCount; round++) {
   ratios.floor.push(floor / plain)
   ratios.formatFloor.push(formatFloor / plain)
   ratios.explained.push(explained / plain)
+  ratios.toFormatFloor.push(explained / formatFloor)
 }
 process.stdout.write(
   `${shape.skuCount.toLocaleString('en-US')} SKUs, 100-SKU queries over ${codes.length} pricelists, CPU per query: ` +
     `plain ${median(figures.plain).toFixed(0)} us, full pipeline on every candidate ${median(figures.floor).toFixed(0)} us ` +
     `(${median(ratios.floor).toFixed(2)}x), the ${lean ? 'lean ' : ''}format's floor ${median(figures.formatFloor).toFixed(0)} us ` +
     `(${median(ratios.formatFloor).toFixed(2)}x), explained ${median(figures.explained).toFixed(0)} us ` +
-    `(${median(ratios.explained).toFixed(2)}x; medians of ${roundCount} alternating rounds)\n`,
+    `(${median(ratios.explained).toFixed(2)}x; ${median(ratios.toFormatFloor).toFixed(2)}x the format's floor; ` +
+    `medians of ${roundCount} alternating rounds)\n`,
 )
 
 const session = new Session()

@@ -18,13 +18,12 @@ import {
   type Explanation,
   type ExplainRequest,
 } from '../engine/explain/explain.js'
-import { FastExplanation, fastPlan, type WinnerTrace } from '../engine/explain/fast.js'
+import { FastExplanation, fastPlan, type WinnerFacts } from '../engine/explain/fast.js'
 import { explainFromCells, explainPlan, type ExplainPlan } from '../engine/explain/from-cells.js'
 import { Status, statusReasons, type PriceContext, type PricedItem } from '../engine/pipeline.js'
 import type { QueryResult } from '../engine/query.js'
 import type { FxResolved } from '../engine/fx.js'
 import type { CompiledTier } from '../engine/rounding.js'
-import type { PipelineStep } from '../engine/explain/steps.js'
 import { Fragments, itemBytesView, putAmount, putFragment } from './answer-bytes.js'
 import {
   candidateHead,
@@ -59,6 +58,16 @@ function put(at: number, text: string): number {
   reserve(at, text.length * 3)
   return at + encoder.encodeInto(text, scratch.subarray(at)).written
 }
+
+/** ASCII `text` (an inputs hash) written at `at` character by character; answers the position after it. */
+function putAscii(at: number, text: string): number {
+  reserve(at, text.length)
+  for (let index = 0; index < text.length; index++) scratch[at + index] = text.charCodeAt(index)
+  return at + text.length
+}
+
+const hashOpen = encoder.encode('],"inputs_hash":"')
+const hashClose = encoder.encode('"}}')
 
 /**
  * Texts as bytes, encoded once (answer-bytes.ts `Fragments`): a candidate's head (explain-render.ts
@@ -216,6 +225,24 @@ const reasonTie = 2
 const reasonNoPrice = 3
 const reasonNoFx = 4
 
+/** Fast candidates' heads by pricelist, per `fastReasons` (bounded: cleared when full). */
+const heads = new Map<string, Uint8Array[]>()
+const headsMax = 4096
+
+function fastHeads(pricelist: string): Uint8Array[] {
+  let found = heads.get(pricelist)
+  if (found === undefined) {
+    if (heads.size >= headsMax) heads.clear()
+    found = fastReasons.map((reason) =>
+      reason === 'won'
+        ? headOf({ pricelist, outcome: 'won', reason: null, amounts: null })
+        : headOf({ pricelist, outcome: 'lost', reason, amounts: null }),
+    )
+    heads.set(pricelist, found)
+  }
+  return found
+}
+
 /** What one explained query writes with: its context, plan and settings. */
 export interface ExplainWriting {
   readonly context: PriceContext
@@ -245,16 +272,7 @@ export class ExplainWriter {
     this.#parts = new StepBytes(request.pricelists, request.roundingCode)
     const planned = fastPlan(context, this.#plan, request.roundingCode)
     this.#fast = planned === null ? null : new FastExplanation(planned)
-    this.#heads =
-      planned === null
-        ? []
-        : request.pricelists.map((pricelist) =>
-            fastReasons.map((reason) =>
-              reason === 'won'
-                ? headOf({ pricelist, outcome: 'won', reason: null, amounts: null })
-                : headOf({ pricelist, outcome: 'lost', reason, amounts: null }),
-            ),
-          )
+    this.#heads = planned === null ? [] : request.pricelists.map(fastHeads)
   }
 
   /** The whole answer, `{"items":[…],"unavailable":[…]}`: a view of this thread's scratch buffer, valid until the next. */
@@ -302,7 +320,8 @@ export class ExplainWriter {
   }
 
   #close(at: number, inputsHash: string): number {
-    return put(at, `],"inputs_hash":"${inputsHash}"}}`)
+    at = putAscii(this.#putPart(at, hashOpen), inputsHash)
+    return this.#putPart(at, hashClose)
   }
 
   /** The item explained by engine/explain/fast.ts (read before the next SKU). */
@@ -317,7 +336,7 @@ export class ExplainWriter {
       assert(code === item.pricelist && fast.gross[winner] === item.gross, 'the explanation names the plain answer')
       assert(fast.net[winner] === item.net && fast.vat[winner] === item.vat, 'the explanation has the plain amounts')
     }
-    const fromCell = winner < 0 ? null : fast.winnerTrace()
+    const fromCell = winner < 0 ? null : fast.winnerFacts()
     if (winner >= 0 && fromCell === null) {
       // A winning version with extras (breaks, fields): its steps from the traced pipeline, as text.
       const traced = this.#tracedWinner()
@@ -354,22 +373,23 @@ export class ExplainWriter {
     sku: string,
     item: PricedItem | null,
     reason: string | null,
-    winner: WinnerTrace | null,
+    winner: Readonly<WinnerFacts> | null,
   ): void {
     let at = this.#at
-    if (separator) at = put(at, ',')
+    if (separator) {
+      reserve(at, 1)
+      scratch[at++] = 0x2c
+    }
     if (item === null) at = put(at, openText(sku, item, reason))
     else {
+      // The item without its closing brace: the trace follows (the brace is written over).
       const bytes = itemBytesView(item)
       reserve(at, bytes.length)
-      scratch.set(bytes.subarray(0, bytes.length - 1), at)
+      scratch.set(bytes, at)
       at += bytes.length - 1
     }
     at = this.#putPart(at, this.#parts.traceStart)
-    if (winner !== null) {
-      at = this.#putPart(at, this.#parts.inheritance(winner.path, winner.source))
-      for (const step of winner.steps) at = this.#putStep(at, step, winner)
-    }
+    if (winner !== null) at = this.#putSteps(at, sku, winner, item!)
     this.#at = this.#putPart(at, this.#parts.candidatesOpen)
   }
 
@@ -378,44 +398,43 @@ export class ExplainWriter {
     return putFragment(scratch, at, bytes)
   }
 
-  /** One step of a fast winner (engine/explain/fast.ts `winnerTrace`), after a comma. */
-  #putStep(at: number, step: PipelineStep, winner: WinnerTrace): number {
+  /**
+   * A fast winner's steps (engine/explain/fast.ts `winnerFacts`), each after a comma: the
+   * inheritance, the version (its hole noted), FX and rounding when there are, VAT and amounts.
+   */
+  #putSteps(start: number, sku: string, winner: Readonly<WinnerFacts>, item: PricedItem): number {
     const parts = this.#parts
-    at = this.#putPart(at, parts.comma)
-    const target = () => scratch
-    switch (step.step) {
-      case 'version':
-        at = this.#putPart(at, parts.versionOpen(step.pricelist, step.start))
-        this.holes.push(at)
-        this.#writing.render.versions.push([step.pricelist, step.sku, step.start])
-        scratch[at++] = 0
-        at = putFragment(target(), at, parts.versionAmount)
-        at = putAmount(target(), at, step.sales)
-        break
-      case 'fx':
-        at = this.#putPart(at, parts.fxOpen(step.fx))
-        at = putAmount(target(), at, step.input)
-        at = putAmount(target(), putFragment(target(), at, parts.output), step.output)
-        break
-      case 'rounding':
-        at = this.#putPart(at, parts.roundingOpen(step.tier))
-        at = putAmount(target(), at, step.input)
-        at = putAmount(target(), putFragment(target(), at, parts.output), step.output)
-        break
-      case 'vat': {
-        const vat = winner.vat[0]!
-        return this.#putPart(at, parts.vat(step.vatClass, vat.mappingStart, vat.rateStart, step.rateText, step.mode))
-      }
-      case 'amounts':
-        at = putAmount(target(), this.#putPart(at, parts.amountsOpen), step.net)
-        at = putAmount(target(), putFragment(target(), at, parts.vatKey), step.vat)
-        at = putAmount(target(), putFragment(target(), at, parts.grossKey), step.gross)
-        break
-      default:
-        assert(false, 'a fast winner has no other step')
+    let at = this.#putPart(start, parts.inheritance(winner.path, winner.source))
+    at = this.#putPart(this.#putPart(at, parts.comma), parts.versionOpen(winner.source, winner.start))
+    this.holes.push(at)
+    this.#writing.render.versions.push([winner.source, sku, winner.start])
+    scratch[at++] = 0
+    at = putAmount(scratch, putFragment(scratch, at, parts.versionAmount), winner.cell)
+    scratch[at++] = 0x7d
+    if (winner.fx !== null) {
+      at = this.#putPart(this.#putPart(at, parts.comma), parts.fxOpen(winner.fx))
+      at = putAmount(scratch, at, winner.cell)
+      at = putAmount(scratch, putFragment(scratch, at, parts.output), winner.converted)
+      scratch[at++] = 0x7d
     }
-    scratch[at] = 0x7d
-    return at + 1
+    if (winner.rounds) {
+      at = this.#putPart(this.#putPart(at, parts.comma), parts.roundingOpen(winner.tier))
+      at = putAmount(scratch, at, winner.converted)
+      at = putAmount(scratch, putFragment(scratch, at, parts.output), winner.rounded)
+      scratch[at++] = 0x7d
+    }
+    at = this.#putPart(at, parts.comma)
+    at = this.#putPart(
+      at,
+      parts.vat(winner.vatClass, winner.mappingStart, winner.rateStart, winner.rateText, winner.mode),
+    )
+    // `scratch` is read after each #putPart: it may grow the buffer.
+    at = this.#putPart(this.#putPart(at, parts.comma), parts.amountsOpen)
+    at = putAmount(scratch, at, item.net)
+    at = putAmount(scratch, putFragment(scratch, at, parts.vatKey), item.vat)
+    at = putAmount(scratch, putFragment(scratch, at, parts.grossKey), item.gross)
+    scratch[at++] = 0x7d
+    return at
   }
 
   /** The candidates of a fast explanation, then the excluded pricelists. */

@@ -13,7 +13,7 @@ import { assert } from '../assert.js'
 import { compositeKey, type Catalog, type EntityValues } from '../catalog.js'
 import type { FxResolved } from '../fx.js'
 import { priceItem, resolveBase, Status, type AnswerOptions, type PriceContext, type PricedItem } from '../pipeline.js'
-import { viewAt, type Version } from '../temporal.js'
+import { nextVersionAfter, viewAt, type Version } from '../temporal.js'
 import type { PipelineStep, PriceTracer } from './steps.js'
 
 /** SHA-256 in hex; the one-shot `crypto.hash` (Node 20.12+) when there is one. */
@@ -264,6 +264,9 @@ interface MappingSlot {
   readonly sku: string
   readonly versions: readonly MappingVersion[] | undefined
   version: MappingVersion | null
+  /** The instants between which `version` is in force (from its start to the next version's). */
+  start: number
+  until: number
   input: string
   /** `input` as UTF-8, once asked for (./fast.ts hashes bytes). */
   bytes: Uint8Array | null
@@ -318,6 +321,8 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
       sku,
       versions: catalog.versions('article_taxclass', compositeKey(sku, taxArea)),
       version: null,
+      start: 0,
+      until: 0,
       input: '',
       bytes: null,
     }
@@ -327,6 +332,7 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
       slots.byId[skuId] = slot
     } else slots.bySku.set(sku, slot)
   }
+  if (slot.version !== null && at >= slot.start && at < slot.until) return slot
   const view = viewAt(slot.versions, at)
   if (view === null) return null
   if (slot.version !== view.version) {
@@ -334,33 +340,37 @@ function mappingAt(context: PriceContext, sku: string): MappingSlot | null {
     slot.input = `vat_mapping|${sku}|${taxArea}|${view.version.from}|${view.version.hash}`
     slot.bytes = null
   }
+  slot.start = view.version.from
+  slot.until = nextVersionAfter(slot.versions, at)
   return slot
 }
 
 const encoder = new TextEncoder()
 
 /**
- * The input texts, as UTF-8, of a SKU's VAT mapping and of its class's rate in force at the
- * context's instant (null: none), as `vatInputs` adds them, kept beside the texts: for explanations
- * that hash their inputs as bytes (./fast.ts).
+ * The input text, as UTF-8, of a SKU's VAT mapping in force at the context's instant, and the
+ * mapping's start (null: none), as `vatInputs` adds it, kept beside the text: for explanations that
+ * hash their inputs as bytes (./fast.ts). The slot is kept across requests: read it at once.
  */
-export function vatInputBytes(context: PriceContext, sku: string, classCode: string): VatInputBytes {
+export function mappingInputBytes(context: PriceContext, sku: string): InputBytes | null {
   const mapping = mappingAt(context, sku)
-  const rate = rateInputOf(context, classCode)
-  if (mapping !== null) mapping.bytes ??= encoder.encode(mapping.input)
-  if (rate !== null) rate.bytes ??= encoder.encode(rate.input)
-  return {
-    mapping: mapping === null ? null : mapping.bytes,
-    rate: rate === null ? null : rate.bytes,
-    vat: { mappingStart: mapping === null ? null : mapping.version!.from, rateStart: rate?.start ?? null },
-  }
+  if (mapping === null) return null
+  mapping.bytes ??= encoder.encode(mapping.input)
+  return mapping as InputBytes
 }
 
-export interface VatInputBytes {
-  readonly mapping: Uint8Array | null
-  readonly rate: Uint8Array | null
-  /** The VAT step's starts, as `vatInputs` gives them. */
-  readonly vat: ExplainedVat
+/** The input text, as UTF-8, of a VAT class's rate in force at the context's instant (null: none). */
+export function rateInputBytes(context: PriceContext, classCode: string): InputBytes | null {
+  const rate = rateInputOf(context, classCode)
+  if (rate === null) return null
+  rate.bytes ??= encoder.encode(rate.input)
+  return rate as InputBytes
+}
+
+/** An input's bytes and the start of the version it names. */
+export interface InputBytes {
+  readonly bytes: Uint8Array
+  readonly start: number
 }
 
 function vatLookup(context: PriceContext, sku: string, inputs: InputList, classCode: string | null): ExplainedVat {

@@ -15,11 +15,10 @@ import { cellExtras, cellNoPrice } from '../current-rows.js'
 import { convertAmount, type FxResolved } from '../fx.js'
 import { outOfRange, Status, vatOfGross, vatOfNet, type PriceContext } from '../pipeline.js'
 import { fastAmount, fastFound } from '../query.js'
-import { applyRounding, roundingTier } from '../rounding.js'
+import { applyRounding, roundingTier, type CompiledTier } from '../rounding.js'
 import type { VatInfo } from '../vat-column.js'
-import { fxInput, roundingInput, vatInputBytes, type ExplainedVat } from './explain.js'
+import { fxInput, mappingInputBytes, rateInputBytes, roundingInput, type InputBytes } from './explain.js'
 import { versionStart, type ExplainPlan } from './from-cells.js'
-import type { PipelineStep } from './steps.js'
 
 const encoder = new TextEncoder()
 
@@ -64,12 +63,30 @@ export interface FastPlan {
   readonly paths: readonly (readonly string[])[][]
 }
 
-/** The winner's pipeline as the traced one records it (./explain.ts Recorder). */
-export interface WinnerTrace {
-  readonly path: readonly string[]
-  readonly source: string
-  readonly steps: readonly PipelineStep[]
-  readonly vat: readonly ExplainedVat[]
+/**
+ * What a fast winner's steps are written from, as the traced pipeline records them (./explain.ts
+ * Recorder): resolveBase's walk and version, then priceItem's FX, rounding, VAT and amounts. One
+ * object per explanation, filled again for each SKU (read it before the next).
+ */
+export interface WinnerFacts {
+  /** The inheritance path walked, and the pricelist whose version gave the price. */
+  path: readonly string[]
+  source: string
+  /** The version's start and its sales amount (the cell). */
+  start: number
+  cell: number
+  /** FX into the answer's currency (null: none), and the amount after it. */
+  fx: FxResolved | null
+  converted: number
+  /** The rounding profile's tier and output, when the query rounds. */
+  rounds: boolean
+  tier: CompiledTier | null
+  rounded: number
+  vatClass: string
+  rateText: string
+  mode: string
+  mappingStart: number | null
+  rateStart: number | null
 }
 
 /**
@@ -78,6 +95,29 @@ export interface WinnerTrace {
  * order of `price|<code>|…` texts would interleave.
  */
 export function fastPlan(context: PriceContext, plan: ExplainPlan, roundingCode: string | null): FastPlan | null {
+  // What the plan is made of, as text: queries over the same lists at instants with the same
+  // versions and rates share it (the plan itself is the query's).
+  const rounding = roundingCode === null ? '' : roundingInput(context, roundingCode)
+  let key = rounding
+  for (let index = 0; index < plan.selected.length; index++) {
+    const candidate = plan.selected[index]!
+    const fx = candidate.fx === undefined || candidate.fx === null ? '' : fxInput(candidate.fx)
+    key += `\u0000${plan.chainInputs[index]!.join('\u0001')}\u0002${candidate.chainCodes.join('\u0001')}\u0002${fx}`
+  }
+  let parts = fastParts.get(key)
+  if (parts === undefined) {
+    if (fastParts.size >= fastPartsMax) fastParts.clear()
+    parts = fastPartsOf(plan, rounding)
+    fastParts.set(key, parts)
+  }
+  return parts === null ? null : { ...parts, plan }
+}
+
+/** The parts of fast plans by what they are made of (bounded: cleared when full). */
+const fastParts = new Map<string, Omit<FastPlan, 'plan'> | null>()
+const fastPartsMax = 256
+
+function fastPartsOf(plan: ExplainPlan, rounding: string): Omit<FastPlan, 'plan'> | null {
   const selected = plan.selected
   const pricelistTexts = new Set<string>()
   const codes = new Set<string>()
@@ -96,9 +136,7 @@ export function fastPlan(context: PriceContext, plan: ExplainPlan, roundingCode:
   const pricelistIndex = new Map(pricelistOrder.map((text, index) => [text, index]))
   const codeIndex = new Map(codeOrder.map((code, index) => [code, index]))
   const fxIndex = new Map(fxOrder.map((text, index) => [text, index]))
-  const rounding = roundingCode === null ? '' : roundingInput(context, roundingCode)
   return {
-    plan,
     chainInputs: plan.chainInputs.map(
       (links) => new Int32Array(links.map((input) => (input === null ? -1 : pricelistIndex.get(input)!))),
     ),
@@ -135,7 +173,11 @@ export class FastExplanation {
   readonly #converted: Float64Array
   /** The SKU's VAT, and the starts of its mapping and rate (once a candidate is priced). */
   #vatInfo: VatInfo | null = null
-  #vat: ExplainedVat | null = null
+  #mappingStart: number | null = null
+  #rateStart: number | null = null
+  /** The VAT rate input of the last class asked for (one query: one instant and tax area). */
+  #rateClass: string | null = null
+  #rate: InputBytes | null = null
   #sku = ''
   #pricelistMarks: Uint8Array
   #codeMarks: Uint8Array
@@ -246,39 +288,52 @@ export class FastExplanation {
   }
 
   /**
-   * The winner's steps as the traced pipeline records them (resolveBase's walk and version, then
-   * priceItem's FX, rounding, VAT and amounts), from what `explain` kept; null when the winner's
-   * version has extras (breaks, fields), which the traced pipeline answers.
+   * The winner's steps' values, from what `explain` kept (the same object each time); null when
+   * the winner's version has extras (breaks, fields), which the traced pipeline answers.
    */
-  winnerTrace(): WinnerTrace | null {
+  winnerFacts(): Readonly<WinnerFacts> | null {
     const winner = this.winner
     const cell = this.#cells[winner]!
     if (cell >= cellExtras) return null
     const plan = this.fast.plan
     const candidate = plan.selected[winner]!
     const link = this.#links[winner]!
-    const source = candidate.chainCodes[link]!
-    const start = this.#starts[this.fast.versionCodes[winner]![link]!]!
-    const steps: PipelineStep[] = [{ step: 'version', pricelist: source, sku: this.#sku, start, sales: cell }]
+    const facts = this.#facts
+    facts.path = this.fast.paths[winner]![link]!
+    facts.source = candidate.chainCodes[link]!
+    facts.start = this.#starts[this.fast.versionCodes[winner]![link]!]!
+    facts.cell = cell
+    facts.fx = candidate.fx ?? null
     const converted = this.#converted[winner]!
-    if (candidate.fx !== null && candidate.fx !== undefined)
-      steps.push({ step: 'fx', fx: candidate.fx, input: cell, output: converted })
+    facts.converted = converted
     const rounding = plan.options.rounding
-    if (rounding !== null) {
-      const output = applyRounding(rounding, converted)
-      steps.push({ step: 'rounding', tier: roundingTier(rounding, converted), input: converted, output })
-    }
+    facts.rounds = rounding !== null
+    facts.tier = rounding === null ? null : roundingTier(rounding, converted)
+    facts.rounded = rounding === null ? converted : applyRounding(rounding, converted)
     const vatInfo = this.#vatInfo!
-    const mode = candidate.info!.vatMode!
-    steps.push({
-      step: 'vat',
-      vatClass: vatInfo.classCode,
-      rateText: vatInfo.rateText,
-      mode,
-      precision: plan.precision,
-    })
-    steps.push({ step: 'amounts', net: this.net[winner]!, vat: this.vat[winner]!, gross: this.gross[winner]! })
-    return { path: this.fast.paths[winner]![link]!, source, steps, vat: [this.#vat!] }
+    facts.vatClass = vatInfo.classCode
+    facts.rateText = vatInfo.rateText
+    facts.mode = candidate.info!.vatMode!
+    facts.mappingStart = this.#mappingStart
+    facts.rateStart = this.#rateStart
+    return facts
+  }
+
+  readonly #facts: WinnerFacts = {
+    path: [],
+    source: '',
+    start: 0,
+    cell: 0,
+    fx: null,
+    converted: 0,
+    rounds: false,
+    tier: null,
+    rounded: 0,
+    vatClass: '',
+    rateText: '',
+    mode: '',
+    mappingStart: null,
+    rateStart: null,
   }
 
   /**
@@ -289,14 +344,6 @@ export class FastExplanation {
   #inputBytes(context: PriceContext, sku: string, vatClass: string | null): Uint8Array {
     const fast = this.fast
     let at = 0
-    const next = (bytes: Uint8Array) => {
-      this.#reserve(at, bytes.length + 1)
-      const hashed = this.#hashed
-      if (at > 0) hashed[at++] = 0x0a
-      if (bytes.length > 16) hashed.set(bytes, at)
-      else for (let index = 0; index < bytes.length; index++) hashed[at + index] = bytes[index]!
-      at += bytes.length
-    }
     // The FX and pricelist inputs come first: mostly the same for every SKU of a query, so the
     // bytes of the last SKU's are copied whole when its marks were the same.
     if (this.#sameBlock()) {
@@ -306,9 +353,9 @@ export class FastExplanation {
       at = block.length
     } else {
       for (let index = 0; index < this.#fxMarks.length; index++)
-        if (this.#fxMarks[index] === 1) next(fast.fxBytes[index]!)
+        if (this.#fxMarks[index] === 1) at = this.#next(at, fast.fxBytes[index]!)
       for (let index = 0; index < this.#pricelistMarks.length; index++)
-        if (this.#pricelistMarks[index] === 1) next(fast.pricelistBytes[index]!)
+        if (this.#pricelistMarks[index] === 1) at = this.#next(at, fast.pricelistBytes[index]!)
       this.#block = this.#hashed.slice(0, at)
       this.#blockMarks.set(this.#fxMarks, 0)
       this.#blockMarks.set(this.#pricelistMarks, this.#fxMarks.length)
@@ -319,11 +366,10 @@ export class FastExplanation {
     let skuLength = 0
     for (let index = 0; index < this.#codeMarks.length; index++) {
       if (this.#codeMarks[index] === 0) continue
-      next(fast.pricePrefixes[index]!)
+      at = this.#next(at, fast.pricePrefixes[index]!)
       if (skuFrom < 0) {
-        this.#reserve(at, sku.length * 3 + 1)
         skuFrom = at
-        skuLength = encoder.encodeInto(sku, this.#hashed.subarray(at)).written + 1
+        skuLength = this.#putSku(at, sku) + 1
         this.#hashed[at + skuLength - 1] = 0x7c
       } else {
         this.#reserve(at, skuLength)
@@ -335,15 +381,48 @@ export class FastExplanation {
       this.#hashed.set(start, at)
       at += start.length
     }
-    if (fast.rounding !== null) next(fast.rounding)
-    this.#vat = null
+    if (fast.rounding !== null) at = this.#next(at, fast.rounding)
+    this.#mappingStart = null
+    this.#rateStart = null
     if (vatClass !== null) {
-      const inputs = vatInputBytes(context, sku, vatClass)
-      if (inputs.mapping !== null) next(inputs.mapping)
-      if (inputs.rate !== null) next(inputs.rate)
-      this.#vat = inputs.vat
+      const mapping = mappingInputBytes(context, sku)
+      if (mapping !== null) {
+        at = this.#next(at, mapping.bytes)
+        this.#mappingStart = mapping.start
+      }
+      // The class's rate is the same for every SKU of the query: kept while the class repeats.
+      if (vatClass !== this.#rateClass) {
+        this.#rateClass = vatClass
+        this.#rate = rateInputBytes(context, vatClass)
+      }
+      if (this.#rate !== null) {
+        at = this.#next(at, this.#rate.bytes)
+        this.#rateStart = this.#rate.start
+      }
     }
     return this.#hashed.subarray(0, at)
+  }
+
+  /** An input's bytes at `at`, after a newline unless it is the first; answers the position after. */
+  #next(at: number, bytes: Uint8Array): number {
+    this.#reserve(at, bytes.length + 1)
+    const hashed = this.#hashed
+    if (at > 0) hashed[at++] = 0x0a
+    if (bytes.length > 16) hashed.set(bytes, at)
+    else for (let index = 0; index < bytes.length; index++) hashed[at + index] = bytes[index]!
+    return at + bytes.length
+  }
+
+  /** The SKU as UTF-8 at `at` (ASCII byte by byte, else encoded), with room for `|` after; answers its length. */
+  #putSku(at: number, sku: string): number {
+    this.#reserve(at, sku.length * 3 + 1)
+    const hashed = this.#hashed
+    for (let index = 0; index < sku.length; index++) {
+      const unit = sku.charCodeAt(index)
+      if (unit >= 0x80) return encoder.encodeInto(sku, hashed.subarray(at)).written
+      hashed[at + index] = unit
+    }
+    return sku.length
   }
 
   /** Whether the FX and pricelist marks are those of `#block`. */
