@@ -142,6 +142,16 @@ export const settingDefinitions: readonly SettingDefinition[] = Object.freeze([
     planFeature: null,
     check: (value) => checkInteger(value, 1),
   },
+  // Not in the spec's catalogue: issue 30's prior price (docs/api.md, "Prior price").
+  {
+    key: 'omnibus.days',
+    default: '30',
+    description:
+      'The days before a price reduction over which its prior price (the lowest price applied) is taken (EU Directive 98/6/EC, Article 6a: at least 30). A positive integer.',
+    type: 'integer',
+    planFeature: null,
+    check: (value) => checkInteger(value, 1),
+  },
 ])
 
 const definitionsByKey: ReadonlyMap<string, SettingDefinition> = new Map(

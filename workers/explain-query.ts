@@ -56,7 +56,14 @@ export interface ExplainedRead extends ExplainedText {
 /** When and by whom a price version was written (the main thread's price book), or null. */
 export type VersionMeta = (pricelist: string, sku: string, start: number) => { at: number; by: string } | null
 
-function answerOptions(catalog: Catalog, currency: string, rounding: string | null, at: number, quantity: number) {
+/** The engine's answer options of a query: its rounding profile resolved at its instant (the route answered 404 for an unknown one). */
+export function answerOptions(
+  catalog: Catalog,
+  currency: string,
+  rounding: string | null,
+  at: number,
+  quantity: number,
+) {
   const profile = resolveProfile(catalog, rounding ?? undefined, currency, at)
   assert(profile !== 'not_found', 'the route answered 404 for an unknown profile')
   const options: AnswerOptions = { currency, rounding: profile === null ? null : profile.compiled, quantity }

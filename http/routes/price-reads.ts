@@ -21,6 +21,8 @@ import { AsOfQuery, Code, CurrencyCode, DateTime, Page, PageQuery, Quantity, Vat
 import { page, quantityValue, readInstant } from './common.js'
 import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPricelist } from './pricelists.js'
 import { explainCostFactor, explainQuery, explainReadJson, explainSkusMax, Trace } from './price-explain.js'
+import { omnibusDays, PriorPrice, priorPriceCostFactor, priorPriceQuery, priorPriceSkusMax } from './price-prior.js'
+import { withPriorPrice } from '../../workers/prior-price-query.js'
 import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
 import type { PriceReader } from '../../engine/price-replica.js'
@@ -51,6 +53,11 @@ export const PriceQueryBody = Type.Object(
     explain: Type.Optional(
       Type.Boolean({ description: `true: each item gains a trace (at most ${explainSkusMax} SKUs)` }),
     ),
+    prior_price: Type.Optional(
+      Type.Boolean({
+        description: `true: each item gains its EU prior price (at most ${priorPriceSkusMax} SKUs; not with explain)`,
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -76,11 +83,18 @@ const QueryItem = Type.Object({
   ]),
 })
 export const PriceQueryAnswer = Type.Object({
-  items: Type.Array(Type.Object({ ...QueryItem.properties, trace: Type.Optional(Trace) })),
+  items: Type.Array(
+    Type.Object({ ...QueryItem.properties, trace: Type.Optional(Trace), prior_price: Type.Optional(PriorPrice) }),
+  ),
   unavailable: Type.Array(Type.Object({ sku: Type.String(), reason: Type.String(), trace: Type.Optional(Trace) })),
 })
 /** The single read's answer: a query item and the tax area it was taxed in (and its trace with explain). */
-const PriceAnswer = Type.Object({ ...QueryItem.properties, tax_area: Type.String(), trace: Type.Optional(Trace) })
+const PriceAnswer = Type.Object({
+  ...QueryItem.properties,
+  tax_area: Type.String(),
+  trace: Type.Optional(Trace),
+  prior_price: Type.Optional(PriorPrice),
+})
 const PriceDefinitionAnswer = Type.Object({
   sku: Type.String(),
   pricelist: Type.String(),
@@ -202,6 +216,7 @@ function currencyMismatch(pricelistCurrency: string, requested: string): ApiErro
 function runQuery(context: TenantContext<PriceQueryValue>): QueryAnswer | Promise<QueryAnswer> {
   const { tenant, body } = context
   const input = queryInput(tenant, body, context.nowMs)
+  if (body.prior_price === true) return priorPriceQuery(tenant, input, body.explain === true)
   if (body.explain === true) return explainQuery(tenant, input, body.pricelist_filter)
   if (tenant.queryPool !== null && body.skus.length >= tenant.workerThresholdSkus)
     return dispatchLargeQuery(tenant, input)
@@ -247,6 +262,9 @@ const TaxedQuery = Type.Object(
     currency_code: Type.Optional(CurrencyCode),
     quantity: Type.Optional(Quantity(1e9)),
     explain: Type.Optional(Type.Boolean({ description: 'true: the answer gains a trace' })),
+    prior_price: Type.Optional(
+      Type.Boolean({ description: 'true: the answer gains its EU prior price (not with explain)' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -308,6 +326,20 @@ function taxedRead(context: TenantContext<undefined, typeof TaxedQuery.static>) 
   const respond = ({ outcome, engine }: Dispatched) => {
     assert(outcome.kind !== 'base', 'a taxed read answered without tax')
     if (outcome.kind !== 'priced') throw readError(outcome, engine, sku, pricelist, taxArea, query.rounding_profile)
+    if (query.prior_price === true) {
+      if (query.explain === true)
+        throw validationError(
+          [{ path: 'query/prior_price', message: 'not with explain' }],
+          'A read may ask for explain or prior_price, not both',
+        )
+      const json = itemJson(outcome.item, pricelist, taxArea)
+      const read = { json, item: outcome.item, pricelist, taxArea, at, ...answer }
+      return taxedAnswer(
+        context,
+        withPriorPrice(tenant.catalog, tenant.prices, read, omnibusDays(tenant.catalog, at)),
+        'main',
+      )
+    }
     if (query.explain === true) {
       const explained = explainReadJson(tenant, { at, taxArea, pricelist, item: outcome.item, ...answer })
       // The engine named is the one that explained (the read itself is the plain one's).
@@ -621,8 +653,10 @@ function queryReply(answer: QueryAnswer) {
  */
 function explainedReadCost(_body: unknown, query: string): number {
   // A percent-encoded name is decoded by validation too: such a query string is parsed here as well.
-  if (!query.includes('explain') && !query.includes('%')) return 1
-  return new URLSearchParams(query).getAll('explain').at(-1) === 'true' ? explainCostFactor : 1
+  if (!query.includes('explain') && !query.includes('prior_price') && !query.includes('%')) return 1
+  const parameters = new URLSearchParams(query)
+  if (parameters.getAll('prior_price').at(-1) === 'true') return priorPriceCostFactor
+  return parameters.getAll('explain').at(-1) === 'true' ? explainCostFactor : 1
 }
 
 export function priceReadRoutes(): TenantRoute[] {
@@ -637,9 +671,14 @@ export function priceReadRoutes(): TenantRoute[] {
       response: PriceQueryAnswer,
       dimension: 'query',
       cost: (body) => {
-        const { skus, explain } = (body ?? {}) as { skus?: unknown; explain?: unknown }
+        const { skus, explain, prior_price } = (body ?? {}) as {
+          skus?: unknown
+          explain?: unknown
+          prior_price?: unknown
+        }
         const count = Array.isArray(skus) ? Math.max(1, skus.length) : 1
-        // An explained SKU runs the full pipeline on every candidate.
+        // A prior price prices its history's moments; an explained SKU every candidate.
+        if (prior_price === true) return count * priorPriceCostFactor
         return explain === true ? count * explainCostFactor : count
       },
       handler: (context) => {

@@ -13,6 +13,7 @@ import { PriceContext, type AnswerOptions } from '../../engine/pipeline.js'
 import { PriceReplica } from '../../engine/price-replica.js'
 import { PriceBook, type PriceVersion } from '../../engine/prices.js'
 import { queryPrices } from '../../engine/query.js'
+import { pricelistValue } from '../helpers/price-world.js'
 
 const seed =
   process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
@@ -32,17 +33,7 @@ function world(): Catalog {
   put(catalog, 'vat_rate', compositeKey('SE', 'standard'), { rate: '25' })
   for (const sku of skus) put(catalog, 'article_taxclass', compositeKey(sku, 'SE'), { vat_class_code: 'standard' })
   for (const [index, code] of lists.entries()) {
-    const pricelist: Pricelist = {
-      currency_code: 'SEK',
-      vat_mode: index % 2 === 0 ? 'NET' : 'GROSS',
-      name: code,
-      description: null,
-      parent_code: null,
-      start_date: null,
-      end_date: null,
-      metadata: {},
-      price_rules: [],
-    }
+    const pricelist: Pricelist = pricelistValue({ vat_mode: index % 2 === 0 ? 'NET' : 'GROSS', name: code })
     put(catalog, 'pricelist', code, pricelist)
   }
   return catalog

@@ -17,7 +17,7 @@ import { PriceReplica } from '../../engine/price-replica.js'
 import { PriceBook } from '../../engine/prices.js'
 import { queryPrices } from '../../engine/query.js'
 import type { PriceReader } from '../../engine/price-replica.js'
-import { build, lists, querySkus, worldArbitrary } from '../helpers/price-world.js'
+import { build, lists, pricelistValue, querySkus, worldArbitrary } from '../helpers/price-world.js'
 
 const seed =
   process.env['PROPERTY_SEED'] === undefined ? Date.now() % 2_147_483_647 : Number(process.env['PROPERTY_SEED'])
@@ -125,18 +125,7 @@ function put<K extends CatalogType>(catalog: Catalog, type: K, key: string, valu
 }
 
 function pricelist(fields: Partial<Pricelist> = {}): Pricelist {
-  return {
-    currency_code: 'SEK',
-    vat_mode: 'NET',
-    name: null,
-    description: null,
-    parent_code: null,
-    start_date: null,
-    end_date: null,
-    metadata: {},
-    price_rules: [],
-    ...fields,
-  }
+  return pricelistValue(fields)
 }
 
 /** One SKU per cause, each priced 100.00 SEK net on P, with one change at 50 between 0 and 100. */

@@ -37,6 +37,7 @@ export const pools = {
     'retention.enabled',
     'retention.max.versions',
     'retention.history.ms',
+    'omnibus.days',
   ],
   settingValues: ['true', 'false', '0', '3', 'SE', '2592000000'],
   emails: ['fz-user1@example.com', 'fz-user2@example.com'],

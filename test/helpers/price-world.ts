@@ -65,6 +65,22 @@ export const queryArbitrary = fc.record({
 
 export type World = typeof worldArbitrary extends fc.Arbitrary<infer T> ? T : never
 
+/** A pricelist's value: SEK, NET, no parent, window or rules, unless `fields` say otherwise. */
+export function pricelistValue(fields: Partial<Pricelist> = {}): Pricelist {
+  return {
+    currency_code: 'SEK',
+    vat_mode: 'NET',
+    name: null,
+    description: null,
+    parent_code: null,
+    start_date: null,
+    end_date: null,
+    metadata: {},
+    price_rules: [],
+    ...fields,
+  }
+}
+
 /** One catalogue write, at instant 0 by `test`. */
 export function put<K extends CatalogType>(catalog: Catalog, type: K, key: string, value: EntityValues[K]): void {
   const change = catalog.plan(type, key, value, 0, 0, 'test')

@@ -12,7 +12,7 @@ const {
   tenants: { acme: { tier: 'standard' }, small: { tier: 'starter' } },
 })
 
-t.test('definitions list all 12 settings of the catalogue with their defaults and types', async (t) => {
+t.test("definitions list the catalogue's 12 settings and omnibus.days with their defaults and types", async (t) => {
   const answer = await acme.get('/settings/definitions')
   t.equal(answer.status, 200)
   t.ok(Array.isArray(answer.body))
@@ -32,6 +32,7 @@ t.test('definitions list all 12 settings of the catalogue with their defaults an
     'retention.enabled': 'false',
     'retention.max.versions': '0',
     'retention.history.ms': '2592000000',
+    'omnibus.days': '30',
   })
   const maxVersions = answer.body.find((item: { key: string }) => item.key === 'retention.max.versions')
   t.equal(maxVersions.type, 'integer')
@@ -263,7 +264,9 @@ t.test('settingValue answers the value in force, else the default', async (t) =>
 })
 
 t.test('every default passes its own check and the checks refuse what they should', async (t) => {
-  t.equal(settingDefinitions.length, 12)
+  t.equal(settingDefinitions.length, 13)
+  t.equal(settingProblem('omnibus.days', '0'), 'must be a positive integer (digits only)')
+  t.equal(settingProblem('omnibus.days', '45'), null)
   for (const definition of settingDefinitions)
     t.equal(settingProblem(definition.key, definition.default), null, definition.key)
   t.equal(settingProblem('retention.max.versions', '007'), 'must be a non-negative integer (digits only)')

@@ -1,0 +1,163 @@
+/**
+ * `prior_price=true` against the real server: the EU prior price of hand-computed histories,
+ * written as scheduled prices (a write cannot start in the past) and asked at an `as_of` after
+ * them: the directive's examples, a parent's reduction, a VAT rate's, `omnibus.days`, the single
+ * read, the schema in /openapi.json, and the bad requests. test/engine/prior-price.test.ts has the
+ * rest of the fixture (rules, reclassification, FX, windows, ties).
+ */
+import t from 'tap'
+import { expectStatus, mapSkus, putPrice, putSetting, query } from '../../helpers/price-fixtures.js'
+import { suiteServer } from '../../helpers/suite.js'
+
+const {
+  server,
+  tenants: { acme },
+} = await suiteServer({
+  tenants: {
+    acme: {
+      reference: true,
+      pricelists: {
+        RETAIL: { currency_code: 'EUR', vat_mode: 'GROSS' },
+        CHILD: { currency_code: 'EUR', parent_code: 'RETAIL' },
+        NETL: { currency_code: 'EUR', vat_mode: 'NET' },
+      },
+    },
+  },
+})
+
+const epoch = Date.parse('2998-01-01T00:00:00Z')
+/** The API's instant of a day after the epoch (no milliseconds when there are none). */
+const day = (count: number) => new Date(epoch + count * 86_400_000).toISOString().replace('.000Z', 'Z')
+
+/** Prices by day on a list for a SKU, in order. */
+async function history(sku: string, pricelist: string, prices: [number, number][]): Promise<void> {
+  for (const [at, price] of prices) await putPrice(acme, sku, pricelist, { price, start_date: day(at) })
+}
+
+async function prior(sku: string, pricelist: string, at: number, taxArea = 'SE'): Promise<unknown> {
+  const body = query([sku], [pricelist], { as_of: day(at), prior_price: true, tax_area: taxArea })
+  const answer = await acme.call('POST', '/price/query', body)
+  if (answer.status !== 200) throw new Error(`query: ${answer.status} ${answer.text}`)
+  return answer.body.items[0].prior_price
+}
+
+const skus = ['DIR', 'OLD', 'PROG', 'FLAT', 'UP', 'INH', 'VAT', 'LONG']
+await mapSkus(acme, 'standard', skus)
+await history('DIR', 'RETAIL', [
+  [0, 80],
+  [10, 100],
+  [20, 90],
+])
+await history('OLD', 'RETAIL', [
+  [0, 100],
+  [40, 80],
+])
+await history('PROG', 'RETAIL', [
+  [0, 100],
+  [40, 90],
+  [50, 80],
+])
+await history('FLAT', 'RETAIL', [[0, 100]])
+await history('UP', 'RETAIL', [
+  [0, 80],
+  [10, 100],
+])
+await history('INH', 'RETAIL', [
+  [0, 100],
+  [40, 80],
+])
+await history('VAT', 'NETL', [[0, 100]])
+await history('LONG', 'RETAIL', [
+  [0, 70],
+  [10, 100],
+  [60, 90],
+])
+// The standard rate in DE from 19% to 10% on day 40: the NET list's gross falls with it there.
+await expectStatus(
+  acme.call('POST', '/vat/rate', { tax_area_code: 'DE', vat_class_code: 'standard', rate: 10, start_date: day(40) }),
+  202,
+  'scheduled VAT rate',
+)
+
+t.test("the directive's examples", async (t) => {
+  // 80 -> 100 -> 90: reduced on day 20; over the 30 days before it, 80 (from day 0; the window opens on day -10).
+  t.same(await prior('DIR', 'RETAIL', 25), {
+    net: 64,
+    gross: 80,
+    in_force_at: day(0),
+    reduction_started_at: day(20),
+  })
+  // Reduced 20 days before the question: the window is the 30 days before day 40, not before now.
+  t.same(await prior('OLD', 'RETAIL', 60), { net: 80, gross: 100, in_force_at: day(10), reduction_started_at: day(40) })
+  // 100 -> 90 -> 80: anchored at the first step.
+  t.same(await prior('PROG', 'RETAIL', 55), {
+    net: 80,
+    gross: 100,
+    in_force_at: day(10),
+    reduction_started_at: day(40),
+  })
+  t.equal(await prior('FLAT', 'RETAIL', 30), null, 'never reduced: null')
+  t.equal(await prior('UP', 'RETAIL', 30), null, 'raised: null')
+  t.equal(await prior('DIR', 'RETAIL', 15), null, 'asked before the fall (at the rise): null')
+})
+
+t.test("through a parent's price and a VAT rate", async (t) => {
+  // CHILD inherits RETAIL's 100 -> 80 on day 40.
+  t.same(await prior('INH', 'CHILD', 50), { net: 80, gross: 100, in_force_at: day(10), reduction_started_at: day(40) })
+  // 100 net in DE at 19%: 119 gross; at 10% from day 40: 110.
+  t.same(await prior('VAT', 'NETL', 50, 'DE'), {
+    net: 100,
+    gross: 119,
+    in_force_at: day(10),
+    reduction_started_at: day(40),
+  })
+  t.equal(await prior('VAT', 'NETL', 50), null, 'in SE the rate did not change: null')
+})
+
+t.test('omnibus.days sets the window', async (t) => {
+  // 70 until day 10, then 100, then 90 from day 60: the 30 days before day 60 hold only 100.
+  t.same((await prior('LONG', 'RETAIL', 61)) as { gross: number }, {
+    net: 80,
+    gross: 100,
+    in_force_at: day(30),
+    reduction_started_at: day(60),
+  })
+  await putSetting(acme, 'omnibus.days', '60')
+  t.teardown(() => putSetting(acme, 'omnibus.days', '30'))
+  t.same(await prior('LONG', 'RETAIL', 61), { net: 56, gross: 70, in_force_at: day(0), reduction_started_at: day(60) })
+  const refused = await acme.call('PUT', '/settings/omnibus.days', { value: '0' })
+  t.equal(refused.status, 400, 'a window of 0 days is refused')
+})
+
+t.test('the single read, and the plain answer unchanged without the flag', async (t) => {
+  const read = await acme.get(`/price/DIR/RETAIL/SE?as_of=${day(25)}&prior_price=true`)
+  t.equal(read.status, 200)
+  t.same(read.body.prior_price, { net: 64, gross: 80, in_force_at: day(0), reduction_started_at: day(20) })
+  t.equal(read.body.gross, 90, 'the price asked about')
+  const plain = await acme.get(`/price/DIR/RETAIL/SE?as_of=${day(25)}`)
+  t.notOk('prior_price' in plain.body, 'no prior_price without the flag')
+  const query90 = await acme.call('POST', '/price/query', query(['DIR'], ['RETAIL'], { as_of: day(25) }))
+  t.notOk('prior_price' in query90.body.items[0], 'nor in a plain query')
+})
+
+t.test('bad requests', async (t) => {
+  const both = await acme.call(
+    'POST',
+    '/price/query',
+    query(['DIR'], ['RETAIL'], { as_of: day(25), prior_price: true, explain: true }),
+  )
+  t.same([both.status, both.body.code], [400, 'validation_failed'], 'not with explain')
+  const many = Array.from({ length: 101 }, (_, index) => `N-${index}`)
+  const large = await acme.call('POST', '/price/query', query(many, ['RETAIL'], { prior_price: true }))
+  t.same([large.status, large.body.code], [400, 'validation_failed'], 'at most 100 SKUs')
+  const wrong = await acme.call('POST', '/price/query', query(['DIR'], ['RETAIL'], { prior_price: 'yes' }))
+  t.equal(wrong.status, 400, 'a boolean')
+})
+
+t.test('the OpenAPI document describes prior_price', async (t) => {
+  const document = (await server.request('GET', '/openapi.json')).body
+  const post = document.paths['/t/{slug}/price/query'].post
+  t.ok(JSON.stringify(post.requestBody).includes('prior_price'), 'the query body names it')
+  const item = post.responses['200'].content['application/json'].schema.properties.items.items
+  t.match(JSON.stringify(item.properties.prior_price), /Directive 98\/6\/EC/, 'the answer item explains it')
+})
