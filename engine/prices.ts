@@ -281,6 +281,11 @@ export class PriceBook {
     return this.#sales[position]!
   }
 
+  /** The sales of the version at a pool position, NaN for a deletion (history retention reads it). */
+  liveSalesAt(position: number): number {
+    return this.#extra[position] === extraTombstone ? Number.NaN : this.#sales[position]!
+  }
+
   fromAt(position: number): number {
     return this.#from[position]!
   }

@@ -45,6 +45,7 @@ export function retentionPolicy(tenant: TenantRuntime, nowMs: number): Retention
   const policy = {
     maxVersions: Number(settingValue(tenant.catalog, 'retention.max.versions', nowMs)),
     historyMs: Number(settingValue(tenant.catalog, 'retention.history.ms', nowMs)),
+    priorPriceMs: Number(settingValue(tenant.catalog, 'omnibus.days', nowMs)) * 86_400_000,
   }
   return retentionPolicyProblem(policy) ?? policy
 }
@@ -108,6 +109,7 @@ async function pass(
           (index) => prices.fromAt(offset + index),
           nowMs,
           policy as RetentionPolicy,
+          (index) => prices.liveSalesAt(offset + index),
         )
         if (remove === 0) continue
         const pricelist = prices.pricelistCodes[pricelistId]!

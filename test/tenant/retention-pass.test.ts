@@ -165,6 +165,50 @@ t.test(
   },
 )
 
+t.test('a reduction in force keeps what its prior price reads; a pair without one is thinned', async (t) => {
+  const client = await server.tenant('omnibus-shop', { tier: 'standard' })
+  await retailReference(client, ['O-FELL', 'O-ROSE'])
+  // NET prices: O-FELL 100 -> 120 -> 130 -> 110 -> 90 (reduced since 110), O-ROSE 100 -> 120 -> 130 -> 140 -> 150.
+  const rounds: [number, number][] = [
+    [100, 100],
+    [120, 120],
+    [130, 130],
+    [110, 140],
+    [90, 150],
+  ]
+  for (const [fell, rose] of rounds) {
+    const items = [
+      { sku: 'O-FELL', pricelist: 'RETAIL', price: fell },
+      { sku: 'O-ROSE', pricelist: 'RETAIL', price: rose },
+    ]
+    await expectStatus(client.call('POST', '/price/batch', items), 202, 'round')
+    await sleep(20)
+  }
+  const prior = async () => {
+    const body = {
+      currency_code: 'EUR',
+      tax_area: 'SE',
+      skus: ['O-FELL', 'O-ROSE'],
+      pricelist_filter: { pricelists: ['RETAIL'] },
+      prior_price: true,
+    }
+    const answer = await expectStatus(client.call('POST', '/price/query', body), 200, 'query')
+    return answer.body.items.map((item: { sku: string; prior_price: unknown }) => [item.sku, item.prior_price])
+  }
+  const before = await prior()
+  // Over the 30 days before the fall to 110: 100 (the lowest), net; 125 gross at 25%.
+  t.match(before[0], ['O-FELL', { net: 100, gross: 125 }], 'O-FELL: reduced, its prior price 100')
+  t.same(before[1], ['O-ROSE', null], 'O-ROSE: never reduced')
+  await expectStatus(client.call('PUT', '/settings/retention.max.versions', { value: '1' }), 202, 'max')
+  await expectStatus(client.call('PUT', '/settings/retention.history.ms', { value: '1' }), 202, 'window')
+  await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
+  const pass = await runPass('omnibus-shop')
+  t.equal(pass.body.versions_removed, 2, "O-ROSE's two oldest go (the 3 most recent stay); O-FELL keeps all")
+  t.equal(await versionCount(client, 'O-FELL'), 5)
+  t.equal(await versionCount(client, 'O-ROSE'), 3)
+  t.same(await prior(), before, 'the prior prices read as before')
+})
+
 t.test('the automatic pass thins a tenant by itself', async (t) => {
   const automatic = await startServer({ env: { PRICING_RETENTION_INTERVAL_S: '1' } })
   t.teardown(() => automatic.dispose())
