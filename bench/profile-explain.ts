@@ -23,13 +23,13 @@ import { Session, type Profiler } from 'node:inspector'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { formatSelfTimes, selfTimes } from './cpu-profile.js'
-import { buildCatalog, buildPriceBook } from './engine.js'
 import { flagValue } from './flags.js'
-import { currencyCode, defaultShape, distinctSkus, pricelists, seededRandom, taxAreaCode } from './workload.js'
+import { currencyCode, defaultShape, pricelists } from './workload.js'
 import { PriceContext, priceItem, resolveBase, type AnswerOptions } from '../engine/pipeline.js'
-import { executeQuery, type QueryInput } from '../workers/execute.js'
+import { executeQuery } from '../workers/execute.js'
 import { explainQueryBytes } from '../workers/explain-query.js'
 import { explainFloor } from './explain-floor.js'
+import { inProcessWorkload } from './in-process.js'
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const argv = process.argv.slice(2)
@@ -41,31 +41,7 @@ const top = numberFlag('top', 25)
 /** --lean: the floor of a leaner format (./explain-floor.ts). */
 const lean = argv.includes('--lean')
 
-const nowMs = Date.now()
-const catalog = buildCatalog(shape, pricelists, nowMs)
-const book = buildPriceBook(shape, pricelists, nowMs)
-const codes = pricelists.map((definition) => definition.code).sort()
-const random = seededRandom(shape.seed + 11)
-const inputs: QueryInput[] = Array.from({ length: queryCount }, () => ({
-  at: nowMs,
-  cacheable: false,
-  taxArea: taxAreaCode,
-  skus: distinctSkus(random, shape.skuCount, 100),
-  pricelists: codes,
-  currency: currencyCode,
-  rounding: null,
-  sortOrder: null,
-  quantity: 1,
-}))
-
-let sink = 0
-/** CPU microseconds per query of `run` over the inputs (CPU time: the machine is shared). */
-function timed(run: (input: QueryInput) => number): number {
-  const started = process.cpuUsage()
-  for (const input of inputs) sink += run(input)
-  const used = process.cpuUsage(started)
-  return (used.user + used.system) / inputs.length
-}
+const { nowMs, catalog, book, codes, timed } = inProcessWorkload(shape, queryCount, 11)
 const plainRound = () => timed((input) => executeQuery(catalog, book, input).length)
 
 /** The plain query of the build in `directory`, on its own book of the same workload. */
@@ -171,4 +147,3 @@ writeFileSync(file, JSON.stringify(profile))
 const { samples, frames } = selfTimes(profile, repositoryRoot)
 process.stdout.write(`top ${top} by self time (${samples} samples), profile: ${path.relative(repositoryRoot, file)}\n`)
 process.stdout.write(formatSelfTimes(frames, top))
-if (Number.isNaN(sink)) throw new Error('unreachable')

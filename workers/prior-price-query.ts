@@ -7,7 +7,7 @@
 import type { Catalog } from '../engine/catalog.js'
 import { PriceContext, type PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
-import { priorPrice, type PriorPrice } from '../engine/prior-price/prior-price.js'
+import { priorPriceValid, type PriorPrice, type PriorPriceRequest } from '../engine/prior-price/prior-price.js'
 import { queryPrices } from '../engine/query.js'
 import { formatInstant } from '../engine/time.js'
 import type { QueryInput } from './execute.js'
@@ -23,10 +23,61 @@ export function priorPriceJson(prior: PriorPrice | null): string {
   )
 }
 
+/** A prior price's text, the instants it holds between, and the change count it was computed at. */
+interface CachedPrior {
+  readonly json: string
+  readonly from: number
+  readonly until: number
+  readonly changeCount: number
+}
+
+/** Prior prices by catalogue, then by SKU, list, area, currency, rounding, quantity and days (bounded). */
+const caches = new WeakMap<Catalog, Map<string, CachedPrior>>()
+const cachedMax = 100_000
+
+/** Prior prices answered from the cache and computed, on this thread (the bench reads them). */
+export const priorPriceCacheCounts = { hits: 0, misses: 0 }
+
+/** Empties a catalogue's cached prior prices (the bench's cold rounds). */
+export function clearPriorPriceCache(catalog: Catalog): void {
+  caches.delete(catalog)
+}
+
+/**
+ * The prior price's text, kept while nothing is written (the price book's change count, which
+ * counts catalogue writes too) and the instant asked stays between the moments around it.
+ */
+function cachedPriorJson(
+  catalog: Catalog,
+  prices: PriceReader,
+  request: PriorPriceRequest,
+  roundingCode: string | null,
+): string {
+  let cache = caches.get(catalog)
+  if (cache === undefined) {
+    cache = new Map()
+    caches.set(catalog, cache)
+  }
+  const { sku, pricelist, taxArea, options, at, days } = request
+  const key = `${sku}\u0001${pricelist}\u0001${taxArea}\u0001${options.currency}\u0001${roundingCode ?? ''}\u0001${options.quantity}\u0001${days}`
+  const changeCount = prices.changeCount
+  const cached = cache.get(key)
+  if (cached !== undefined && cached.changeCount === changeCount && at >= cached.from && at < cached.until) {
+    priorPriceCacheCounts.hits++
+    return cached.json
+  }
+  priorPriceCacheCounts.misses++
+  const { prior, from, until } = priorPriceValid(catalog, prices, request)
+  const json = priorPriceJson(prior)
+  if (cache.size >= cachedMax) cache.clear()
+  cache.set(key, { json, from, until, changeCount })
+  return json
+}
+
 /** The answer of a query with prior prices; `days` is the tenant's `omnibus.days` at the query's instant. */
 export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input: QueryInput, days: number): string {
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const { options } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
+  const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
   const result = queryPrices(context, {
     skus: input.skus,
     pricelists: input.pricelists,
@@ -34,15 +85,9 @@ export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input
     sortOrder: input.sortOrder,
   })
   const items = result.items.map((item) => {
-    const prior = priorPrice(catalog, prices, {
-      sku: item.sku,
-      pricelist: item.pricelist,
-      taxArea: input.taxArea,
-      options,
-      at: input.at,
-      days,
-    })
-    return `${itemJson(item, item.pricelist).slice(0, -1)},"prior_price":${priorPriceJson(prior)}}`
+    const request = { sku: item.sku, pricelist: item.pricelist, taxArea: input.taxArea, options, at: input.at, days }
+    const prior = cachedPriorJson(catalog, prices, request, roundingCode)
+    return `${itemJson(item, item.pricelist).slice(0, -1)},"prior_price":${prior}}`
   })
   const unavailable = result.unavailable.map(
     (entry) => `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)}}`,
@@ -66,14 +111,7 @@ export function withPriorPrice(
   days: number,
 ): string {
   const { item } = read
-  const { options } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
-  const prior = priorPrice(catalog, prices, {
-    sku: item.sku,
-    pricelist: read.pricelist,
-    taxArea: read.taxArea,
-    options,
-    at: read.at,
-    days,
-  })
-  return `${read.json.slice(0, -1)},"prior_price":${priorPriceJson(prior)}}`
+  const { options, roundingCode } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
+  const request = { sku: item.sku, pricelist: read.pricelist, taxArea: read.taxArea, options, at: read.at, days }
+  return `${read.json.slice(0, -1)},"prior_price":${cachedPriorJson(catalog, prices, request, roundingCode)}}`
 }

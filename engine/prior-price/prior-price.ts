@@ -66,8 +66,39 @@ export function effectivePriceAt(
 
 /** The prior price of the reduction in force at `request.at`, or null when none is. */
 export function priorPrice(catalog: Catalog, prices: PriceReader, request: PriorPriceRequest): PriorPrice | null {
-  const priceAt = (at: number) => effectivePriceAt(catalog, prices, request, at)
+  return priorPriceValid(catalog, prices, request).prior
+}
+
+/**
+ * The prior price, and the instants between which it is the same answer (`from` inclusive, `until`
+ * exclusive): from the last moment at or before the instant asked to the next one after it, as long
+ * as nothing is written (the moments and the prices at them stay).
+ */
+export function priorPriceValid(
+  catalog: Catalog,
+  prices: PriceReader,
+  request: PriorPriceRequest,
+): { prior: PriorPrice | null; from: number; until: number } {
   const moments = changeMoments(catalog, prices, request)
+  let from = Number.NEGATIVE_INFINITY
+  let until = Number.POSITIVE_INFINITY
+  for (const moment of moments) {
+    if (moment <= request.at) from = moment
+    else {
+      until = moment
+      break
+    }
+  }
+  return { prior: walk(catalog, prices, request, moments), from, until }
+}
+
+function walk(
+  catalog: Catalog,
+  prices: PriceReader,
+  request: PriorPriceRequest,
+  moments: readonly number[],
+): PriorPrice | null {
+  const priceAt = (at: number) => effectivePriceAt(catalog, prices, request, at)
   let current = priceAt(request.at)
   if (current === null) return null
   let start = Number.NaN
@@ -111,8 +142,9 @@ function lowestBefore(
  * Every instant, sorted and distinct, at which something the SKU's effective price on the list
  * reads may change: the versions of the list and of every ancestor it ever had (with their windows'
  * edges), the SKU's prices and bundle rules on them and its components' prices, the article (rules
- * read it), the SKU's VAT mappings in the area and the area's rates, and the FX publications of
- * every currency involved. Over-inclusive is harmless (the walk sees no change there).
+ * read it), the SKU's VAT mappings in the area and the area's rates, the FX publications and the
+ * versions of every currency involved, the rounding profiles' and the tax area's versions.
+ * Over-inclusive is harmless (the walk sees no change there).
  */
 export function changeMoments(
   catalog: Catalog,
@@ -157,7 +189,13 @@ export function changeMoments(
   const ratePrefix = `${request.taxArea}${keySeparator}`
   for (const key of catalog.keys('vat_rate'))
     if (key.startsWith(ratePrefix)) addVersions(catalog.versions('vat_rate', key))
-  for (const currency of currencies) if (currency !== 'EUR') addVersions(catalog.versions('fx_rate', fxKey(currency)))
+  for (const currency of currencies) {
+    if (currency !== 'EUR') addVersions(catalog.versions('fx_rate', fxKey(currency)))
+    addVersions(catalog.versions('currency', currency))
+  }
+  // The rounding profile asked for is resolved at the instant asked: its versions bound a cached answer.
+  for (const key of catalog.keys('rounding_profile')) addVersions(catalog.versions('rounding_profile', key))
+  addVersions(catalog.versions('tax_area', request.taxArea))
   return [...moments].filter((moment) => Number.isFinite(moment)).sort((left, right) => left - right)
 }
 

@@ -140,6 +140,21 @@ t.test('the single read, and the plain answer unchanged without the flag', async
   t.notOk('prior_price' in query90.body.items[0], 'nor in a plain query')
 })
 
+t.test('a later write to the history changes the answer (nothing stale is kept)', async (t) => {
+  await history('KEPT', 'RETAIL', [
+    [0, 100],
+    [40, 80],
+  ])
+  await mapSkus(acme, 'standard', ['KEPT'])
+  const first = await prior('KEPT', 'RETAIL', 60)
+  t.same(first, { net: 80, gross: 100, in_force_at: day(10), reduction_started_at: day(40) })
+  t.same(await prior('KEPT', 'RETAIL', 60), first, 'asked again: the same')
+  t.same(await prior('KEPT', 'RETAIL', 61), first, 'a moment later, nothing changed between: the same')
+  // 60 from day 20: the price rose to 80 on day 40, so no reduction is in force on day 60.
+  await history('KEPT', 'RETAIL', [[20, 60]])
+  t.equal(await prior('KEPT', 'RETAIL', 60), null, 'after the write: none')
+})
+
 t.test('bad requests', async (t) => {
   const both = await acme.call(
     'POST',
