@@ -295,8 +295,10 @@ export function itemBytesView(item: PricedItem): Uint8Array {
 export function answerBytes(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
+  /** Per item, fields written after its own (each `,"name":value`), or null. */
+  tails: readonly Uint8Array[] | null = null,
 ): Buffer {
-  const view = answerBytesView(items, unavailable)
+  const view = answerBytesView(items, unavailable, tails)
   const answer = Buffer.allocUnsafeSlow(view.length)
   answer.set(view)
   return answer
@@ -309,11 +311,19 @@ export function answerBytes(
 export function answerBytesView(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
+  tails: readonly Uint8Array[] | null = null,
 ): Buffer {
   let at = putFragment(reserve(0, answerOpen.length), 0, answerOpen)
   for (let index = 0; index < items.length; index++) {
     if (index > 0) at = putFragment(reserve(at, 1), at, comma)
     at = putItem(at, items[index]!)
+    if (tails !== null) {
+      // The tail goes before the item's closing brace, which is written again after it.
+      const tail = tails[index]!
+      const target = reserve(at, tail.length + 1)
+      at = putFragment(target, at - 1, tail)
+      target[at++] = 0x7d
+    }
   }
   at = putFragment(reserve(at, unavailableOpen.length), at, unavailableOpen)
   for (let index = 0; index < unavailable.length; index++) {

@@ -12,7 +12,8 @@ import { queryPrices } from '../engine/query.js'
 import { formatInstant } from '../engine/time.js'
 import type { QueryInput } from './execute.js'
 import { answerOptions } from './explain-query.js'
-import { amountJson, itemJson, jsonString } from './render.js'
+import { answerBytes } from './answer-bytes.js'
+import { amountJson } from './render.js'
 
 /** The prior price as JSON text (null: no reduction in force). */
 export function priorPriceJson(prior: PriorPrice | null): string {
@@ -25,7 +26,8 @@ export function priorPriceJson(prior: PriorPrice | null): string {
 
 /** A prior price's text, the instants it holds between, and the change count it was computed at. */
 interface CachedPrior {
-  readonly json: string
+  /** `,"prior_price":…` as UTF-8: the item's tail. */
+  readonly tail: Uint8Array
   readonly from: number
   readonly until: number
   readonly changeCount: number
@@ -47,12 +49,12 @@ export function clearPriorPriceCache(catalog: Catalog): void {
  * The prior price's text, kept while nothing is written (the price book's change count, which
  * counts catalogue writes too) and the instant asked stays between the moments around it.
  */
-function cachedPriorJson(
+function cachedPriorTail(
   catalog: Catalog,
   prices: PriceReader,
   request: PriorPriceRequest,
   roundingCode: string | null,
-): string {
+): Uint8Array {
   let cache = caches.get(catalog)
   if (cache === undefined) {
     cache = new Map()
@@ -64,18 +66,21 @@ function cachedPriorJson(
   const cached = cache.get(key)
   if (cached !== undefined && cached.changeCount === changeCount && at >= cached.from && at < cached.until) {
     priorPriceCacheCounts.hits++
-    return cached.json
+    return cached.tail
   }
   priorPriceCacheCounts.misses++
   const { prior, from, until } = priorPriceValid(catalog, prices, request)
-  const json = priorPriceJson(prior)
+  const tail = encoder.encode(`,"prior_price":${priorPriceJson(prior)}`)
   if (cache.size >= cachedMax) cache.clear()
-  cache.set(key, { json, from, until, changeCount })
-  return json
+  cache.set(key, { tail, from, until, changeCount })
+  return tail
 }
 
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
 /** The answer of a query with prior prices; `days` is the tenant's `omnibus.days` at the query's instant. */
-export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input: QueryInput, days: number): string {
+export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input: QueryInput, days: number): Buffer {
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
   const result = queryPrices(context, {
@@ -84,15 +89,11 @@ export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input
     options,
     sortOrder: input.sortOrder,
   })
-  const items = result.items.map((item) => {
+  const tails = result.items.map((item) => {
     const request = { sku: item.sku, pricelist: item.pricelist, taxArea: input.taxArea, options, at: input.at, days }
-    const prior = cachedPriorJson(catalog, prices, request, roundingCode)
-    return `${itemJson(item, item.pricelist).slice(0, -1)},"prior_price":${prior}}`
+    return cachedPriorTail(catalog, prices, request, roundingCode)
   })
-  const unavailable = result.unavailable.map(
-    (entry) => `{"sku":${jsonString(entry.sku)},"reason":${jsonString(entry.reason)}}`,
-  )
-  return `{"items":[${items.join(',')}],"unavailable":[${unavailable.join(',')}]}`
+  return answerBytes(result.items, result.unavailable, tails)
 }
 
 /** A single read's item text with its prior price as its last field. */
@@ -113,5 +114,5 @@ export function withPriorPrice(
   const { item } = read
   const { options, roundingCode } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
   const request = { sku: item.sku, pricelist: read.pricelist, taxArea: read.taxArea, options, at: read.at, days }
-  return `${read.json.slice(0, -1)},"prior_price":${cachedPriorJson(catalog, prices, request, roundingCode)}}`
+  return `${read.json.slice(0, -1)}${decoder.decode(cachedPriorTail(catalog, prices, request, roundingCode))}}`
 }

@@ -136,8 +136,24 @@ t.test('the single read, and the plain answer unchanged without the flag', async
   t.equal(read.body.gross, 90, 'the price asked about')
   const plain = await acme.get(`/price/DIR/RETAIL/SE?as_of=${day(25)}`)
   t.notOk('prior_price' in plain.body, 'no prior_price without the flag')
-  const query90 = await acme.call('POST', '/price/query', query(['DIR'], ['RETAIL'], { as_of: day(25) }))
-  t.notOk('prior_price' in query90.body.items[0], 'nor in a plain query')
+  const skusAsked = ['DIR', 'OLD', 'NONE']
+  const plainQuery = await acme.call('POST', '/price/query', query(skusAsked, ['RETAIL'], { as_of: day(25) }))
+  t.notOk('prior_price' in plainQuery.body.items[0], 'nor in a plain query')
+  const withPrior = await acme.call(
+    'POST',
+    '/price/query',
+    query(skusAsked, ['RETAIL'], { as_of: day(25), prior_price: true }),
+  )
+  const { prior_price: _, ...item } = withPrior.body.items[0]
+  t.same(
+    {
+      items: [item, ...withPrior.body.items.slice(1).map(({ prior_price: _, ...rest }: any) => rest)],
+      unavailable: withPrior.body.unavailable,
+    },
+    plainQuery.body,
+    "with prior_price, each item is the plain answer's, its prior price last; unavailable entries the same",
+  )
+  t.match(withPrior.text, /"fx":null,"prior_price":\{"net":64,"gross":80,/, 'written after the plain fields')
 })
 
 t.test('a later write to the history changes the answer (nothing stale is kept)', async (t) => {
