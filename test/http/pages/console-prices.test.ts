@@ -54,7 +54,7 @@ await ownedTenant(
     await putPrice(client, 'S-1', 'BASE', { price: 10 })
     await mapSkus(client, 'standard', ['S-1'])
   },
-  { query_rate: 1, query_burst: 3 },
+  { query_rate: 1, query_burst: 8 },
 )
 const cookie = `pricing_session=${await signIn(server, owner)}`
 
@@ -166,6 +166,28 @@ t.test('why: the best of all lists, and every loser with its reason in words and
   ])
 })
 
+t.test('why: the prior price of a reduction in force, and none without one', async (t) => {
+  // C-1: 100 EUR NET on BASE from now, 80 in three days; asked four days ahead, the reduction began
+  // in three days and the lowest price of the 30 days before it is 100 net, 125 gross.
+  const moment = new Date(Date.now() + 4 * 86_400_000).toISOString().slice(0, 16)
+  const reduced = await page(`/console/shop/why?sku=C-1&pricelist=BASE&tax_area=SE&currency=EUR&moment=${moment}`)
+  t.equal(reduced.status, 200)
+  const text = plain(reduced.text)
+  t.match(text, /C-1: 100\.00 EUR gross/)
+  t.match(
+    text,
+    /Prior price \(lowest in the 30 days before the reduction\) 125\.00 EUR gross, 100\.00 net, in force from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? UTC/,
+  )
+  const started = /Reduction started (\S+ \S+) UTC/.exec(text)
+  t.ok(started, 'the reduction start is shown')
+  t.ok(
+    Math.abs(Date.parse(`${started![1]!.replace(' ', 'T')}Z`) - (Date.now() + 3 * 86_400_000)) < 60_000,
+    'three days ahead',
+  )
+  const flat = await page('/console/shop/why?sku=C-2&pricelist=BASE&tax_area=SE&currency=EUR')
+  t.match(plain(flat.text), /Prior price No price reduction in force/)
+})
+
 t.test('why: unknown SKU, list, bad moment and quantity are messages in the form, escaped', async (t) => {
   const cases: [string, number, RegExp][] = [
     ['sku=NOPE&tax_area=SE&currency=EUR', 404, /There is no SKU NOPE: no article and no price has that code/],
@@ -262,13 +284,13 @@ t.test("what changes: pages follow the plan's items per request, and together ar
     ['P-5', 'BASE', '12.50 EUR', '25.00 EUR', '100.00 %', "the list's own price changed"],
   ])
   const why = await page('/console/paged/why?sku=P-1&tax_area=SE&currency=EUR')
-  t.equal(why.status, 413, 'an explained SKU costs 3 items, over the plan')
-  t.match(why.text, /This costs 3 items; the maximum per request is 2/)
+  t.equal(why.status, 413, 'an explained SKU (3 items) and its prior price (5), over the plan')
+  t.match(why.text, /This costs 8 items; the maximum per request is 2/)
 })
 
 t.test("the pages cost the tenant's query rate as the JSON calls do", async (t) => {
   const first = await page('/console/slow/why?sku=S-1&tax_area=SE&currency=EUR')
-  t.equal(first.status, 200, 'the burst of 3 pays one explained SKU')
+  t.equal(first.status, 200, 'the burst of 8 pays one explained SKU (3) and its prior price (5)')
   const second = await page('/console/slow/why?sku=S-1&tax_area=SE&currency=EUR')
   t.equal(second.status, 429, 'the next one finds the bucket empty')
   t.match(second.text, /The tenant&#39;s query rate limit is used up; try again in \d+ s/)

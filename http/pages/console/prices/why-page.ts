@@ -14,6 +14,8 @@ import { notFound, validationError } from '../../../../platform/errors.js'
 import type { RootContext } from '../../../contracts.js'
 import { quantityValue } from '../../../routes/common.js'
 import { explainCostFactor, explainQuery } from '../../../routes/price-explain.js'
+import { omnibusDays, priorPriceCostFactor } from '../../../routes/price-prior.js'
+import { priorPriceQueryJson } from '../../../../workers/prior-price-query.js'
 import { queryInput, type PriceQueryValue } from '../../../routes/price-reads.js'
 import { html, type Html } from '../../shared/html.js'
 import { dataTable, type Cell, type Column } from '../../shared/table.js'
@@ -153,7 +155,26 @@ ${dataTable('Candidates', candidateColumns, trace.candidates.map(candidateRow), 
  <code>${trace.inputs_hash}</code></p>`
 }
 
-function answerHtml(visit: ConsoleVisit, form: WhyForm, answer: ExplainedAnswer, at: number): Html {
+/** The prior price of the answered item: the EU reduction's announced prior price, or none in force. */
+interface PriorFacts {
+  readonly prior: { net: number; gross: number; in_force_at: string; reduction_started_at: string } | null
+  readonly days: number
+}
+
+/** A date-time of the API as the page writes instants. */
+function instantText(text: string): string {
+  return text.replace('T', ' ').replace('Z', ' UTC')
+}
+
+function priorHtml(facts: PriorFacts, currency: string): Html {
+  const { prior, days } = facts
+  if (prior === null)
+    return html`<div><dt>Prior price</dt><dd>No price reduction in force (the price did not fall to it)</dd></div>`
+  return html`<div><dt>Prior price (lowest in the ${String(days)} days before the reduction)</dt><dd>${amountText(prior.gross)} ${currency} gross, ${amountText(prior.net)} net, in force from ${instantText(prior.in_force_at)}</dd></div>
+<div><dt>Reduction started</dt><dd>${instantText(prior.reduction_started_at)}</dd></div>`
+}
+
+function answerHtml(visit: ConsoleVisit, form: WhyForm, answer: ExplainedAnswer, at: number, prior: PriorFacts): Html {
   const moment = html`<div><dt>Moment</dt><dd>${formatInstant(at).replace('T', ' ').replace('Z', ' UTC')}</dd></div>`
   const item = answer.items[0]
   if (item === undefined) {
@@ -175,6 +196,7 @@ ${traceHtml(visit, entry.trace, at)}
 <div><dt>Gross</dt><dd>${amountText(item.gross)} ${currency}</dd></div>
 <div><dt>The list's prices are</dt><dd>${item.vat_mode}</dd></div>
 ${moment}
+${priorHtml(prior, currency)}
 </dl>
 ${traceHtml(visit, item.trace, at)}
 </section>`
@@ -199,7 +221,8 @@ export async function whyPage(context: RootContext, visit: ConsoleVisit): Promis
     checkKnown(visit, form, at)
     const body = queryBody(form, at, form.moment !== '')
     const input = queryInput(tenant, body, nowMs)
-    await chargeQuery(tenant, explainCostFactor, nowMs)
+    // The explanation and the prior price: the page costs what the two JSON calls cost.
+    await chargeQuery(tenant, explainCostFactor + priorPriceCostFactor, nowMs)
     // Awaited: the explanation may move to the price workers and answer a promise.
     const explained = await explainQuery(tenant, input, body.pricelist_filter)
     let text: string
@@ -209,7 +232,13 @@ export async function whyPage(context: RootContext, visit: ConsoleVisit): Promis
       explained.release?.()
     }
     const answer = JSON.parse(text) as ExplainedAnswer
-    return { status: 200, body: render(answerHtml(visit, form, answer, input.at), null) }
+    // The prior price of the same question (docs/api.md, "Prior price").
+    let prior: PriorFacts = { prior: null, days: omnibusDays(tenant.catalog, input.at) }
+    if (answer.items.length > 0) {
+      const priced = JSON.parse(priorPriceQueryJson(tenant.catalog, tenant.prices, input, prior.days).toString())
+      prior = { ...prior, prior: priced.items[0]?.prior_price ?? null }
+    }
+    return { status: 200, body: render(answerHtml(visit, form, answer, input.at, prior), null) }
   } catch (error) {
     return failedAnswer(error, (message) => render(null, message))
   }
