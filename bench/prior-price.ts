@@ -13,7 +13,7 @@ import { inProcessWorkload } from './in-process.js'
 import { flagValue } from './flags.js'
 import { defaultShape } from './workload.js'
 import { executeQuery, type QueryInput } from '../workers/execute.js'
-import { clearPriorPriceCache, priorPriceCacheCounts, priorPriceQueryJson } from '../workers/prior-price-query.js'
+import { clearPriorPriceCache, priorPriceCacheCounts, priorPriceQueryBytes } from '../workers/prior-price-query.js'
 
 const argv = process.argv.slice(2)
 const numberFlag = (name: string, fallback: number): number => Number(flagValue(argv, name) ?? fallback)
@@ -28,9 +28,9 @@ const plain = () => timed((input) => executeQuery(catalog, book, input).length)
 const cold = () =>
   timed((input) => {
     clearPriorPriceCache(catalog)
-    return priorPriceQueryJson(catalog, book, input, days).length
+    return priorPriceQueryBytes(catalog, book, input, days).length
   })
-const withPrior = (input: QueryInput) => priorPriceQueryJson(catalog, book, input, days).length
+const withPrior = (input: QueryInput) => priorPriceQueryBytes(catalog, book, input, days).length
 /** The queries once (their prior prices kept), then timed again. */
 const repeated = () => {
   for (const input of inputs) sink += withPrior(input)

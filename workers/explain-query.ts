@@ -70,6 +70,19 @@ export function answerOptions(
   return { options, roundingCode: profile === null ? null : profile.code }
 }
 
+/** A query's items as the plain query answers them, with the context and options they were priced in. */
+export function answeredQuery(catalog: Catalog, prices: PriceReader, input: QueryInput) {
+  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
+  const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
+  const result = queryPrices(context, {
+    skus: input.skus,
+    pricelists: input.pricelists,
+    options,
+    sortOrder: input.sortOrder,
+  })
+  return { context, options, roundingCode, result }
+}
+
 /** `itemJson` with the trace as its last field. */
 export function withTrace(json: string, trace: string): string {
   return `${json.slice(0, -1)},"trace":${trace}}`
@@ -106,14 +119,7 @@ export function explainQueryBytes(catalog: Catalog, prices: PriceReader, request
  */
 export function explainQueryView(catalog: Catalog, prices: PriceReader, request: ExplainQueryInput): ExplainedBytes {
   const input = request.query
-  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
-  const result = queryPrices(context, {
-    skus: input.skus,
-    pricelists: input.pricelists,
-    options,
-    sortOrder: input.sortOrder,
-  })
+  const { context, options, roundingCode, result } = answeredQuery(catalog, prices, input)
   const versions: VersionRef[] = []
   const writer = new ExplainWriter({
     context,

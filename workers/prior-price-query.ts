@@ -5,13 +5,12 @@
  * @module
  */
 import type { Catalog } from '../engine/catalog.js'
-import { PriceContext, type PricedItem } from '../engine/pipeline.js'
+import type { PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
 import { priorPriceValid, type PriorPrice, type PriorPriceRequest } from '../engine/prior-price/prior-price.js'
-import { queryPrices } from '../engine/query.js'
 import { formatInstant } from '../engine/time.js'
 import type { QueryInput } from './execute.js'
-import { answerOptions } from './explain-query.js'
+import { answeredQuery, answerOptions } from './explain-query.js'
 import { answerBytes } from './answer-bytes.js'
 import { amountJson } from './render.js'
 
@@ -26,7 +25,8 @@ export function priorPriceJson(prior: PriorPrice | null): string {
 
 /** A prior price's text, the instants it holds between, and the change count it was computed at. */
 interface CachedPrior {
-  /** `,"prior_price":…` as UTF-8: the item's tail. */
+  /** `,"prior_price":…`: the item's tail, as text (a single read's) and as UTF-8 (a query's). */
+  readonly text: string
   readonly tail: Uint8Array
   readonly from: number
   readonly until: number
@@ -49,12 +49,12 @@ export function clearPriorPriceCache(catalog: Catalog): void {
  * The prior price's text, kept while nothing is written (the price book's change count, which
  * counts catalogue writes too) and the instant asked stays between the moments around it.
  */
-function cachedPriorTail(
+function cachedPrior(
   catalog: Catalog,
   prices: PriceReader,
   request: PriorPriceRequest,
   roundingCode: string | null,
-): Uint8Array {
+): CachedPrior {
   let cache = caches.get(catalog)
   if (cache === undefined) {
     cache = new Map()
@@ -66,32 +66,25 @@ function cachedPriorTail(
   const cached = cache.get(key)
   if (cached !== undefined && cached.changeCount === changeCount && at >= cached.from && at < cached.until) {
     priorPriceCacheCounts.hits++
-    return cached.tail
+    return cached
   }
   priorPriceCacheCounts.misses++
   const { prior, from, until } = priorPriceValid(catalog, prices, request)
-  const tail = encoder.encode(`,"prior_price":${priorPriceJson(prior)}`)
+  const text = `,"prior_price":${priorPriceJson(prior)}`
+  const entry = { text, tail: encoder.encode(text), from, until, changeCount }
   if (cache.size >= cachedMax) cache.clear()
-  cache.set(key, { tail, from, until, changeCount })
-  return tail
+  cache.set(key, entry)
+  return entry
 }
 
 const encoder = new TextEncoder()
-const decoder = new TextDecoder()
 
 /** The answer of a query with prior prices; `days` is the tenant's `omnibus.days` at the query's instant. */
-export function priorPriceQueryJson(catalog: Catalog, prices: PriceReader, input: QueryInput, days: number): Buffer {
-  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
-  const result = queryPrices(context, {
-    skus: input.skus,
-    pricelists: input.pricelists,
-    options,
-    sortOrder: input.sortOrder,
-  })
+export function priorPriceQueryBytes(catalog: Catalog, prices: PriceReader, input: QueryInput, days: number): Buffer {
+  const { options, roundingCode, result } = answeredQuery(catalog, prices, input)
   const tails = result.items.map((item) => {
     const request = { sku: item.sku, pricelist: item.pricelist, taxArea: input.taxArea, options, at: input.at, days }
-    return cachedPriorTail(catalog, prices, request, roundingCode)
+    return cachedPrior(catalog, prices, request, roundingCode).tail
   })
   return answerBytes(result.items, result.unavailable, tails)
 }
@@ -114,5 +107,5 @@ export function withPriorPrice(
   const { item } = read
   const { options, roundingCode } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
   const request = { sku: item.sku, pricelist: read.pricelist, taxArea: read.taxArea, options, at: read.at, days }
-  return `${read.json.slice(0, -1)}${decoder.decode(cachedPriorTail(catalog, prices, request, roundingCode))}}`
+  return `${read.json.slice(0, -1)}${cachedPrior(catalog, prices, request, roundingCode).text}}`
 }

@@ -11,7 +11,7 @@ import { validationError } from '../../platform/errors.js'
 import type { QueryAnswer } from '../../tenant/price-dispatch.js'
 import type { TenantRuntime } from '../../tenant/runtime.js'
 import type { QueryInput } from '../../workers/execute.js'
-import { priorPriceQueryJson } from '../../workers/prior-price-query.js'
+import { priorPriceQueryBytes } from '../../workers/prior-price-query.js'
 import { DateTime } from '../schemas.js'
 
 /** SKUs a query with prior prices may ask for. */
@@ -55,5 +55,5 @@ export function priorPriceQuery(tenant: TenantRuntime, input: QueryInput, explai
     )
   }
   const days = omnibusDays(tenant.catalog, input.at)
-  return { json: priorPriceQueryJson(tenant.catalog, tenant.prices, input, days), release: null, engine: 'main' }
+  return { json: priorPriceQueryBytes(tenant.catalog, tenant.prices, input, days), release: null, engine: 'main' }
 }

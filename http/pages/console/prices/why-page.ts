@@ -15,7 +15,7 @@ import type { RootContext } from '../../../contracts.js'
 import { quantityValue } from '../../../routes/common.js'
 import { explainCostFactor, explainQuery } from '../../../routes/price-explain.js'
 import { omnibusDays, priorPriceCostFactor } from '../../../routes/price-prior.js'
-import { priorPriceQueryJson } from '../../../../workers/prior-price-query.js'
+import { priorPriceQueryBytes } from '../../../../workers/prior-price-query.js'
 import { queryInput, type PriceQueryValue } from '../../../routes/price-reads.js'
 import { html, type Html } from '../../shared/html.js'
 import { dataTable, type Cell, type Column } from '../../shared/table.js'
@@ -235,7 +235,7 @@ export async function whyPage(context: RootContext, visit: ConsoleVisit): Promis
     // The prior price of the same question (docs/api.md, "Prior price").
     let prior: PriorFacts = { prior: null, days: omnibusDays(tenant.catalog, input.at) }
     if (answer.items.length > 0) {
-      const priced = JSON.parse(priorPriceQueryJson(tenant.catalog, tenant.prices, input, prior.days).toString())
+      const priced = JSON.parse(priorPriceQueryBytes(tenant.catalog, tenant.prices, input, prior.days).toString())
       prior = { ...prior, prior: priced.items[0]?.prior_price ?? null }
     }
     return { status: 200, body: render(answerHtml(visit, form, answer, input.at, prior), null) }
