@@ -1,6 +1,6 @@
 /**
  * One tenant's catalogue in memory: every versioned entity (articles, pricelists, currencies, tax
- * areas, VAT classes, VAT rates, article-to-VAT-class mappings, settings) as sorted version lists
+ * areas, VAT classes, VAT rates, article-to-VAT-class mappings, settings, price corrections) as sorted version lists
  * per key. `apply` is the only mutator; reads take the instant to answer for.
  * @module
  */
@@ -22,6 +22,7 @@ export const entityTypes = [
   'settings',
   'bundle_rule',
   'article_taxclass',
+  'price_correction',
 ] as const
 export type EntityType = (typeof entityTypes)[number]
 
@@ -124,6 +125,22 @@ export interface BundleRule {
   components: BundleComponent[]
 }
 
+/** One price version marked as an error: its start, who marked it, when (epoch ms) and why. */
+export interface PriceErrorMark {
+  start: number
+  marked_at: number
+  marked_by: string
+  reason: string | null
+}
+
+/**
+ * The corrections of one price, key compositeKey(SKU, pricelist): the versions marked as errors,
+ * by start. The EU prior price reads the price's history without them (engine/prior-price/).
+ */
+export interface PriceCorrection {
+  errors: PriceErrorMark[]
+}
+
 export interface EntityValues {
   fx_rate: FxRate
   rounding_profile: RoundingProfile
@@ -136,6 +153,7 @@ export interface EntityValues {
   vat_rate: VatRate
   article_taxclass: ArticleTaxclass
   settings: Setting
+  price_correction: PriceCorrection
 }
 export type CatalogType = keyof EntityValues
 
@@ -188,6 +206,7 @@ export class Catalog {
       'fx_rate',
       'rounding_profile',
       'bundle_rule',
+      'price_correction',
     ] as CatalogType[]) {
       this.#tables.set(type, new Map())
       this.#sorted.set(type, null)

@@ -82,6 +82,13 @@ export const changelogLimitDefault = 100
 export const changelogLimitMax = 1000
 /** Settings values are short strings. */
 export const settingValueLengthMax = 256
+/**
+ * Versions of one price marked as errors (tenant/writes/price-corrections.ts): a correction is a
+ * person's act on a mistake, so a few; the prior price reads them on each rebuild of its view.
+ */
+export const priceErrorMarksMax = 100
+/** A correction's reason, for the people who read the changelog and the console. */
+export const priceErrorReasonLengthMax = 500
 /** Largest absolute amount: scaled by 10^4 it stays an exact double (2^53 ≈ 9.007e15). */
 export const amountAbsMax = 100_000_000_000
 

@@ -1,12 +1,14 @@
 /**
  * The price query with `prior_price: true`: the plain answer's items, each with its EU prior price
  * (engine/prior-price/prior-price.ts) as its last field, or null where no reduction is in force.
+ * It reads the history without the price versions marked as errors (engine/prior-price/corrections.ts).
  * Unavailable entries are as in the plain answer.
  * @module
  */
 import type { Catalog } from '../engine/catalog.js'
 import type { PricedItem } from '../engine/pipeline.js'
 import type { PriceReader } from '../engine/price-replica.js'
+import { correctedPrices } from '../engine/prior-price/corrections.js'
 import { priorPriceValid, type PriorPrice, type PriorPriceRequest } from '../engine/prior-price/prior-price.js'
 import { formatInstant } from '../engine/time.js'
 import type { QueryInput } from './execute.js'
@@ -69,7 +71,8 @@ function cachedPrior(
     return cached
   }
   priorPriceCacheCounts.misses++
-  const { prior, from, until } = priorPriceValid(catalog, prices, request)
+  // The history without the versions marked as errors (the book itself when none is).
+  const { prior, from, until } = priorPriceValid(catalog, correctedPrices(catalog, prices), request)
   const text = `,"prior_price":${priorPriceJson(prior)}`
   const entry = { text, tail: encoder.encode(text), from, until, changeCount }
   if (cache.size >= cachedMax) cache.clear()

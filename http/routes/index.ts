@@ -10,6 +10,7 @@ import { fxRoutes } from './fx.js'
 import { managementRoutes } from './management.js'
 import { peopleRoutes } from './people.js'
 import { pricelistRoutes } from './pricelists.js'
+import { priceCorrectionRoutes } from './price-corrections.js'
 import { priceDiffRoutes } from './price-diff.js'
 import { priceReadRoutes } from './price-reads.js'
 import { priceSimulateRoutes } from './price-simulate.js'
@@ -28,6 +29,7 @@ export function tenantRoutes(): TenantRoute[] {
     ...roundingRoutes(),
     ...changelogRoutes(),
     ...priceWriteRoutes(),
+    ...priceCorrectionRoutes(),
     ...priceReadRoutes(),
     ...priceDiffRoutes(),
     ...priceSimulateRoutes(),

@@ -1,12 +1,14 @@
 /**
  * A history-retention pass over one tenant (SPEC setting catalogue `retention.*`): every
- * (pricelist, SKU) pair loses the versions engine/retention.ts says go. In bounded steps: each step
+ * (pricelist, SKU) pair loses the versions engine/retention.ts says go (a pair with versions marked as
+ * errors keeps all of them). In bounded steps: each step
  * reads up to `stepSkus` SKU slots of one pricelist, or 20,000 versions, from memory and rewrites the pairs that shrink in
  * one small transaction (no changelog entries: what is in force does not change), then yields, so
  * no write transaction is long and queries never pause for more than a step. At the end the price
  * columns are compacted, giving the removed versions' memory back.
  * @module
  */
+import { compositeKey } from '../../engine/catalog.js'
 import { retentionPolicyProblem, versionsToRemove, type RetentionPolicy } from '../../engine/retention.js'
 import { settingEnabled, settingValue } from '../../engine/settings.js'
 import type { PriceVersion } from '../../engine/prices.js'
@@ -95,6 +97,7 @@ async function pass(
       else if (stop()) stopped = 'the server stops'
       if (stopped !== null) break outer
       const runs: { pricelist: string; sku: string; versions: PriceVersion[] }[] = []
+      const corrected = tenant.catalog.liveCount('price_correction') > 0
       const end = Math.min(skuId + stepSkus, prices.skuCodes.length)
       let stepVersions = 0
       for (; skuId < end && stepVersions < stepVersionsMax; skuId++) {
@@ -114,6 +117,10 @@ async function pass(
         if (remove === 0) continue
         const pricelist = prices.pricelistCodes[pricelistId]!
         const sku = prices.skuCodes[skuId]!
+        // A price with versions marked as errors keeps its whole history: the prior price reads it
+        // without them (engine/prior-price/corrections.ts), so the rule above, which reads it with
+        // them, cannot say what that needs. Such prices are few (people mark them one by one).
+        if (corrected && tenant.catalog.isLiveLatest('price_correction', compositeKey(sku, pricelist))) continue
         runs.push({ pricelist, sku, versions: prices.versions(pricelist, sku, remove) })
         versionsRemoved += remove
       }

@@ -7,33 +7,16 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { Catalog, compositeKey, type EntityValues } from '../../engine/catalog.js'
+import type { Catalog } from '../../engine/catalog.js'
 import type { AnswerOptions } from '../../engine/pipeline.js'
 import { PriceBook, type PriceVersion } from '../../engine/prices.js'
 import { priorPrice } from '../../engine/prior-price/prior-price.js'
 import { versionsToRemove, type RetentionPolicy } from '../../engine/retention.js'
-import { pricelistValue } from '../helpers/price-world.js'
+import { retailChildCatalog } from '../helpers/price-world.js'
 
 const day = 86_400_000
 const now = 1_000 * day
 const omnibusDays = 30
-
-function put<K extends keyof EntityValues>(catalog: Catalog, type: K, key: string, value: EntityValues[K]) {
-  const change = catalog.plan(type, key, value, 0, 0, 'test')
-  if (change !== null) catalog.apply(change.type, change.key, change.versions)
-}
-
-function catalogOf(): Catalog {
-  const catalog = new Catalog()
-  put(catalog, 'currency', 'SEK', { is_active: true, vat_precision: 2 })
-  put(catalog, 'tax_area', 'SE', { name: 'SE', is_active: true, valid_from: null, valid_to: null })
-  put(catalog, 'vat_class', 'standard', { name: null, description: null })
-  put(catalog, 'vat_rate', compositeKey('SE', 'standard'), { rate: '25' })
-  put(catalog, 'article_taxclass', compositeKey('A', 'SE'), { vat_class_code: 'standard' })
-  put(catalog, 'pricelist', 'RETAIL', pricelistValue({ vat_mode: 'GROSS' }))
-  put(catalog, 'pricelist', 'CHILD', pricelistValue({ vat_mode: null, parent_code: 'RETAIL' }))
-  return catalog
-}
 
 /** Versions: a start (days before now, distinct) and a price (null: deleted). */
 const history = fc
@@ -76,7 +59,7 @@ function priorOf(catalog: Catalog, versions: PriceVersion[], pricelist: string) 
 }
 
 t.test('a pass keeps what the prior price at now reads, on the list and on a child', async (t) => {
-  const catalog = catalogOf()
+  const catalog = retailChildCatalog()
   const policy: RetentionPolicy = { maxVersions: 1, historyMs: 1, priorPriceMs: omnibusDays * day }
   let changedWithout = 0
   let reductions = 0

@@ -125,3 +125,11 @@ export function query(
 ): Record<string, unknown> {
   return { currency_code: 'EUR', tax_area: 'SE', skus, pricelist_filter: { pricelists }, ...extra }
 }
+
+/** The instants of scheduled histories (a write cannot start in the past): day 0 is 2998-01-01. */
+const futureEpoch = Date.parse('2998-01-01T00:00:00Z')
+
+/** The API's instant of a day after 2998-01-01 (no milliseconds when there are none). */
+export function futureDay(count: number): string {
+  return new Date(futureEpoch + count * 86_400_000).toISOString().replace('.000Z', 'Z')
+}

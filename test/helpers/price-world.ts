@@ -87,6 +87,22 @@ export function put<K extends CatalogType>(catalog: Catalog, type: K, key: strin
   if (change !== null) catalog.apply(change.type, change.key, change.versions)
 }
 
+/**
+ * The prior-price tests' catalogue: SEK, SE with a 25% standard rate, SKU A mapped to it, RETAIL
+ * (GROSS) and CHILD inheriting it.
+ */
+export function retailChildCatalog(): Catalog {
+  const catalog = new Catalog()
+  put(catalog, 'currency', 'SEK', { is_active: true, vat_precision: 2 })
+  put(catalog, 'tax_area', 'SE', { name: 'SE', is_active: true, valid_from: null, valid_to: null })
+  put(catalog, 'vat_class', 'standard', { name: null, description: null })
+  put(catalog, 'vat_rate', compositeKey('SE', 'standard'), { rate: '25' })
+  put(catalog, 'article_taxclass', compositeKey('A', 'SE'), { vat_class_code: 'standard' })
+  put(catalog, 'pricelist', 'RETAIL', pricelistValue({ vat_mode: 'GROSS' }))
+  put(catalog, 'pricelist', 'CHILD', pricelistValue({ vat_mode: null, parent_code: 'RETAIL' }))
+  return catalog
+}
+
 export function build(world: World): { catalog: Catalog; book: PriceBook } {
   const catalog = new Catalog()
   put(catalog, 'currency', 'SEK', { is_active: true, vat_precision: 2 })

@@ -579,7 +579,19 @@ t.test('every operation answers as the document declares', async (t) => {
     t.type(diff.body.next_cursor, 'string', 'three SKUs are priced: a page of two has a next')
     await call(t, 'POST', 'price/diff', 413, { body: { ...diffBody, limit: itemsMax + 1 } })
     t.equal((await call(t, 'GET', 'price?pricelist=RETAIL', 200)).body.total, 3)
-    t.ok((await call(t, 'GET', 'price/history/RETAIL/A-1', 200)).body.length >= 1)
+    const history = (await call(t, 'GET', 'price/history/RETAIL/A-1', 200)).body
+    t.ok(history.length >= 1)
+    // A correction: the oldest version marked as an error, listed, and the mark taken back.
+    const start = history.at(-1).change_at
+    await call(t, 'POST', 'price/corrections/RETAIL/A-1', 202, { body: { start_date: start, reason: 'typo' } })
+    t.same(
+      (await call(t, 'GET', 'price/corrections/RETAIL/A-1', 200)).body.errors.map(
+        (mark: { start_date: string }) => mark.start_date,
+      ),
+      [start],
+    )
+    await call(t, 'DELETE', `price/corrections/RETAIL/A-1?start_date=${encodeURIComponent(start)}`, 202)
+    await call(t, 'POST', 'price/corrections/RETAIL/A-1', 404, { body: { start_date: '2001-01-01T00:00:00Z' } })
     t.same((await call(t, 'GET', 'price/skus-for-pricelist/RETAIL', 200)).body.items, ['A-1', 'B-2', 'C-3'])
     t.equal((await call(t, 'GET', 'price/skus-for-pricelist/RETAIL?page=1&size=2', 200)).body.total, 3)
     const pricelists = await call(t, 'GET', 'price/pricelists-for-sku/A-1?currency_code=EUR&tax_area=SE', 200)

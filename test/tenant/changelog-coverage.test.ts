@@ -33,6 +33,7 @@ const entityTypes = [
   'settings',
   'bundle_rule',
   'article_taxclass',
+  'price_correction',
 ] as const
 type EntityType = (typeof entityTypes)[number]
 
@@ -709,7 +710,38 @@ const rows: Row[] = [
     records: [['deleted', 'B-1', 'PL-1']],
     repeat: 404,
   },
+
+  // Price corrections (code: SKU, key: pricelist): the first version of P-1 on PL-1 marked as an error
+  {
+    entity: 'price_correction',
+    route: 'POST /price/corrections/{pricelist}/{sku}',
+    kind: 'single write',
+    what: 'a version marked as an error (again: unchanged)',
+    act: correction('POST'),
+    records: [['created', 'P-1', 'PL-1']],
+    repeat: 202,
+  },
+  {
+    entity: 'price_correction',
+    route: 'DELETE /price/corrections/{pricelist}/{sku}',
+    kind: 'single delete',
+    what: 'the mark taken back (the last: the key is deleted)',
+    act: correction('DELETE'),
+    records: [['deleted', 'P-1', 'PL-1']],
+    repeat: 404,
+  },
 ]
+
+/** Marks (POST) or unmarks (DELETE) the first version of P-1 on PL-1, its start read from the history. */
+function correction(method: 'POST' | 'DELETE') {
+  return async (): Promise<Answer> => {
+    const history = await shop.call('GET', '/price/history/PL-1/P-1?days=1')
+    const first = (history.body as { change_at: string }[]).at(-1)!.change_at
+    return method === 'POST'
+      ? shop.call('POST', '/price/corrections/PL-1/P-1', { start_date: first, reason: 'a typo: 10 for 100' })
+      : shop.call('DELETE', `/price/corrections/PL-1/P-1?start_date=${encodeURIComponent(first)}`)
+  }
+}
 
 function sortedEntries(entries: readonly Expected[]): Expected[] {
   const text = (entry: Expected): string => entry.join('\u0000')

@@ -45,6 +45,13 @@ async function salesAt(client: TenantClient, sku: string, at: number | null): Pr
   return answer.body.price.sales
 }
 
+/** Retention on, with the least it may keep: one version, a window of 1 ms. */
+async function retainLeast(client: TenantClient): Promise<void> {
+  await expectStatus(client.call('PUT', '/settings/retention.max.versions', { value: '1' }), 202, 'max')
+  await expectStatus(client.call('PUT', '/settings/retention.history.ms', { value: '1' }), 202, 'window')
+  await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
+}
+
 async function runPass(slug: string): Promise<any> {
   return expectStatus(server.admin('POST', `/admin/tenants/${slug}/retention`), 200, 'retention pass')
 }
@@ -199,14 +206,34 @@ t.test('a reduction in force keeps what its prior price reads; a pair without on
   // Over the 30 days before the fall to 110: 100 (the lowest), net; 125 gross at 25%.
   t.match(before[0], ['O-FELL', { net: 100, gross: 125 }], 'O-FELL: reduced, its prior price 100')
   t.same(before[1], ['O-ROSE', null], 'O-ROSE: never reduced')
-  await expectStatus(client.call('PUT', '/settings/retention.max.versions', { value: '1' }), 202, 'max')
-  await expectStatus(client.call('PUT', '/settings/retention.history.ms', { value: '1' }), 202, 'window')
-  await expectStatus(client.call('PUT', '/settings/retention.enabled', { value: 'true' }), 202, 'enabled')
+  await retainLeast(client)
   const pass = await runPass('omnibus-shop')
   t.equal(pass.body.versions_removed, 2, "O-ROSE's two oldest go (the 3 most recent stay); O-FELL keeps all")
   t.equal(await versionCount(client, 'O-FELL'), 5)
   t.equal(await versionCount(client, 'O-ROSE'), 3)
   t.same(await prior(), before, 'the prior prices read as before')
+})
+
+t.test('a price with a version marked as an error keeps its whole history', async (t) => {
+  const client = await server.tenant('corrected-shop', { tier: 'standard' })
+  await retailReference(client, ['C-MARK', 'C-PLAIN'])
+  for (const price of [100, 120, 130, 140, 150]) {
+    const items = ['C-MARK', 'C-PLAIN'].map((sku) => ({ sku, pricelist: 'RETAIL', price }))
+    await expectStatus(client.call('POST', '/price/batch', items), 202, 'round')
+    await sleep(20)
+  }
+  const history = await expectStatus(client.call('GET', '/price/history/RETAIL/C-MARK'), 200, 'history')
+  const second = history.body.at(-2).change_at
+  await expectStatus(
+    client.call('POST', '/price/corrections/RETAIL/C-MARK', { start_date: second, reason: 'typo' }),
+    202,
+    'mark',
+  )
+  await retainLeast(client)
+  const pass = await runPass('corrected-shop')
+  t.equal(pass.body.versions_removed, 2, "C-PLAIN's two oldest go (the 3 most recent stay); C-MARK keeps all")
+  t.equal(await versionCount(client, 'C-MARK'), 5)
+  t.equal(await versionCount(client, 'C-PLAIN'), 3)
 })
 
 t.test('the automatic pass thins a tenant by itself', async (t) => {

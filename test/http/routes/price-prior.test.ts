@@ -6,7 +6,7 @@
  * rest of the fixture (rules, reclassification, FX, windows, ties).
  */
 import t from 'tap'
-import { expectStatus, mapSkus, putPrice, putSetting, query } from '../../helpers/price-fixtures.js'
+import { expectStatus, futureDay, mapSkus, putPrice, putSetting, query } from '../../helpers/price-fixtures.js'
 import { suiteServer } from '../../helpers/suite.js'
 
 const {
@@ -25,9 +25,7 @@ const {
   },
 })
 
-const epoch = Date.parse('2998-01-01T00:00:00Z')
-/** The API's instant of a day after the epoch (no milliseconds when there are none). */
-const day = (count: number) => new Date(epoch + count * 86_400_000).toISOString().replace('.000Z', 'Z')
+const day = futureDay
 
 /** Prices by day on a list for a SKU, in order. */
 async function history(sku: string, pricelist: string, prices: [number, number][]): Promise<void> {
