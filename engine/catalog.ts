@@ -23,6 +23,7 @@ export const entityTypes = [
   'bundle_rule',
   'article_taxclass',
   'price_correction',
+  'effective_price',
 ] as const
 export type EntityType = (typeof entityTypes)[number]
 

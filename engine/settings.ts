@@ -121,6 +121,12 @@ export const settingDefinitions: readonly SettingDefinition[] = Object.freeze([
     'webhooks',
   ),
   flag(
+    'effective_price.events.enabled',
+    'When true, the changelog records an effective_price event whenever the price a single read answers changes (a write, a scheduled start, a parent, rule, VAT, FX or window change), at its moment. Each write then also costs its events.',
+    'false',
+    null,
+  ),
+  flag(
     'retention.enabled',
     'When true, price history is thinned per SKU and pricelist (needs a plan with history retention).',
     'false',

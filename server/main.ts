@@ -11,6 +11,7 @@ import { SystemStore } from '../storage/system-store.js'
 import { PricingApp } from '../http/app.js'
 import { settleInterruptedRestores } from '../tenant/backups/restore.js'
 import { BackupScheduler } from '../tenant/backups/scheduler.js'
+import { EffectivePriceEvents } from '../tenant/effective-prices/scheduler.js'
 import { RetentionScheduler } from '../tenant/retention/scheduler.js'
 import { createMailer } from '../platform/mailer.js'
 import { SignIn } from '../accounts/people/sign-in.js'
@@ -122,6 +123,8 @@ interface Services {
 interface Background {
   readonly backups: BackupScheduler
   readonly retention: RetentionScheduler
+  /** Effective-price events at their moments (tenant/effective-prices/). */
+  readonly effectivePrices: EffectivePriceEvents
   readonly signingKeys: Periodic
   readonly fxFeed: FxFeedService
   /** Writes the API keys' last-used times kept in memory (also at close). */
@@ -329,6 +332,8 @@ function startBackground(options: {
   if (config.backupIntervalS > 0) backups.start()
   const retention = new RetentionScheduler(tenants, config.retentionIntervalS * 1000, logger, now)
   if (config.retentionIntervalS > 0) retention.start()
+  const effectivePrices = new EffectivePriceEvents(tenants, logger, now)
+  effectivePrices.start()
   // Signing keys (accounts/signing-keys.ts): older keys dropped once their tokens have expired, and
   // a rotation every PRICING_SIGNING_KEY_ROTATION_S (0: on demand only).
   const signingKeys = new Periodic(
@@ -367,7 +372,7 @@ function startBackground(options: {
   }
   const usageTimer = setInterval(() => void flushUsage(), keyUsageFlushMs)
   usageTimer.unref()
-  return { backups, retention, signingKeys, fxFeed, flushUsage, usageTimer }
+  return { backups, retention, effectivePrices, signingKeys, fxFeed, flushUsage, usageTimer }
 }
 
 /**
@@ -397,6 +402,7 @@ async function shutDown(options: {
   app.uws.close()
   await background.backups.stop()
   await background.retention.stop()
+  await background.effectivePrices.stop()
   await background.signingKeys.stop()
   await background.fxFeed.stop()
   setActiveFxFeed(null)

@@ -3,7 +3,8 @@
  * webhook source and (later) the replication feed. Each entry carries a checksum of its content
  * chained to the previous entry's checksum, so a gap or a rewrite is detectable.
  *
- * Stored form: a msgpackr-encoded array of the fields in a fixed order (`encodeEntries`), written
+ * Stored form: a msgpackr-encoded array of the fields in a fixed order (`encodeEntries`; an entry
+ * with a `detail` has it as a 12th), written
  * as raw bytes (lmdb's own msgpack records cost about 3 us an entry, the largest cost of a price
  * write; a plain array costs about 0.8 us). Earlier builds wrote lmdb msgpack records and, briefly,
  * the binary record below (it starts with 0xc1, a byte MessagePack never uses); all read back.
@@ -43,6 +44,12 @@ export interface LogEntry {
   readonly contentHash: string
   readonly previousChecksum: string
   readonly checksum: string
+  /**
+   * What an entry says besides its fields, as JSON text (an effective-price event's amounts, moment
+   * and cause: tenant/effective-prices/); absent on every other entry. Part of the checksum when
+   * present, and stored as a 12th field.
+   */
+  readonly detail?: string
 }
 
 export type EntryContent = Omit<LogEntry, 'schemaVersion' | 'sequence' | 'previousChecksum' | 'checksum'>
@@ -52,10 +59,28 @@ export function entryChecksum(sequence: number, content: EntryContent, previousC
   const text =
     `${logSchemaVersion}\u0000${sequence}\u0000${content.entityType}\u0000${content.changeType}\u0000${content.entityCode}` +
     `\u0000${content.compositeKey ?? ''}\u0000${content.changedAt}\u0000${content.changedBy}\u0000${content.contentHash}\u0000${previousChecksum}`
-  return sha256Hex128(text)
+  return sha256Hex128(content.detail === undefined ? text : `${text}\u0000${content.detail}`)
 }
 
 export function makeEntry(sequence: number, content: EntryContent, previousChecksum: string): LogEntry {
+  if (content.detail !== undefined) {
+    const entry: LogEntry = {
+      schemaVersion: logSchemaVersion,
+      sequence,
+      entityType: content.entityType,
+      changeType: content.changeType,
+      entityCode: content.entityCode,
+      compositeKey: content.compositeKey,
+      changedAt: content.changedAt,
+      changedBy: content.changedBy,
+      contentHash: content.contentHash,
+      previousChecksum,
+      checksum: entryChecksum(sequence, content, previousChecksum),
+      detail: content.detail,
+    }
+    verifyShape(entry)
+    return entry
+  }
   return makeEntryOf(
     sequence,
     content.entityType,
@@ -123,11 +148,16 @@ export function isBinaryEntry(bytes: Uint8Array): boolean {
 
 /** The first byte of a stored entry as a msgpackr array of its 11 fields (MessagePack fixarray 11). */
 const arrayEntryMarker = 0x9b
+/** The same with its detail as a 12th field (fixarray 12). */
+const detailEntryMarker = 0x9c
 const packr = new Packr({ useRecords: false, moreTypes: false })
 
 /** Does a stored value hold an entry this module writes or wrote (not a legacy lmdb record)? */
 export function isRawEntry(bytes: Uint8Array): boolean {
-  return bytes.length > 0 && (bytes[0] === arrayEntryMarker || bytes[0] === binaryEntryMarker)
+  return (
+    bytes.length > 0 &&
+    (bytes[0] === arrayEntryMarker || bytes[0] === detailEntryMarker || bytes[0] === binaryEntryMarker)
+  )
 }
 
 /**
@@ -151,7 +181,12 @@ export function encodeEntries(entries: readonly LogEntry[]): Buffer[] {
     fields[8] = entry.contentHash
     fields[9] = entry.previousChecksum
     fields[10] = entry.checksum
-    stored[index] = packr.pack(fields)
+    if (entry.detail === undefined) stored[index] = packr.pack(fields)
+    else {
+      fields[11] = entry.detail
+      stored[index] = packr.pack(fields)
+      fields.length = 11
+    }
   }
   fields.fill(null)
   return stored
@@ -162,10 +197,10 @@ const packFields: (string | number | null)[] = new Array(11).fill(null)
 
 /** Reads a stored entry (msgpackr array, or the binary form of earlier builds). */
 export function decodeStoredEntry(bytes: Uint8Array): LogEntry {
-  if (bytes[0] !== arrayEntryMarker) return decodeEntry(bytes)
+  if (bytes[0] !== arrayEntryMarker && bytes[0] !== detailEntryMarker) return decodeEntry(bytes)
   const fields = packr.unpack(bytes) as unknown[]
-  assert(Array.isArray(fields) && fields.length === 11, 'log entry array')
-  return {
+  assert(Array.isArray(fields) && (fields.length === 11 || fields.length === 12), 'log entry array')
+  const entry: LogEntry = {
     schemaVersion: fields[0] as number,
     sequence: fields[1] as number,
     entityType: fields[2] as EntityType,
@@ -178,6 +213,7 @@ export function decodeStoredEntry(bytes: Uint8Array): LogEntry {
     previousChecksum: fields[9] as string,
     checksum: fields[10] as string,
   }
+  return fields.length === 11 ? entry : { ...entry, detail: fields[11] as string }
 }
 
 /** Worst-case bytes of a string as UTF-8 (one UTF-16 unit takes at most 3 bytes). */

@@ -34,7 +34,7 @@ export function decodeCursor(cursor: string): number {
 }
 
 export function renderEntry(entry: LogEntry, changedAt = formatInstant(entry.changedAt)): Record<string, unknown> {
-  return {
+  const rendered: Record<string, unknown> = {
     sequence: entry.sequence,
     entity_type: entry.entityType,
     change_type: entry.changeType,
@@ -44,6 +44,8 @@ export function renderEntry(entry: LogEntry, changedAt = formatInstant(entry.cha
     changed_by: entry.changedBy,
     content_hash: entry.contentHash,
   }
+  // An effective-price event's amounts, moment and cause (tenant/effective-prices/), after the fields.
+  return entry.detail === undefined ? rendered : Object.assign(rendered, JSON.parse(entry.detail))
 }
 
 /**

@@ -169,10 +169,26 @@ export class TenantRuntime {
     return this.#replication
   }
 
+  #restores = 0
+
+  /** Restores begun since the runtime opened: whoever keeps state derived from the data compares it. */
+  get restores(): number {
+    return this.#restores
+  }
+
+  /** Told of each batch this runtime commits, when it is queued (its changes are in memory then). */
+  readonly #committed: ((changes: readonly Change[], prices: readonly PriceChange[]) => void)[] = []
+
+  /** Registers a listener of committed batches (the effective-price events: tenant/effective-prices/). */
+  onCommitted(listener: (changes: readonly Change[], prices: readonly PriceChange[]) => void): void {
+    this.#committed.push(listener)
+  }
+
   /** A restore of `backupId` starts: from now on writes are refused (tenant/backups/restore.ts). */
   beginRestore(backupId: string): void {
     assert(this.#restoring === null, `tenant ${this.slug}: a restore of ${this.#restoring} is running`)
     this.#restoring = backupId
+    this.#restores++
   }
 
   /** The restore is over (completed, failed, or its start not stored): writes resume. */
@@ -335,7 +351,12 @@ export class TenantRuntime {
     changes: readonly Change[],
     extra: readonly EntryContent[] = [],
     prices: readonly PriceChange[] = [],
-    options: { applied?: boolean } = {},
+    options: {
+      applied?: boolean
+      meta?: Readonly<Record<string, unknown>>
+      /** Entries that report on the data and change none (effective-price events): caches stay valid. */
+      events?: boolean
+    } = {},
   ): Promise<LogEntry[]> {
     if (changes.length === 0 && extra.length === 0 && prices.length === 0) return []
     // Cluster mode: a replica's data changes only by its home's log (placement sends writes there).
@@ -356,14 +377,16 @@ export class TenantRuntime {
       for (const change of prices) this.prices.apply(change.pricelist, change.sku, change.versions)
     }
     // Answer caches compare this count; price writes count themselves in the price book.
-    if (changes.length > 0 || extra.length > 0) this.prices.noteChange()
+    if ((changes.length > 0 || extra.length > 0) && options.events !== true) this.prices.noteChange()
     // Workers see the change before the caller is answered, so no later query of theirs misses it.
     this.queryPool?.publish(
       this,
       changes.map((change) => [change.type, change.key, change.versions]),
     )
     let entries: LogEntry[]
-    const stored = this.store.commit(changes, extra, prices)
+    const stored = this.store.commit(changes, extra, prices, options.meta)
+    // Told synchronously, in commit order, what the batch brings into force (tenant/effective-prices/).
+    for (const listener of this.#committed) listener(changes, prices)
     // Cluster mode: the replicas' copy is in Redis before the writer hears "done". Registered now,
     // in sequence order: durability promises may settle out of that order.
     const published = this.replication?.committed(

@@ -7,6 +7,7 @@
 import { Type } from '@sinclair/typebox'
 import { entityTypes, type EntityType } from '../../engine/catalog.js'
 import { changelogLimitDefault, changelogLimitMax } from '../../engine/limits.js'
+import { effectiveCauses } from '../../engine/effective-price/changes.js'
 import { formatInstant } from '../../engine/time.js'
 import { cursorLengthMax, decodeCursor, encodeCursor, renderEntries } from '../../tenant/changelog.js'
 import { route, type Reply, type TenantRoute } from '../contracts.js'
@@ -39,6 +40,37 @@ export const ChangelogEntry = Type.Object({
   changed_at: Type.String(),
   changed_by: Type.String(),
   content_hash: Type.String({ description: 'same hash means same content; empty for a delete' }),
+  // An effective_price event's own fields (docs/api.md, "Effective-price events").
+  tax_area: Type.Optional(Type.String()),
+  currency_code: Type.Optional(Type.String()),
+  old: Type.Optional(
+    Type.Union([Type.Object({ net: Type.Number(), gross: Type.Number() }), Type.Null()], {
+      description: 'effective_price: the amounts before effective_at (null: no price then)',
+    }),
+  ),
+  new: Type.Optional(
+    Type.Union([Type.Object({ net: Type.Number(), gross: Type.Number() }), Type.Null()], {
+      description: 'effective_price: the amounts from effective_at (null: no price from then)',
+    }),
+  ),
+  effective_at: Type.Optional(Type.String({ description: 'effective_price: the moment the price changed' })),
+  cause: Type.Optional(Type.Union(effectiveCauses.map((cause) => Type.Literal(cause)))),
+  summary: Type.Optional(
+    Type.Boolean({ description: 'effective_price: one event for a whole list (a rule, parent, window or FX change)' }),
+  ),
+  count: Type.Optional(Type.Integer({ description: 'a summary: how many SKUs of the list changed' })),
+  diff: Type.Optional(
+    Type.Object(
+      {
+        from: Type.String(),
+        to: Type.String(),
+        tax_area: Type.String(),
+        currency_code: Type.String(),
+        pricelist_filter: Type.Object({ pricelists: Type.Array(Type.String()) }),
+      },
+      { description: 'a summary: the POST /price/diff body that pages its SKUs (add limit and cursor)' },
+    ),
+  ),
 })
 export const ChangelogPage = Type.Object({
   items: Type.Array(ChangelogEntry),

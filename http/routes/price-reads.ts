@@ -8,7 +8,7 @@ import { assert } from '../../engine/assert.js'
 import { errorHeaders, HttpError } from '../error-status.js'
 import * as crypto from 'node:crypto'
 import { Type } from '@sinclair/typebox'
-import { compareCodes, splitKey, type Catalog } from '../../engine/catalog.js'
+import type { Catalog } from '../../engine/catalog.js'
 import { batchItemsMax, codeLengthMax } from '../../engine/limits.js'
 import { pricelistActiveAt } from '../../engine/pricelists.js'
 import { defaultTaxArea, PriceContext } from '../../engine/pipeline.js'
@@ -23,6 +23,7 @@ import { PricelistFilter, pricelistFilterMatcher, PricelistResponse, renderPrice
 import { explainCostFactor, explainQuery, explainReadJson, explainSkusMax, Trace } from './price-explain.js'
 import { omnibusDays, PriorPrice, priorPriceCostFactor, priorPriceQuery, priorPriceSkusMax } from './price-prior.js'
 import { withPriorPrice } from '../../workers/prior-price-query.js'
+import { pricedSkus } from '../../engine/effective-price/changes.js'
 import { RenderedContent, renderContent } from './price-writes.js'
 import type { PriceReadInput, PriceReadOutcome } from '../../engine/price-read.js'
 import type { PriceReader } from '../../engine/price-replica.js'
@@ -579,13 +580,7 @@ export interface SkuCandidateSource {
  * rule prices a SKU that may have no price of its own anywhere).
  */
 export function pricedSkuCandidates(tenant: SkuCandidateSource): readonly string[] {
-  const withPrices = tenant.prices.sortedSkus()
-  const bundleKeys = tenant.catalog.keys('bundle_rule')
-  if (bundleKeys.length === 0) return withPrices
-  const merged = new Set(withPrices)
-  for (const key of bundleKeys) merged.add(splitKey(key)[0])
-  if (merged.size === withPrices.length) return withPrices
-  return [...merged].sort(compareCodes)
+  return pricedSkus(tenant.catalog, tenant.prices)
 }
 
 const PricelistsForSkuQuery = Type.Object(

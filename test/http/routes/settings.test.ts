@@ -12,35 +12,39 @@ const {
   tenants: { acme: { tier: 'standard' }, small: { tier: 'starter' } },
 })
 
-t.test("definitions list the catalogue's 12 settings and omnibus.days with their defaults and types", async (t) => {
-  const answer = await acme.get('/settings/definitions')
-  t.equal(answer.status, 200)
-  t.ok(Array.isArray(answer.body))
-  const defaults = Object.fromEntries(
-    answer.body.map((item: { key: string; default: string }) => [item.key, item.default]),
-  )
-  t.same(defaults, {
-    'require.homogeneous.currency': 'false',
-    'require.homogeneous.vat_mode': 'false',
-    'strict.article.validation': 'false',
-    'strict.pricelist.validation': 'false',
-    'ingest.skip.dedup': 'false',
-    'default.tax.area': 'SE',
-    'fx.rate.auto.update': 'true',
-    'fx.base.currency': 'EUR',
-    'change.events.enabled': 'false',
-    'retention.enabled': 'false',
-    'retention.max.versions': '0',
-    'retention.history.ms': '2592000000',
-    'omnibus.days': '30',
-  })
-  const maxVersions = answer.body.find((item: { key: string }) => item.key === 'retention.max.versions')
-  t.equal(maxVersions.type, 'integer')
-  t.same(Object.keys(maxVersions).sort(), ['default', 'description', 'key', 'type'])
-  t.ok(maxVersions.description.length > 0)
-  t.equal(answer.body.find((item: { key: string }) => item.key === 'strict.article.validation').type, 'boolean')
-  t.equal(answer.body.find((item: { key: string }) => item.key === 'default.tax.area').type, 'string')
-})
+t.test(
+  "definitions list the catalogue's 12 settings, omnibus.days and effective_price.events.enabled with their defaults and types",
+  async (t) => {
+    const answer = await acme.get('/settings/definitions')
+    t.equal(answer.status, 200)
+    t.ok(Array.isArray(answer.body))
+    const defaults = Object.fromEntries(
+      answer.body.map((item: { key: string; default: string }) => [item.key, item.default]),
+    )
+    t.same(defaults, {
+      'require.homogeneous.currency': 'false',
+      'require.homogeneous.vat_mode': 'false',
+      'strict.article.validation': 'false',
+      'strict.pricelist.validation': 'false',
+      'ingest.skip.dedup': 'false',
+      'default.tax.area': 'SE',
+      'fx.rate.auto.update': 'true',
+      'fx.base.currency': 'EUR',
+      'change.events.enabled': 'false',
+      'effective_price.events.enabled': 'false',
+      'retention.enabled': 'false',
+      'retention.max.versions': '0',
+      'retention.history.ms': '2592000000',
+      'omnibus.days': '30',
+    })
+    const maxVersions = answer.body.find((item: { key: string }) => item.key === 'retention.max.versions')
+    t.equal(maxVersions.type, 'integer')
+    t.same(Object.keys(maxVersions).sort(), ['default', 'description', 'key', 'type'])
+    t.ok(maxVersions.description.length > 0)
+    t.equal(answer.body.find((item: { key: string }) => item.key === 'strict.article.validation').type, 'boolean')
+    t.equal(answer.body.find((item: { key: string }) => item.key === 'default.tax.area').type, 'string')
+  },
+)
 
 t.test('a setting never written reads 404 and is absent from the list', async (t) => {
   const answer = await acme.get('/settings/strict.article.validation')
@@ -264,7 +268,7 @@ t.test('settingValue answers the value in force, else the default', async (t) =>
 })
 
 t.test('every default passes its own check and the checks refuse what they should', async (t) => {
-  t.equal(settingDefinitions.length, 13)
+  t.equal(settingDefinitions.length, 14)
   t.equal(settingProblem('omnibus.days', '0'), 'must be a positive integer (digits only)')
   t.equal(settingProblem('omnibus.days', '45'), null)
   for (const definition of settingDefinitions)

@@ -1,0 +1,245 @@
+/**
+ * Effective-price events against the real server (issue 30, point 3): with
+ * `effective_price.events.enabled`, the changelog records an `effective_price` event for each
+ * (SKU, pricelist, tax area) whose single read changes, at its moment: 1,000 prices scheduled for T
+ * give exactly 1,000 events, none before T, all within 2 s after it; a parent's price change in a
+ * three-level tree reaches exactly the descendants that inherit it; a VAT rate scheduled for T'
+ * gives one event per SKU of its class on each list; a rule change gives one summary per list; a
+ * server killed across a moment records its events once at the next start. SKUs are mapped to VAT
+ * classes in SE only, so DE reads are unavailable and give no events.
+ */
+import t from 'tap'
+import { readChangelog, type ChangelogEntry } from '../helpers/changelog.js'
+import { expectStatus, mapSkus, putPricelist, putSetting, setupReference } from '../helpers/price-fixtures.js'
+import { startServer, type TenantClient } from '../helpers/server.js'
+
+interface EffectiveEvent extends ChangelogEntry {
+  tax_area: string
+  currency_code: string
+  old: { net: number; gross: number } | null
+  new: { net: number; gross: number } | null
+  effective_at: string
+  cause: string
+  summary?: boolean
+  count?: number
+  diff?: Record<string, unknown>
+}
+
+const server = await startServer()
+t.teardown(() => server.dispose())
+const shop = await server.tenant('events-shop', { tier: 'enterprise' })
+await setupReference(shop)
+await putSetting(shop, 'effective_price.events.enabled', 'true')
+for (const [code, body] of [
+  ['RETAIL', { currency_code: 'EUR', vat_mode: 'GROSS' }],
+  ['CHILD', { currency_code: 'EUR', parent_code: 'RETAIL' }],
+  ['GRAND', { currency_code: 'EUR', parent_code: 'CHILD' }],
+  ['SCHED', { currency_code: 'EUR', vat_mode: 'GROSS' }],
+  ['NETL', { currency_code: 'EUR', vat_mode: 'NET' }],
+  ['RULES', { currency_code: 'EUR', vat_mode: 'GROSS' }],
+] as const)
+  await putPricelist(shop, code, body)
+
+async function events(client: TenantClient = shop): Promise<EffectiveEvent[]> {
+  return (await readChangelog(client, 'entity_type=effective_price&limit=1000')) as EffectiveEvent[]
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** An instant as the API writes it (whole seconds without milliseconds). */
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z')
+async function batch(client: TenantClient, items: Record<string, unknown>[]): Promise<void> {
+  const answer = await expectStatus(client.call('POST', '/price/batch', items), 202, 'batch')
+  if (answer.body.failed.length > 0) throw new Error(`batch: ${JSON.stringify(answer.body.failed)}`)
+}
+
+t.test('1,000 prices scheduled for T: exactly 1,000 events, none before T, all within 2 s after', async (t) => {
+  const skus = Array.from({ length: 1000 }, (_, index) => `S-${String(index).padStart(4, '0')}`)
+  await mapSkus(shop, 'standard', skus, ['SE'])
+  const before = (await events()).length
+  const at = Math.ceil((Date.now() + 3000) / 1000) * 1000
+  await batch(
+    shop,
+    skus.map((sku, index) => ({ sku, pricelist: 'SCHED', price: 10 + index, start_date: iso(at) })),
+  )
+  await sleep(at - 400 - Date.now())
+  t.equal((await events()).length, before, 'none 400 ms before T')
+  let reachedAt = Number.NaN
+  let scheduled: EffectiveEvent[] = []
+  while (Date.now() < at + 5000) {
+    scheduled = (await events()).slice(before)
+    if (scheduled.length >= 1000) {
+      reachedAt = Date.now()
+      break
+    }
+    await sleep(50)
+  }
+  t.equal(scheduled.length, 1000, 'exactly 1,000 events')
+  t.ok(reachedAt - at <= 2000, `all recorded ${reachedAt - at} ms after T (at most 2,000)`)
+  t.same(
+    new Set(scheduled.map((event) => `${event.entity_code}/${event.composite_key}/${event.tax_area}`)).size,
+    1000,
+    'one per SKU, on SCHED in SE',
+  )
+  const first = scheduled.find((event) => event.entity_code === 'S-0005')!
+  t.same(
+    [first.change_type, first.old, first.new, first.effective_at, first.changed_at, first.cause, first.currency_code],
+    ['created', null, { net: 12, gross: 15 }, iso(at), iso(at), 'scheduled_start', 'EUR'],
+    'no price before; 15 gross (12 net at 25%) from T; its cause',
+  )
+  t.ok(
+    scheduled.every((event) => event.effective_at === iso(at) && event.cause === 'scheduled_start'),
+    'every one at T',
+  )
+  await sleep(600)
+  t.equal((await events()).length, before + 1000, 'and no more after')
+})
+
+t.test("a parent's price reaches exactly the descendants that inherit it", async (t) => {
+  await mapSkus(shop, 'standard', ['P-ALL', 'P-CHILD', 'P-GRAND'], ['SE'])
+  await batch(shop, [
+    { sku: 'P-ALL', pricelist: 'RETAIL', price: 100 },
+    { sku: 'P-CHILD', pricelist: 'RETAIL', price: 100 },
+    { sku: 'P-CHILD', pricelist: 'CHILD', price: 90 },
+    { sku: 'P-GRAND', pricelist: 'RETAIL', price: 100 },
+    { sku: 'P-GRAND', pricelist: 'GRAND', price: 80 },
+  ])
+  await sleep(500)
+  const before = (await events()).length
+  await batch(
+    shop,
+    ['P-ALL', 'P-CHILD', 'P-GRAND'].map((sku) => ({ sku, pricelist: 'RETAIL', price: 120 })),
+  )
+  await sleep(800)
+  const moved = (await events()).slice(before)
+  t.same(
+    moved
+      .map((event) => [event.entity_code, event.composite_key, event.cause, event.old?.gross, event.new?.gross])
+      .sort(),
+    [
+      ['P-ALL', 'CHILD', 'parent_changed', 100, 120],
+      ['P-ALL', 'GRAND', 'parent_changed', 100, 120],
+      ['P-ALL', 'RETAIL', 'written', 100, 120],
+      ['P-CHILD', 'RETAIL', 'written', 100, 120],
+      ['P-GRAND', 'CHILD', 'parent_changed', 100, 120],
+      ['P-GRAND', 'RETAIL', 'written', 100, 120],
+    ],
+    'CHILD and GRAND where they inherit; not where they have their own price',
+  )
+  t.ok(
+    moved.filter((event) => event.cause === 'written').every((event) => event.changed_by === shop.clientId),
+    'a written change names its writer',
+  )
+  // The same price again: nothing is stored, so nothing moves.
+  await batch(shop, [{ sku: 'P-ALL', pricelist: 'RETAIL', price: 120 }])
+  await sleep(600)
+  t.equal((await events()).length, before + moved.length, 'no event when the amount is unchanged')
+})
+
+t.test("a VAT rate scheduled for T': one event per SKU of its class on each list", async (t) => {
+  const skus = ['V-1', 'V-2', 'V-3']
+  await mapSkus(shop, 'reduced', skus, ['SE'])
+  await batch(shop, [
+    ...skus.map((sku) => ({ sku, pricelist: 'SCHED', price: 112 })),
+    ...skus.map((sku) => ({ sku, pricelist: 'NETL', price: 100 })),
+  ])
+  await sleep(500)
+  const before = (await events()).length
+  const at = Math.ceil((Date.now() + 2000) / 1000) * 1000
+  await expectStatus(
+    shop.call('POST', '/vat/rate', { tax_area_code: 'SE', vat_class_code: 'reduced', rate: 6, start_date: iso(at) }),
+    202,
+    'scheduled rate',
+  )
+  await sleep(at + 1500 - Date.now())
+  const moved = (await events()).slice(before)
+  t.same(
+    moved.map((event) => [event.entity_code, event.composite_key, event.old, event.new]).sort(),
+    [
+      ['V-1', 'NETL', { net: 100, gross: 112 }, { net: 100, gross: 106 }],
+      ['V-1', 'SCHED', { net: 100, gross: 112 }, { net: 105.66, gross: 112 }],
+      ['V-2', 'NETL', { net: 100, gross: 112 }, { net: 100, gross: 106 }],
+      ['V-2', 'SCHED', { net: 100, gross: 112 }, { net: 105.66, gross: 112 }],
+      ['V-3', 'NETL', { net: 100, gross: 112 }, { net: 100, gross: 106 }],
+      ['V-3', 'SCHED', { net: 100, gross: 112 }, { net: 105.66, gross: 112 }],
+    ],
+    'the GROSS list keeps its gross (the net moves), the NET list its net',
+  )
+  t.ok(
+    moved.every((event) => event.cause === 'vat_rate_started' && event.effective_at === iso(at)),
+    "each at T', cause vat_rate_started",
+  )
+})
+
+t.test('a rule on a list: one summary per tax area, with the diff that pages its SKUs', async (t) => {
+  const skus = ['R-1', 'R-2', 'R-3']
+  await mapSkus(shop, 'standard', skus, ['SE'])
+  await batch(
+    shop,
+    skus.map((sku) => ({ sku, pricelist: 'RULES', price: 100 })),
+  )
+  await sleep(500)
+  const before = (await events()).length
+  await putPricelist(shop, 'RULES', {
+    currency_code: 'EUR',
+    vat_mode: 'GROSS',
+    price_rules: [{ expression: 'sales * 0.5' }],
+  })
+  await sleep(800)
+  const moved = (await events()).slice(before)
+  t.equal(moved.length, 1, 'one event')
+  const summary = moved[0]!
+  t.same(
+    [summary.entity_code, summary.composite_key, summary.summary, summary.count, summary.cause, summary.tax_area],
+    ['RULES', null, true, 3, 'rule_changed', 'SE'],
+  )
+  // The diff pages over every priced SKU (the answer's items are those of the page that changed).
+  const changed: string[] = []
+  let cursor: string | null | undefined
+  let pages = 0
+  do {
+    const body = { ...summary.diff, limit: 500, ...(cursor === undefined ? {} : { cursor }) }
+    const page = await expectStatus(shop.call('POST', '/price/diff', body), 200, 'diff')
+    changed.push(...page.body.items.map((item: { sku: string }) => item.sku))
+    cursor = page.body.next_cursor
+    pages++
+  } while (cursor !== null && pages < 100)
+  t.same(changed, skus, 'its diff pages exactly the SKUs it counted')
+})
+
+t.test('events off: none recorded', async (t) => {
+  const quiet = await server.tenant('quiet-shop', { tier: 'enterprise' })
+  await setupReference(quiet)
+  await putPricelist(quiet, 'RETAIL', { currency_code: 'EUR', vat_mode: 'GROSS' })
+  await mapSkus(quiet, 'standard', ['Q-1'], ['SE'])
+  await batch(quiet, [{ sku: 'Q-1', pricelist: 'RETAIL', price: 10 }])
+  await sleep(600)
+  t.same(await events(quiet), [], 'nothing without effective_price.events.enabled')
+})
+
+t.test('a server killed across a moment records its events once at the next start', async (t) => {
+  const skus = ['K-1', 'K-2', 'K-3', 'K-4']
+  await mapSkus(shop, 'standard', skus, ['SE'])
+  const before = await events()
+  const at = Math.ceil((Date.now() + 2500) / 1000) * 1000
+  await batch(
+    shop,
+    skus.map((sku) => ({ sku, pricelist: 'SCHED', price: 50, start_date: iso(at) })),
+  )
+  await server.kill()
+  await sleep(at + 500 - Date.now())
+  await server.start()
+  await shop.refreshToken()
+  await sleep(1000)
+  const after = (await events()).slice(before.length)
+  t.same(
+    after.map((event) => [event.entity_code, event.effective_at, event.new?.gross]).sort(),
+    skus.map((sku) => [sku, iso(at), 50]),
+    'each event of the moment, once',
+  )
+  const hashes = new Set([...before, ...after].map((event) => event.content_hash))
+  t.equal(hashes.size, before.length + after.length, 'no event recorded twice')
+  await server.restart()
+  await shop.refreshToken()
+  await sleep(800)
+  t.equal((await events()).length, before.length + after.length, 'a clean restart records none again')
+})
