@@ -5,11 +5,14 @@
  * give exactly 1,000 events, none before T, all within 2 s after it; a parent's price change in a
  * three-level tree reaches exactly the descendants that inherit it; a VAT rate scheduled for T'
  * gives one event per SKU of its class on each list; a rule change gives one summary per list; a
- * server killed across a moment records its events once at the next start. SKUs are mapped to VAT
+ * server killed across a moment records its events once at the next start, and a restore's
+ * scheduled versions give theirs; a webhook filtered to `effective_price` receives them at their
+ * moment. SKUs are mapped to VAT
  * classes in SE only, so DE reads are unavailable and give no events.
  */
 import t from 'tap'
-import { readChangelog, type ChangelogEntry } from '../helpers/changelog.js'
+import { eventsOf, readChangelog, type ChangelogEntry } from '../helpers/changelog.js'
+import { startHttpsReceiver, testCertificate } from '../helpers/https-receiver.js'
 import { expectStatus, mapSkus, putPricelist, putSetting, setupReference } from '../helpers/price-fixtures.js'
 import { startServer, type TenantClient } from '../helpers/server.js'
 
@@ -25,7 +28,10 @@ interface EffectiveEvent extends ChangelogEntry {
   diff?: Record<string, unknown>
 }
 
-const server = await startServer()
+const { caPath } = await testCertificate()
+const server = await startServer({
+  env: { NODE_EXTRA_CA_CERTS: caPath, PRICING_WEBHOOK_ALLOW_PRIVATE: 'true', PRICING_WEBHOOK_BATCH_MS: '200' },
+})
 t.teardown(() => server.dispose())
 const shop = await server.tenant('events-shop', { tier: 'enterprise' })
 await setupReference(shop)
@@ -242,4 +248,74 @@ t.test('a server killed across a moment records its events once at the next star
   await shop.refreshToken()
   await sleep(800)
   t.equal((await events()).length, before.length + after.length, 'a clean restart records none again')
+})
+
+t.test('a webhook filtered to effective_price receives each event at its moment, and nothing else', async (t) => {
+  const receiver = await startHttpsReceiver()
+  t.teardown(() => receiver.close())
+  await putSetting(shop, 'change.events.enabled', 'true')
+  t.teardown(() => putSetting(shop, 'change.events.enabled', 'false'))
+  const hook = await shop.call('POST', '/webhooks', {
+    url: `${receiver.url}/effective`,
+    entity_type_filter: 'effective_price',
+  })
+  t.equal(hook.status, 201)
+  t.teardown(() => shop.call('DELETE', `/webhooks/${hook.body.id}`))
+  const skus = ['W-1', 'W-2', 'W-3']
+  await mapSkus(shop, 'standard', skus, ['SE'])
+  const at = Math.ceil((Date.now() + 2000) / 1000) * 1000
+  await batch(
+    shop,
+    skus.map((sku) => ({ sku, pricelist: 'SCHED', price: 20, start_date: iso(at) })),
+  )
+  const requests = await receiver.waitFor((received) => eventsOf(received).length >= 3, 10_000)
+  const received = Date.now()
+  const delivered = eventsOf(requests) as EffectiveEvent[]
+  t.same(
+    delivered.map((event) => [event.entity_type, event.entity_code, event.effective_at, event.new?.gross]).sort(),
+    skus.map((sku) => ['effective_price', sku, iso(at), 20]),
+    'the three events, and not the price writes that scheduled them',
+  )
+  t.ok(received - at < 2000, `delivered ${received - at} ms after the moment`)
+})
+
+t.test("after a restore, the restored data's scheduled versions give their events", async (t) => {
+  const skus = ['B-1', 'B-2']
+  await mapSkus(shop, 'standard', skus, ['SE'])
+  const at = Math.ceil((Date.now() + 10_000) / 1000) * 1000
+  await batch(
+    shop,
+    skus.map((sku) => ({ sku, pricelist: 'SCHED', price: 30, start_date: iso(at) })),
+  )
+  const backup = await expectStatus(server.admin('POST', '/admin/tenants/events-shop/backups', {}), 201, 'backup')
+  // The scheduled versions removed, and the server restarted: its moments are scanned without them.
+  await batch(
+    shop,
+    skus.map((sku) => ({ sku, pricelist: 'SCHED', price: 31, remove_future_changes: true })),
+  )
+  // Their own events recorded first (31 from now), so that nothing of them comes later.
+  const recorded = () =>
+    events().then((all) => all.filter((event) => skus.includes(event.entity_code) && event.new?.gross === 31).length)
+  for (let waited = 0; (await recorded()) < 2 && waited < 5000; waited += 100) await sleep(100)
+  t.equal(await recorded(), 2, 'the events of the write that removed the schedule')
+  await server.restart()
+  await shop.refreshToken()
+  const before = await events()
+  await expectStatus(
+    server.admin('POST', '/admin/tenants/events-shop/restore', { backup_id: backup.body.id }),
+    202,
+    'restore',
+  )
+  let status = await server.admin('GET', '/admin/tenants/events-shop/restore/status')
+  while (status.body.status === 'in_progress')
+    status = await server.admin('GET', '/admin/tenants/events-shop/restore/status')
+  t.equal(status.body.status, 'completed')
+  t.ok(Date.now() < at - 1000, 'restored before the moment')
+  await sleep(at + 1000 - Date.now())
+  const after = (await events()).slice(before.length)
+  t.same(
+    after.map((event) => [event.entity_code, event.effective_at, event.old, event.new?.gross]).sort(),
+    skus.map((sku) => [sku, iso(at), null, 30]),
+    'the restored schedule fires: no price before, 30 from the moment',
+  )
 })
