@@ -19,10 +19,16 @@ export type Permission =
   | 'backups.create'
   | 'restore'
   | 'prices.read'
+  | 'prices.correct'
 
 /**
  * The table. `prices.read` (the console's "why this price" and "what changes"): every role, as every
  * user of a tenant reads its prices through the tenant API with a console token.
+ * `prices.correct` (the console's corrections page: mark a price version as an error, take the
+ * mark back): owners, admins and editors. Editors change prices elsewhere (their console token
+ * and the API keys every role creates write prices through the tenant API, and a mark is such a
+ * write, `POST /price/corrections`); a viewer's role in the console is to look, so the page shows
+ * a viewer the versions and their marks, without the forms.
  * `users.manage`: invite, change the role of and remove admins, editors and viewers;
  * `owners.manage`: the same for owners.
  */
@@ -37,6 +43,7 @@ export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = 
     'backups.create',
     'restore',
     'prices.read',
+    'prices.correct',
   ],
   admin: [
     'overview.read',
@@ -47,8 +54,17 @@ export const permissionsByRole: Readonly<Record<Role, readonly Permission[]>> = 
     'backups.create',
     'restore',
     'prices.read',
+    'prices.correct',
   ],
-  editor: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'backups.create', 'prices.read'],
+  editor: [
+    'overview.read',
+    'users.read',
+    'keys.manage',
+    'backups.read',
+    'backups.create',
+    'prices.read',
+    'prices.correct',
+  ],
   viewer: ['overview.read', 'users.read', 'keys.manage', 'backups.read', 'prices.read'],
 }
 

@@ -29,6 +29,10 @@ const writableFields = {
     description: 'signs deliveries (X-Signature-256); never answered',
   }),
   entity_type_filter: EntityTypeFilter,
+  effective_price_per_sku: Type.Boolean({
+    description:
+      'effective_price events of a change that moves a whole list: one per SKU (true) rather than one summary per list and tax area (false, the default)',
+  }),
   active: Type.Boolean(),
 }
 /** Fields of an answer, accepted and ignored in a PUT so that a read, edited, can be written back. */
@@ -44,6 +48,7 @@ const CreateBody = Type.Object(
     url: writableFields.url,
     secret: Type.Optional(writableFields.secret),
     entity_type_filter: Type.Optional(writableFields.entity_type_filter),
+    effective_price_per_sku: Type.Optional(writableFields.effective_price_per_sku),
     active: Type.Optional(writableFields.active),
   },
   { additionalProperties: false },
@@ -53,6 +58,7 @@ const UpdateBody = Type.Object(
     url: Type.Optional(writableFields.url),
     secret: Type.Optional(writableFields.secret),
     entity_type_filter: Type.Optional(writableFields.entity_type_filter),
+    effective_price_per_sku: Type.Optional(writableFields.effective_price_per_sku),
     active: Type.Optional(writableFields.active),
     ...answerOnlyFields,
   },
@@ -62,6 +68,7 @@ const WebhookAnswer = Type.Object({
   id: Type.Integer(),
   url: Type.String(),
   entity_type_filter: Type.Union([Type.String(), Type.Null()]),
+  effective_price_per_sku: Type.Boolean(),
   active: Type.Boolean(),
   has_secret: Type.Boolean(),
   created_at: Type.String(),
@@ -82,6 +89,7 @@ function answer(webhook: Webhook): Record<string, unknown> {
     id: webhook.id,
     url: webhook.url,
     entity_type_filter: webhook.entityTypeFilter,
+    effective_price_per_sku: webhook.effectivePricePerSku ?? false,
     active: webhook.active,
     has_secret: webhook.secret !== null,
     created_at: formatInstant(webhook.createdAt),
@@ -125,6 +133,8 @@ function inputOf(body: Record<string, unknown>): WebhookInput {
   if (body.url !== undefined) input.url = body.url as string
   if (body.secret !== undefined) input.secret = body.secret as string | null
   if (body.entity_type_filter !== undefined) input.entity_type_filter = body.entity_type_filter as string | null
+  if (body.effective_price_per_sku !== undefined)
+    input.effective_price_per_sku = body.effective_price_per_sku as boolean
   if (body.active !== undefined) input.active = body.active as boolean
   return input
 }
@@ -192,7 +202,10 @@ export function webhookRoutes(): TenantRoute[] {
         const input = inputOf(context.body)
         if (Object.keys(input).length === 0) {
           throw validationError([
-            { path: 'body', message: 'must give at least one of url, secret, entity_type_filter, active' },
+            {
+              path: 'body',
+              message: 'must give at least one of url, secret, entity_type_filter, effective_price_per_sku, active',
+            },
           ])
         }
         if (input.active === true || input.url !== undefined) requirePlan(context.tenant)

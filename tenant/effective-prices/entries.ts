@@ -17,9 +17,18 @@ function amountsJson(amounts: Amounts | null): { net: number; gross: number } | 
   return amounts === null ? null : { net: amounts.net / amountUnit, gross: amounts.gross / amountUnit }
 }
 
-/** One SKU's event. */
-export function changeEntry(change: EffectiveChange): EntryContent {
+/** How a summary's detail starts (the webhook dispatcher tells them apart by it). */
+export const summaryDetail = '{"summary":true,'
+/** How the detail of a per-SKU event of a whole list's change starts (recorded for per-SKU subscribers). */
+export const inSummaryDetail = '{"in_summary":true,'
+
+/**
+ * One SKU's event. `inSummary`: one of a whole list's change, recorded beside its summary for the
+ * webhooks that ask for per-SKU events (`effective_price_per_sku`).
+ */
+export function changeEntry(change: EffectiveChange, inSummary = false): EntryContent {
   const detail = JSON.stringify({
+    ...(inSummary ? { in_summary: true } : {}),
     tax_area: change.taxArea,
     currency_code: change.currency,
     old: amountsJson(change.before),

@@ -174,8 +174,10 @@ async function momentEntries(tenant: TenantRuntime, at: number, sources: MomentS
   if (targets.lists.length === 0) return entries
   const all = pricedSkus(catalog, prices)
   const areas = catalog.keys('tax_area').filter((area) => catalog.get('tax_area', area, at) !== null)
+  const perSku = perSkuWanted(tenant)
   for (const move of targets.lists) {
     for (const taxArea of areas) {
+      const each: EntryContent[] = []
       let count = 0
       let currency: string | null = null
       for (let start = 0; start < all.length; start += summaryStepSkus) {
@@ -183,14 +185,31 @@ async function momentEntries(tenant: TenantRuntime, at: number, sources: MomentS
         const changes: EffectiveChange[] = changesOn(catalog, prices, at, { ...move, taxArea, skus }, move.cause)
         count += changes.length
         currency ??= changes[0]?.currency ?? null
+        if (perSku) for (const change of changes) each.push(changeEntry(change, true))
         await new Promise((resolve) => setImmediate(resolve))
       }
       if (count === 0 || currency === null) continue
       entries.push(summaryEntry({ pricelist: move.pricelist, taxArea, currency, count, at, cause: move.cause }))
+      for (const entry of each) entries.push(entry)
       effectiveEventCounts.summaries++
+      effectiveEventCounts.events += each.length
     }
   }
   return entries
+}
+
+/**
+ * Whether an active webhook that may receive effective-price events asks for a whole list's change
+ * one SKU at a time (`effective_price_per_sku`): its per-SKU events are then recorded beside the
+ * summary (the dispatcher gives each webhook one or the other).
+ */
+function perSkuWanted(tenant: TenantRuntime): boolean {
+  for (const hook of tenant.webhooks?.list() ?? []) {
+    const filter = hook.entityTypeFilter
+    if (hook.active && hook.effectivePricePerSku === true && (filter === null || filter === 'effective_price'))
+      return true
+  }
+  return false
 }
 
 /** Every moment after `state.until` in the tenant's price book and catalogue, into the heap. */

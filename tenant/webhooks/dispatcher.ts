@@ -17,6 +17,7 @@
 import { settingEnabled } from '../../engine/settings.js'
 import type { LogEntry } from '../../storage/log-entry.js'
 import { renderEntries } from '../changelog.js'
+import { inSummaryDetail, summaryDetail } from '../effective-prices/entries.js'
 import { deliver } from './delivery.js'
 import type { WebhookEnvironment } from './environment.js'
 import {
@@ -177,7 +178,12 @@ export class WebhookDispatcher {
     }
     if (hook.delivery === null) {
       // A retry after a restart reads its delivery again (the same range, unless the filter changed).
-      const batch = this.#collect(record.cursor, record.retry?.to ?? store.durableSequence, record.entityTypeFilter)
+      const batch = this.#collect(
+        record.cursor,
+        record.retry?.to ?? store.durableSequence,
+        record.entityTypeFilter,
+        record.effectivePricePerSku === true,
+      )
       const to = batch.through
       if (batch.events.length === 0) {
         record.cursor = to + 1
@@ -252,7 +258,12 @@ export class WebhookDispatcher {
    * examining at most `scanEntriesMax` entries. `through` is the last sequence examined; `full`
    * says that more may follow at once.
    */
-  #collect(from: number, to: number, filter: string | null): { events: LogEntry[]; through: number; full: boolean } {
+  #collect(
+    from: number,
+    to: number,
+    filter: string | null,
+    perSku: boolean,
+  ): { events: LogEntry[]; through: number; full: boolean } {
     const events: LogEntry[] = []
     const enabled = this.#enabledAt()
     let position = from
@@ -263,7 +274,7 @@ export class WebhookDispatcher {
         if (entry.sequence > to) break
         position = entry.sequence + 1
         scanned++
-        if (enabled(entry.changedAt)) events.push(entry)
+        if (enabled(entry.changedAt) && wanted(entry, perSku)) events.push(entry)
         if (events.length === batchEventsMax) break scan
       }
       // A short chunk reached the end of the durable log (which is at or past `to`).
@@ -274,4 +285,17 @@ export class WebhookDispatcher {
     }
     return { events, through: position - 1, full: position <= to }
   }
+}
+
+/**
+ * Whether a webhook takes an entry: a whole list's effective-price change reaches a webhook as its
+ * summary, or (effective_price_per_sku) as the per-SKU events recorded beside it
+ * (tenant/effective-prices/entries.ts puts the flag first in the detail).
+ */
+function wanted(entry: LogEntry, perSku: boolean): boolean {
+  const detail = entry.detail
+  if (detail === undefined) return true
+  if (detail.startsWith(summaryDetail)) return !perSku
+  if (detail.startsWith(inSummaryDetail)) return perSku
+  return true
 }

@@ -47,6 +47,11 @@ export interface Webhook extends StoredWebhook {
   url: string
   secret: string | null
   entityTypeFilter: string | null
+  /**
+   * Effective-price events of a whole list one per SKU rather than one summary (absent on records
+   * stored before it existed: false). tenant/effective-prices/.
+   */
+  effectivePricePerSku?: boolean
   active: boolean
   readonly createdAt: number
   updatedAt: number
@@ -59,6 +64,7 @@ export interface WebhookInput {
   readonly url?: string
   readonly secret?: string | null
   readonly entity_type_filter?: string | null
+  readonly effective_price_per_sku?: boolean
   readonly active?: boolean
 }
 

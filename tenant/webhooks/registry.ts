@@ -97,6 +97,7 @@ export class TenantWebhooks {
       url: input.url!,
       secret: input.secret ?? null,
       entityTypeFilter: input.entity_type_filter ?? null,
+      effectivePricePerSku: input.effective_price_per_sku ?? false,
       active: input.active ?? true,
       createdAt: nowMs,
       updatedAt: nowMs,
@@ -122,6 +123,7 @@ export class TenantWebhooks {
       hook.unopened = null
     }
     if (input.entity_type_filter !== undefined) record.entityTypeFilter = input.entity_type_filter
+    if (input.effective_price_per_sku !== undefined) record.effectivePricePerSku = input.effective_price_per_sku
     if (input.active !== undefined && input.active !== record.active) {
       this.#dispatcher.halt(hook)
       record.active = input.active

@@ -60,3 +60,29 @@ export async function consoleHeaders(server: TestServer, email: string, slug: st
   if (token.status !== 200) throw new Error(`console token: ${token.status} ${token.text}`)
   return { authorization: `Bearer ${token.body.access_token}` }
 }
+
+const entities: Readonly<Record<string, string>> = {
+  '&lt;': '<',
+  '&gt;': '>',
+  '&quot;': '"',
+  '&#39;': "'",
+  '&amp;': '&',
+}
+
+/** Text of a page's markup as a person reads it: without tags, entities decoded, spaces collapsed. */
+export function plain(markup: string): string {
+  return markup
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&(lt|gt|quot|#39|amp);/g, (entity) => entities[entity]!)
+    .replace(/\s+/g, ' ')
+    .trim()
+}
+
+/** The rows of the page's first data table, as plain text per cell (rows and cells may span lines). */
+export function tableRows(text: string): string[][] {
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(text)
+  if (body === null) return []
+  return [...body[1]!.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map(([, row]) =>
+    [...row!.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/g)].map(([, cell]) => plain(cell!)),
+  )
+}

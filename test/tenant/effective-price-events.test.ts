@@ -279,6 +279,58 @@ t.test('a webhook filtered to effective_price receives each event at its moment,
   t.ok(received - at < 2000, `delivered ${received - at} ms after the moment`)
 })
 
+t.test('a whole list: its summary to a webhook, its SKUs one by one to one that asks for them', async (t) => {
+  const summaries = await startHttpsReceiver()
+  const each = await startHttpsReceiver()
+  t.teardown(() => summaries.close())
+  t.teardown(() => each.close())
+  await putSetting(shop, 'change.events.enabled', 'true')
+  t.teardown(() => putSetting(shop, 'change.events.enabled', 'false'))
+  const register = async (url: string, perSku: boolean) => {
+    const body = { url, entity_type_filter: 'effective_price', ...(perSku ? { effective_price_per_sku: true } : {}) }
+    const created = await expectStatus(shop.call('POST', '/webhooks', body), 201, 'webhook')
+    t.equal(created.body.effective_price_per_sku, perSku, 'the webhook says which it takes')
+    t.teardown(() => shop.call('DELETE', `/webhooks/${created.body.id}`))
+  }
+  await register(`${summaries.url}/summaries`, false)
+  await register(`${each.url}/each`, true)
+  await putPricelist(shop, 'RULES', {
+    currency_code: 'EUR',
+    vat_mode: 'GROSS',
+    price_rules: [{ expression: 'sales * 0.25' }],
+  })
+  const perSku = eventsOf(await each.waitFor((received) => eventsOf(received).length >= 3, 10_000)) as EffectiveEvent[]
+  const summary = eventsOf(
+    await summaries.waitFor((received) => eventsOf(received).length >= 1, 10_000),
+  ) as EffectiveEvent[]
+  await sleep(600)
+  t.same(
+    eventsOf(summaries.requests).map((event: any) => [event.entity_code, event.summary, event.count]),
+    [['RULES', true, 3]],
+    'the summary webhook: one summary, no SKU',
+  )
+  t.same(summary.length, 1)
+  t.same(
+    (eventsOf(each.requests) as EffectiveEvent[])
+      .map((event: any) => [
+        event.entity_code,
+        event.composite_key,
+        event.in_summary,
+        event.cause,
+        event.old?.gross,
+        event.new?.gross,
+      ])
+      .sort(),
+    [
+      ['R-1', 'RULES', true, 'rule_changed', 50, 25],
+      ['R-2', 'RULES', true, 'rule_changed', 50, 25],
+      ['R-3', 'RULES', true, 'rule_changed', 50, 25],
+    ],
+    'the per-SKU webhook: each SKU (50 -> 25 gross), no summary',
+  )
+  t.equal(perSku.length, 3)
+})
+
 t.test("after a restore, the restored data's scheduled versions give their events", async (t) => {
   const skus = ['B-1', 'B-2']
   await mapSkus(shop, 'standard', skus, ['SE'])

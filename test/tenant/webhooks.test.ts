@@ -47,6 +47,7 @@ const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 const webhookFields = [
   'active',
   'created_at',
+  'effective_price_per_sku',
   'entity_type_filter',
   'has_secret',
   'id',

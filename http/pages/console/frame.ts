@@ -1,7 +1,7 @@
 /**
  * The frame of a tenant's console pages (issue 9): the page layout with the tenant's tabs
- * (overview, users, API keys, backups, and for roles that read prices "why this price" and "what
- * changes"), the current one marked for screen readers, and the console's script (copy buttons,
+ * (overview, users, API keys, backups, and for roles that read prices "why this price", "what
+ * changes" and "corrections"), the current one marked for screen readers, and the console's script (copy buttons,
  * live restore status).
  * @module
  */
@@ -12,7 +12,7 @@ import { page } from '../shared/layout.js'
 import { signOutForm } from '../shared/portal-page.js'
 import type { ConsoleVisit } from './access.js'
 
-export type ConsoleTab = 'overview' | 'users' | 'keys' | 'backups' | 'why' | 'changes'
+export type ConsoleTab = 'overview' | 'users' | 'keys' | 'backups' | 'why' | 'changes' | 'corrections'
 
 interface Tab {
   readonly tab: ConsoleTab
@@ -29,6 +29,8 @@ const tabs: readonly Tab[] = [
   { tab: 'backups', label: 'Backups', path: '/backups' },
   { tab: 'why', label: 'Why this price', path: '/why', permission: 'prices.read' },
   { tab: 'changes', label: 'What changes', path: '/changes', permission: 'prices.read' },
+  // Every role that reads prices sees the marks; the page shows its forms to `prices.correct` only.
+  { tab: 'corrections', label: 'Corrections', path: '/corrections', permission: 'prices.read' },
 ]
 
 export function consolePage(

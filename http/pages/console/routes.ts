@@ -35,6 +35,7 @@ import { confirmPage } from './confirm-page.js'
 import { keysPage, type NewKey } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
 import { pageRoute } from './page-route.js'
+import { correctionAction, correctionsPath } from './prices/corrections-page.js'
 import { priceConsoleRoutes } from './prices/routes.js'
 import { userPath, usersPage } from './users-page.js'
 
@@ -135,6 +136,8 @@ function newKey(context: RootContext, visit: ConsoleVisit): NewKey | null {
 const usersBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/users`
 const keysBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/keys`
 const backupsBack = (visit: ConsoleVisit): string => `/console/${visit.slug}/backups`
+/** Where a correction's post goes when it fails outside its action (which goes back to its price). */
+const correctionsBack = (visit: ConsoleVisit): string => correctionsPath(visit.slug)
 
 export function consoleRoutes(): RootRoute[] {
   return [
@@ -325,6 +328,22 @@ export function consoleRoutes(): RootRoute[] {
         await startRestore(context.deps.system, visit.tenant, id, visit.email, context.deps.now)
         return `${before === null ? '' : `Took the backup ${before.id} of the state before. `}Restoring ${id}: this page shows when it is done.`
       },
+    ),
+    actionRoute(
+      '/console/:slug/corrections/mark',
+      'consoleMarkPriceError',
+      'Mark a price version as an error (form): the prior price leaves it out',
+      'prices.correct',
+      correctionsBack,
+      correctionAction('mark'),
+    ),
+    actionRoute(
+      '/console/:slug/corrections/unmark',
+      'consoleUnmarkPriceError',
+      'Take back the mark on a price version (form)',
+      'prices.correct',
+      correctionsBack,
+      correctionAction('unmark'),
     ),
   ]
 }

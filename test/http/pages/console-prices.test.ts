@@ -7,7 +7,7 @@
  * moments; escaping; who may see the pages. Every expected amount is worked out by hand beside it.
  */
 import t from 'tap'
-import { consoleHeaders, signIn } from '../../helpers/console.js'
+import { consoleHeaders, plain, signIn, tableRows } from '../../helpers/console.js'
 import { expectStatus, mapSkus, putPrice, putPricelist, setupReference } from '../../helpers/price-fixtures.js'
 import { TenantClient, type Answer } from '../../helpers/server.js'
 import { suiteServer } from '../../helpers/suite.js'
@@ -62,22 +62,6 @@ function page(path: string, session = cookie): Promise<Answer> {
   return server.request('GET', path, { headers: { cookie: session, accept: 'text/html' }, redirect: 'manual' })
 }
 
-const entities: Readonly<Record<string, string>> = {
-  '&lt;': '<',
-  '&gt;': '>',
-  '&quot;': '"',
-  '&#39;': "'",
-  '&amp;': '&',
-}
-
-/** Text as a person reads it: without tags, entities decoded, spaces collapsed. */
-const plain = (markup: string): string =>
-  markup
-    .replace(/<[^>]+>/g, ' ')
-    .replace(/&(lt|gt|quot|#39|amp);/g, (entity) => entities[entity]!)
-    .replace(/\s+/g, ' ')
-    .trim()
-
 /** The waterfall's rows: [step kind, label, detail, amount], in the page's order. */
 function waterfallRows(text: string): string[][] {
   const rows = [...text.matchAll(/<li class="step-([a-z_]+)">(.*?)<\/li>/g)]
@@ -85,15 +69,6 @@ function waterfallRows(text: string): string[][] {
     const cells = [...row!.matchAll(/<span class="(label|detail|amount[^"]*)"[^>]*>(.*?)<\/span>(?=<span class="|$)/g)]
     return [kind!, ...cells.map(([, , content]) => plain(content!).replace('Amount after this step: ', ''))]
   })
-}
-
-/** The rows of the page's first data table, as plain text per cell. */
-function tableRows(text: string): string[][] {
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(text)
-  if (body === null) return []
-  return [...body[1]!.matchAll(/<tr>(.*?)<\/tr>/g)].map(([, row]) =>
-    [...row!.matchAll(/<t[hd][^>]*>(.*?)<\/t[hd]>/g)].map(([, cell]) => plain(cell!)),
-  )
 }
 
 // BASE 100 EUR NET; MID and LEAF inherit it, LEAF with a rule that does not match and one that takes 1.
@@ -190,8 +165,8 @@ t.test('why: the prior price of a reduction in force, and none without one', asy
 
 t.test('why: unknown SKU, list, bad moment and quantity are messages in the form, escaped', async (t) => {
   const cases: [string, number, RegExp][] = [
-    ['sku=NOPE&tax_area=SE&currency=EUR', 404, /There is no SKU NOPE: no article and no price has that code/],
-    ['sku=X-1&pricelist=GONE&tax_area=SE&currency=EUR', 404, /There is no pricelist GONE at that moment/],
+    ['sku=NOPE&tax_area=SE&currency=EUR', 404, /There is no SKU NOPE: no article and no price has that code<\/p>/],
+    ['sku=X-1&pricelist=GONE&tax_area=SE&currency=EUR', 404, /There is no pricelist GONE at that moment<\/p>/],
     ['sku=X-1&tax_area=SE&currency=EUR&moment=yesterday', 400, /The moment &quot;yesterday&quot; is not a date/],
     ['sku=X-1&tax_area=SE&currency=EUR&quantity=-2', 400, /quantity|above 0/],
     ['sku=X-1&tax_area=XX&currency=EUR', 400, /Tax area XX does not exist/],

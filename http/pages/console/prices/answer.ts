@@ -29,15 +29,25 @@ export async function chargeQuery(tenant: TenantRuntime, cost: number, nowMs: nu
     throw new ApiError('too_many_items', `This costs ${cost} items; the maximum per request is ${itemsMax}`, {
       max_items_per_request: itemsMax,
     })
-  const taken = await tenant.buckets.query.take(cost, nowMs)
+  await chargeRate(tenant, 'query', cost, nowMs)
+}
+
+/** Takes `cost` items from the tenant's query or write (ingest) bucket, as a JSON route would (429 when it is empty). */
+export async function chargeRate(
+  tenant: TenantRuntime,
+  dimension: 'query' | 'ingest',
+  cost: number,
+  nowMs: number,
+): Promise<void> {
+  const taken = await tenant.buckets[dimension].take(cost, nowMs)
   if (!taken.allowed)
     throw new ApiError(
       'rate_limited',
-      `The tenant's query rate limit is used up; try again in ${taken.retryAfterS} s`,
+      `The tenant's ${dimension === 'query' ? 'query' : 'write'} rate limit is used up; try again in ${taken.retryAfterS} s`,
       { retry_after: taken.retryAfterS },
       taken.retryAfterS,
     )
-  tenant.activity.record('query', cost, nowMs)
+  tenant.activity.record(dimension, cost, nowMs)
 }
 
 /** An error of the page's work as the page with the message in its form (4xx), else rethrown. */

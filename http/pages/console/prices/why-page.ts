@@ -7,10 +7,11 @@
  * client gets; it costs the query rate as that call does.
  * @module
  */
+import { can } from '../../../../accounts/people/roles.js'
 import { codeLengthMax } from '../../../../engine/limits.js'
 import { splitKey } from '../../../../engine/catalog.js'
 import { formatInstant } from '../../../../engine/time.js'
-import { notFound, validationError } from '../../../../platform/errors.js'
+import { ApiError, validationError } from '../../../../platform/errors.js'
 import type { RootContext } from '../../../contracts.js'
 import { quantityValue } from '../../../routes/common.js'
 import { explainCostFactor, explainQuery } from '../../../routes/price-explain.js'
@@ -22,6 +23,7 @@ import { dataTable, type Cell, type Column } from '../../shared/table.js'
 import type { ConsoleVisit } from '../access.js'
 import { consolePage } from '../frame.js'
 import { chargeQuery, failedAnswer, type PriceAnswer } from './answer.js'
+import { correctionsPath } from './corrections-page.js'
 import { waterfall, type TraceStep } from './waterfall.js'
 import {
   amountText,
@@ -116,10 +118,10 @@ function queryBody(form: WhyForm, at: number, asOf: boolean): PriceQueryValue {
 function checkKnown(visit: ConsoleVisit, form: WhyForm, at: number): void {
   const { catalog, prices } = visit.tenant
   if (form.pricelist !== '' && catalog.get('pricelist', form.pricelist, at) === null)
-    throw notFound(`There is no pricelist ${form.pricelist} at that moment`)
+    throw new ApiError('not_found', `There is no pricelist ${form.pricelist} at that moment`)
   if (prices.skuId(form.sku) >= 0 || catalog.get('article', form.sku, at) !== null) return
   if (catalog.keys('bundle_rule').some((key) => splitKey(key)[0] === form.sku)) return
-  throw notFound(`There is no SKU ${form.sku}: no article and no price has that code`)
+  throw new ApiError('not_found', `There is no SKU ${form.sku}: no article and no price has that code`)
 }
 
 const candidateColumns: readonly Column[] = [
@@ -174,6 +176,15 @@ function priorHtml(facts: PriorFacts, currency: string): Html {
 <div><dt>Reduction started</dt><dd>${instantText(prior.reduction_started_at)}</dd></div>`
 }
 
+/** When one pricelist was asked: the link to its versions, where a mistaken one is marked as an error. */
+function correctionsLink(visit: ConsoleVisit, form: WhyForm): Html | null {
+  if (form.pricelist === '') return null
+  const href = correctionsPath(visit.slug, { sku: form.sku, pricelist: form.pricelist })
+  return can(visit.role, 'prices.correct')
+    ? html`<p class="hint">A mistaken price in the history? <a href="${href}">Mark it as an error</a> (the prior price then leaves it out).</p>`
+    : html`<p class="hint"><a href="${href}">The versions of this price</a> and those marked as errors (left out of the prior price).</p>`
+}
+
 function answerHtml(visit: ConsoleVisit, form: WhyForm, answer: ExplainedAnswer, at: number, prior: PriorFacts): Html {
   const moment = html`<div><dt>Moment</dt><dd>${formatInstant(at).replace('T', ' ').replace('Z', ' UTC')}</dd></div>`
   const item = answer.items[0]
@@ -198,6 +209,7 @@ ${traceHtml(visit, entry.trace, at)}
 ${moment}
 ${priorHtml(prior, currency)}
 </dl>
+${correctionsLink(visit, form)}
 ${traceHtml(visit, item.trace, at)}
 </section>`
 }
