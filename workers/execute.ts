@@ -20,6 +20,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import { answerBytes, answerBytesView } from './answer-bytes.js'
+import { cachedPrior } from './prior-price-cache.js'
 import { itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
@@ -38,8 +39,18 @@ export interface QueryInput {
 interface CachedItem {
   /** The rendered item as UTF-8, or null when unavailable. */
   readonly json: Buffer | null
+  /**
+   * The item with its prior price as its last field, for queries that ask for it (null until one
+   * does), the omnibus days and the instants it holds between (./prior-price-cache.ts).
+   */
+  prior: Buffer | null
+  priorDays: number
+  priorFrom: number
+  priorUntil: number
   readonly reason: string
   readonly gross: number
+  /** The pricelist that gave it ('' when unavailable). */
+  readonly pricelist: string
   /** The instant it was computed for: a cached item serves later instants only. */
   readonly at: number
   readonly changeCount: number
@@ -218,6 +229,32 @@ export function executeQuery(
   return cachedQuery(context, input, options, tenant, sequence, queryKey)
 }
 
+/**
+ * A query with prior prices through the answer cache, each item kept with its prior price beside
+ * its plain bytes (the main thread's: the prior price reads the tenant's book); null where the
+ * cache does not serve the query (an `as_of`, a cache turned off by traffic that does not repeat).
+ */
+export function cachedPriorQuery(
+  catalog: Catalog,
+  prices: PriceReader,
+  input: QueryInput,
+  tenant: string,
+  days: number,
+): Buffer | null {
+  if (!input.cacheable || cachedItemsMax <= 0) return null
+  const queryKey = queryKeyOf(input)
+  if (!throughCache(cacheFor(tenant), queryKey, input.skus)) return null
+  const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
+  const resolved = profile === null || profile === 'not_found' ? null : profile
+  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
+  const options: AnswerOptions = {
+    currency: input.currency,
+    rounding: resolved?.compiled ?? null,
+    quantity: input.quantity,
+  }
+  return cachedQuery(context, input, options, tenant, 0, queryKey, { days, roundingCode: resolved?.code ?? null })
+}
+
 function cachedQuery(
   context: PriceContext,
   input: QueryInput,
@@ -225,6 +262,7 @@ function cachedQuery(
   tenant: string,
   sequence: number,
   queryKey: string,
+  prior: PriorAsk | null = null,
 ): Buffer {
   const changeCount = context.prices.changeCount
   const cache = cacheFor(tenant)
@@ -265,12 +303,32 @@ function cachedQuery(
       }
     }
     item.stamp = stamp
+    if (prior !== null && item.json !== null) withPrior(context, item, sku, options, prior)
     found.push(item)
   }
   answerCacheCounts.misses += misses
   answerCacheCounts.hits += found.length - misses
   recordHitShare(cache, found.length - misses, found.length)
-  return assemble(found, input.sortOrder)
+  return assemble(found, input.sortOrder, prior !== null)
+}
+
+/** What a query with prior prices adds to the cached path: the days, and the rounding profile's code. */
+interface PriorAsk {
+  readonly days: number
+  readonly roundingCode: string | null
+}
+
+/** Keeps the item's bytes with its prior price (the instant asked within the prior price's validity). */
+function withPrior(context: PriceContext, item: CachedItem, sku: string, options: AnswerOptions, ask: PriorAsk): void {
+  const at = context.at
+  if (item.prior !== null && item.priorDays === ask.days && at >= item.priorFrom && at < item.priorUntil) return
+  const request = { sku, pricelist: item.pricelist, taxArea: context.taxArea, options, at, days: ask.days }
+  const kept = cachedPrior(context.catalog, context.prices, request, ask.roundingCode)
+  const json = item.json!
+  item.prior = Buffer.concat([json.subarray(0, json.length - 1), kept.tail, closeBrace])
+  item.priorDays = ask.days
+  item.priorFrom = kept.from
+  item.priorUntil = kept.until
 }
 
 function renderCached(
@@ -285,8 +343,13 @@ function renderCached(
     const reason = statusReasons[best]
     return {
       json: null,
+      prior: null,
+      priorDays: 0,
+      priorFrom: 0,
+      priorUntil: 0,
       reason: '{"sku":' + jsonString(sku) + ',"reason":"' + reason + '"}',
       gross: 0,
+      pricelist: '',
       at,
       changeCount,
       sequence,
@@ -297,8 +360,13 @@ function renderCached(
   // Bytes once: answers are concatenated from these without encoding the text again.
   return {
     json: Buffer.from(itemJson(best, best.pricelist), 'utf8'),
+    prior: null,
+    priorDays: 0,
+    priorFrom: 0,
+    priorUntil: 0,
     reason: '',
     gross: best.gross,
+    pricelist: best.pricelist,
     at,
     changeCount,
     sequence,
@@ -323,8 +391,10 @@ const unavailableOpen = Buffer.from('],"unavailable":[')
 const answerClose = Buffer.from(']}')
 const comma = Buffer.from(',')
 
-/** The answer bytes from cached items, in request order or sorted by gross (stable). */
-function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null): Buffer {
+const closeBrace = Buffer.from('}')
+
+/** The answer bytes from cached items (with their prior prices when asked), in request order or sorted by gross (stable). */
+function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null, withPriorPrices = false): Buffer {
   const available: CachedItem[] = []
   const missing: string[] = []
   for (const item of found) {
@@ -338,7 +408,7 @@ function assemble(found: CachedItem[], sortOrder: 'ASC' | 'DESC' | null): Buffer
   const parts: Buffer[] = [itemsOpen]
   for (let index = 0; index < available.length; index++) {
     if (index > 0) parts.push(comma)
-    parts.push(available[index]!.json!)
+    parts.push(withPriorPrices ? available[index]!.prior! : available[index]!.json!)
   }
   parts.push(unavailableOpen, Buffer.from(missing.join(','), 'utf8'), answerClose)
   return Buffer.concat(parts)

@@ -55,5 +55,9 @@ export function priorPriceQuery(tenant: TenantRuntime, input: QueryInput, explai
     )
   }
   const days = omnibusDays(tenant.catalog, input.at)
-  return { json: priorPriceQueryBytes(tenant.catalog, tenant.prices, input, days), release: null, engine: 'main' }
+  return {
+    json: priorPriceQueryBytes(tenant.catalog, tenant.prices, input, days, tenant.slug),
+    release: null,
+    engine: 'main',
+  }
 }

@@ -190,3 +190,60 @@ t.test('the OpenAPI document describes prior_price', async (t) => {
   const item = post.responses['200'].content['application/json'].schema.properties.items.items
   t.match(JSON.stringify(item.properties.prior_price), /Directive 98\/6\/EC/, 'the answer item explains it')
 })
+
+t.test(
+  'asked at now, through the answer cache: the same answer as computed afresh, and again from the cache',
+  async (t) => {
+    await mapSkus(acme, 'standard', ['NOW-CUT', 'NOW-FLAT'])
+    for (const [sku, price] of [
+      ['NOW-CUT', 100],
+      ['NOW-FLAT', 70],
+      ['NOW-CUT', 80],
+    ] as const)
+      await putPrice(acme, sku, 'RETAIL', { price })
+    const skus = ['NOW-CUT', 'NOW-FLAT', 'NOW-NONE']
+    const cachedAnswers: string[] = []
+    for (let round = 0; round < 3; round++) {
+      const answer = await acme.call(
+        'POST',
+        '/price/query',
+        query(skus, ['RETAIL'], { prior_price: true, sort_order: 'ASC' }),
+      )
+      t.equal(answer.status, 200)
+      cachedAnswers.push(answer.text)
+    }
+    t.equal(cachedAnswers[1], cachedAnswers[0], 'asked again: the same bytes')
+    t.equal(cachedAnswers[2], cachedAnswers[0])
+    const body = JSON.parse(cachedAnswers[0]!)
+    t.same(
+      body.items.map((item: { sku: string; gross: number; prior_price: { gross: number } | null }) => [
+        item.sku,
+        item.gross,
+        item.prior_price?.gross ?? null,
+      ]),
+      [
+        ['NOW-FLAT', 70, null],
+        ['NOW-CUT', 80, 100],
+      ],
+      'sorted by gross; the reduced SKU has its prior price, the other none',
+    )
+    t.same(body.unavailable, [{ sku: 'NOW-NONE', reason: 'no_price' }])
+    // The same question with an explicit as_of (never cached): computed afresh, the same prior prices.
+    const asOf = new Date(Date.now()).toISOString()
+    const fresh = await acme.call(
+      'POST',
+      '/price/query',
+      query(skus, ['RETAIL'], { prior_price: true, sort_order: 'ASC', as_of: asOf }),
+    )
+    t.same(
+      fresh.body.items.map((item: { prior_price: unknown }) => item.prior_price),
+      body.items.map((item: { prior_price: unknown }) => item.prior_price),
+      'the cached prior prices are the ones computed afresh',
+    )
+    // A write to the history: the next answer changes with it (the cached item is not served).
+    await putPrice(acme, 'NOW-FLAT', 'RETAIL', { price: 60 })
+    const after = await acme.call('POST', '/price/query', query(skus, ['RETAIL'], { prior_price: true }))
+    const flat = after.body.items.find((item: { sku: string }) => item.sku === 'NOW-FLAT')
+    t.same([flat.gross, flat.prior_price?.gross], [60, 70], 'reduced from 70 to 60: its prior price is 70')
+  },
+)
