@@ -102,6 +102,7 @@ function queryRequests(
   skuCount: number,
   seed: number,
   bodyCount = distinctQueryCount,
+  extra: Readonly<Record<string, unknown>> = {},
 ): Request[] {
   const random = seededRandom(seed)
   const bodies = Array.from({ length: bodyCount }, () =>
@@ -110,6 +111,7 @@ function queryRequests(
       pricelist_filter: {},
       skus: distinctSkus(random, shape.skuCount, skuCount),
       tax_area: taxAreaCode,
+      ...extra,
     }),
   )
   let next = 0
@@ -166,6 +168,17 @@ export function scenarioDefinitions(slug: string, shape: WorkloadShape): Scenari
       cpuRatioMax: 5,
       requestsRatioMin: null,
       latencyP99MaxMs: 25,
+    },
+    {
+      // The same bodies with the EU prior price (issue 30: it adds at most 20% to the plain query,
+      // so its bound is query-100-repeated's x 1.2; the report prints the two side by side).
+      name: 'query-100-repeated-prior',
+      title: `POST /price/query 100 SKUs x ${pricelists.length} pricelists with prior_price, the ${repeatedQueryCount} bodies of query-100-repeated`,
+      requests: queryRequests(slug, shape, 100, shape.seed + 4, repeatedQueryCount, { prior_price: true }),
+      distinctRequests: repeatedQueryCount,
+      cpuRatioMax: 6,
+      requestsRatioMin: null,
+      latencyP99MaxMs: 30,
     },
   ]
 }

@@ -1,8 +1,8 @@
 /**
  * The frame of a tenant's console pages (issue 9): the page layout with the tenant's tabs
  * (overview, users, API keys, backups, and for roles that read prices "why this price", "what
- * changes" and "corrections"), the current one marked for screen readers, and the console's script (copy buttons,
- * live restore status).
+ * changes", "corrections" and "changelog"), the current one marked for screen readers, and the
+ * console's script (copy buttons, live restore status).
  * @module
  */
 import { can, type Permission } from '../../../accounts/people/roles.js'
@@ -12,7 +12,7 @@ import { page } from '../shared/layout.js'
 import { signOutForm } from '../shared/portal-page.js'
 import type { ConsoleVisit } from './access.js'
 
-export type ConsoleTab = 'overview' | 'users' | 'keys' | 'backups' | 'why' | 'changes' | 'corrections'
+export type ConsoleTab = 'overview' | 'users' | 'keys' | 'backups' | 'why' | 'changes' | 'corrections' | 'changelog'
 
 interface Tab {
   readonly tab: ConsoleTab
@@ -31,6 +31,8 @@ const tabs: readonly Tab[] = [
   { tab: 'changes', label: 'What changes', path: '/changes', permission: 'prices.read' },
   // Every role that reads prices sees the marks; the page shows its forms to `prices.correct` only.
   { tab: 'corrections', label: 'Corrections', path: '/corrections', permission: 'prices.read' },
+  // The log of every change, prices' effective changes among them: read by every role, as prices are.
+  { tab: 'changelog', label: 'Changelog', path: '/changelog', permission: 'prices.read' },
 ]
 
 export function consolePage(

@@ -31,6 +31,7 @@ import { backTo, backToSession, formFields } from '../shared/form.js'
 import type { Role } from '../../../storage/system-store.js'
 import { formVisit, signedInPerson, type ConsoleVisit } from './access.js'
 import { backupFirstField, backupsPage, restorePath } from './backups-page.js'
+import { changelogPage } from './changelog-page.js'
 import { confirmPage } from './confirm-page.js'
 import { keysPage, type NewKey } from './keys-page.js'
 import { overviewPage } from './overview-page.js'
@@ -198,6 +199,13 @@ export function consoleRoutes(): RootRoute[] {
           back: keysBack(visit),
         })
       },
+    ),
+    pageRoute(
+      '/console/:slug/changelog',
+      'consoleChangelog',
+      "The changelog, newest first, 50 a page: filtered by type, an effective-price event's cause, a code",
+      'prices.read',
+      changelogPage,
     ),
     pageRoute(
       '/console/:slug/backups',

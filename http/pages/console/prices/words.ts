@@ -7,6 +7,7 @@
  */
 import { compareCodes } from '../../../../engine/catalog.js'
 import type { DiffCause } from '../../../../engine/diff/diff.js'
+import type { EffectiveCause } from '../../../../engine/effective-price/changes.js'
 import type { CandidateReason } from '../../../../engine/explain/explain.js'
 import type { statusReasons } from '../../../../engine/pipeline.js'
 import { formatInstant, parseInstant } from '../../../../engine/time.js'
@@ -50,6 +51,21 @@ export const causeWords: Readonly<Record<DiffCause, string>> = {
   bundle: 'the bundle or a component changed',
   rounding: 'the rounding profile changed',
   other: 'another change (currency precision, article facts)',
+}
+
+/**
+ * Why a shopper's price changed (docs/api.md "Effective-price events"), for the changelog page's
+ * effective-price events and its cause filter.
+ */
+export const effectiveCauseWords: Readonly<Record<EffectiveCause, string>> = {
+  written: 'a price written took effect at once',
+  scheduled_start: 'a price scheduled earlier came into force',
+  list_window: "the list's active window opened or closed",
+  parent_changed: "a parent list's price is inherited, or the list has a new parent",
+  rule_changed: 'price rules changed (a list, a bundle rule, an article a rule reads, a rounding profile)',
+  vat_rate_started: 'a new VAT rate started',
+  reclassified: 'the SKU has another VAT class',
+  fx_published: 'a new exchange rate was published',
 }
 
 /** A reason of the closed set in words; an unknown one as its code (an answer newer than this page). */
