@@ -61,7 +61,7 @@ interface TenantState {
 }
 
 export class EffectivePriceEvents {
-  readonly #states = new Map<TenantRuntime, TenantState>()
+  readonly #states = new WeakMap<TenantRuntime, TenantState>()
   readonly #job: Periodic
 
   constructor(
