@@ -47,6 +47,8 @@ interface Published {
   readonly changes: readonly Change[]
   readonly extra: readonly EntryContent[]
   readonly prices: readonly PriceChange[]
+  /** Meta values the home stored with the batch (absent in messages of earlier builds). */
+  readonly meta?: Readonly<Record<string, unknown>>
 }
 
 interface ReplicaState {
@@ -128,6 +130,7 @@ export class Replication implements ReplicationSink {
       changes: batch.changes,
       extra: batch.extra,
       prices: batch.prices,
+      ...(batch.meta === undefined ? {} : { meta: batch.meta }),
     }
     const bytes = packr.pack(message)
     const queue = this.#queued.get(tenant.slug)
@@ -327,7 +330,12 @@ export class Replication implements ReplicationSink {
       )
       return
     }
-    const checksum = await tenant.applyReplicated(message.changes as Change[], message.extra, message.prices)
+    const checksum = await tenant.applyReplicated(
+      message.changes as Change[],
+      message.extra,
+      message.prices,
+      message.meta ?? {},
+    )
     if (checksum !== message.checksum) {
       state.broken = `checksum mismatch at ${message.last}`
       tenant.log.error(

@@ -31,6 +31,8 @@ export interface CommittedBatch {
   readonly extra: readonly EntryContent[]
   readonly prices: readonly PriceChange[]
   readonly entries: readonly LogEntry[]
+  /** Meta values stored with the batch (the last effective-price moment done), for a replica to store too. */
+  readonly meta?: Readonly<Record<string, unknown>>
 }
 
 /** Where a home node's commits go before they are acknowledged (cluster mode: cluster/replication.ts). */
@@ -391,7 +393,7 @@ export class TenantRuntime {
     // in sequence order: durability promises may settle out of that order.
     const published = this.replication?.committed(
       this,
-      stored.then((logged) => ({ changes, extra, prices, entries: logged })),
+      stored.then((logged) => ({ changes, extra, prices, entries: logged, meta: options.meta })),
     )
     try {
       entries = await stored
@@ -457,11 +459,12 @@ export class TenantRuntime {
     changes: readonly Change[],
     extra: readonly EntryContent[],
     prices: readonly PriceChange[],
+    meta: Readonly<Record<string, unknown>> = {},
   ): Promise<string> {
     this.#replaceInMemory(changes, prices)
     let entries: LogEntry[]
     try {
-      entries = await this.store.commit(changes, extra, prices)
+      entries = await this.store.commit(changes, extra, prices, meta)
     } catch (error) {
       this.log.fatal(
         { err: error, cause: await commitFailureCause(error) },
