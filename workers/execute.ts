@@ -211,10 +211,7 @@ export function executeQuery(
   sequence = 0,
   view = false,
 ): string | Buffer {
-  const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
-  const rounding = profile === null || profile === 'not_found' ? null : profile.compiled
-  const context = new PriceContext(catalog, prices, input.at, input.taxArea)
-  const options: AnswerOptions = { currency: input.currency, rounding, quantity: input.quantity }
+  const { context, options } = pricing(catalog, prices, input)
   const queryKey = input.cacheable && tenant !== '' && cachedItemsMax > 0 ? queryKeyOf(input) : ''
   if (queryKey === '' || !throughCache(cacheFor(tenant), queryKey, input.skus)) {
     answerCacheCounts.misses += input.skus.length
@@ -244,6 +241,15 @@ export function cachedPriorQuery(
   if (!input.cacheable || cachedItemsMax <= 0) return null
   const queryKey = queryKeyOf(input)
   if (!throughCache(cacheFor(tenant), queryKey, input.skus)) return null
+  const { context, options, roundingCode } = pricing(catalog, prices, input)
+  return cachedQuery(context, input, options, tenant, 0, queryKey, { days, roundingCode })
+}
+
+/**
+ * The context and options a query is priced in: its rounding profile resolved at its instant (a
+ * profile missing then, which the route answered 404 for before, rounds nothing).
+ */
+function pricing(catalog: Catalog, prices: PriceReader, input: QueryInput) {
   const profile = resolveProfile(catalog, input.rounding ?? undefined, input.currency, input.at)
   const resolved = profile === null || profile === 'not_found' ? null : profile
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
@@ -252,7 +258,7 @@ export function cachedPriorQuery(
     rounding: resolved?.compiled ?? null,
     quantity: input.quantity,
   }
-  return cachedQuery(context, input, options, tenant, 0, queryKey, { days, roundingCode: resolved?.code ?? null })
+  return { context, options, roundingCode: resolved?.code ?? null }
 }
 
 function cachedQuery(

@@ -15,6 +15,7 @@
  */
 import { compareCodes, splitKey, type Catalog, type CatalogType, type Pricelist } from '../catalog.js'
 import { diffPrices, type DiffCause, type DiffSide } from '../diff/diff.js'
+import { pricelistDepthMax } from '../limits.js'
 import { PriceContext } from '../pipeline.js'
 import type { PriceReader } from '../price-replica.js'
 import type { PriceVersion } from '../prices.js'
@@ -227,7 +228,7 @@ class MomentWorld {
     const list = this.catalog.get('pricelist', code, this.at)
     if (list === null) return false
     let parent = list.parent_code
-    for (let depth = 0; parent !== null && depth < 16; depth++) {
+    for (let depth = 0; parent !== null && depth < pricelistDepthMax; depth++) {
       const ancestor = this.catalog.get('pricelist', parent, this.at)
       if (ancestor === null) return false
       if (
