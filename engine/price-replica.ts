@@ -56,6 +56,11 @@ export interface PriceReader {
   readonly changeCount: number
   /** The first instant after `at` at which the pair's version in force changes, or +Infinity. */
   nextChangeAfter(pricelistId: number, skuId: number, at: number): number
+  /**
+   * The change count of the SKU's last price write (engine/prices.ts); optional: only the main
+   * thread's book keeps it, and without it anything derived holds only at the same change count.
+   */
+  skuChangedAt?(skuId: number): number
 }
 
 /** Mirrors engine/prices.ts: the `extra` column value that marks a deletion. */

@@ -167,6 +167,8 @@ export class PriceBook {
   /** Pairs (pricelist, SKU) whose latest version is live: what the price quota counts. */
   #livePairs = 0
   readonly #livePerPricelist: number[] = []
+  /** Main-thread only: per SKU id, the change count its last write moved the book to (0: none since it opened). */
+  #skuChanges = new Int32Array(1024)
 
   get generation(): number {
     return this.#generation
@@ -448,7 +450,7 @@ export class PriceBook {
     Atomics.store(index, skuId, offset + 1)
     this.#rows.clear(skuId)
     // After the data: a reader that sees the new count sees the new run too.
-    Atomics.add(this.#changes, 0, 1)
+    this.#noteSkuChange(skuId, Atomics.add(this.#changes, 0, 1) + 1)
     const isLive = versions[versions.length - 1]!.content !== null
     if (wasLive !== isLive) {
       const delta = isLive ? 1 : -1
@@ -476,7 +478,7 @@ export class PriceBook {
     this.#poolLive -= beforeCount
     Atomics.store(this.#index[pricelistId]!, skuId, 0)
     this.#rows.clear(skuId)
-    Atomics.add(this.#changes, 0, 1)
+    this.#noteSkuChange(skuId, Atomics.add(this.#changes, 0, 1) + 1)
     if (wasLive) {
       this.#livePairs--
       this.#livePerPricelist[pricelistId] = (this.#livePerPricelist[pricelistId] ?? 0) - 1
@@ -737,6 +739,26 @@ export class PriceBook {
   /** The tenant's change count (see SharedColumns.changes). */
   get changeCount(): number {
     return Atomics.load(this.#changes, 0)
+  }
+
+  /**
+   * The change count the SKU's last price write (on any pricelist) moved the book to, 0 when none
+   * was applied since the book opened: what was derived from its prices at a later count still holds
+   * (the prior prices kept: workers/prior-price-cache.ts).
+   */
+  skuChangedAt(skuId: number): number {
+    return skuId < this.#skuChanges.length ? this.#skuChanges[skuId]! : 0
+  }
+
+  #noteSkuChange(skuId: number, changeCount: number): void {
+    if (skuId >= this.#skuChanges.length) {
+      let length = this.#skuChanges.length * 2
+      while (skuId >= length) length *= 2
+      const grown = new Int32Array(length)
+      grown.set(this.#skuChanges)
+      this.#skuChanges = grown
+    }
+    this.#skuChanges[skuId] = changeCount
   }
 
   /** Counts a change the price book does not see itself (a catalogue write). */

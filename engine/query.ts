@@ -42,6 +42,11 @@ export interface QueryRequest {
   readonly pricelists: readonly string[]
   readonly options: AnswerOptions
   readonly sortOrder: 'ASC' | 'DESC' | null
+  /**
+   * When given (and `sortOrder` is null), the price-book id of each item's SKU is pushed to it, in
+   * the order of the items (-1: none): who keeps something per SKU beside the answer finds it by id.
+   */
+  readonly itemSkuIds?: number[]
 }
 
 export interface QueryResult {
@@ -136,6 +141,8 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
   const lastCell = ownIds.length === 0 ? 0 : Math.max(...ownIds)
   const withExtras = prices.hasExtrasBlocks()
   const skus = request.skus
+  const itemSkuIds = request.itemSkuIds
+  assert(itemSkuIds === undefined || request.sortOrder === null, 'item ids follow the items unsorted')
   for (let start = 0; start < skus.length; start += stepSkus) {
     const count = Math.min(stepSkus, skus.length - start)
     prices.skuIds(skus, start, count, stepIds)
@@ -184,7 +191,10 @@ export function queryPrices(context: PriceContext, request: QueryRequest): Query
         best = bestOf(context, sku, skuId, stepVat[step]!, stepRows[step]!, selected, options, precision, null)
       }
       if (typeof best === 'number') unavailable.push({ sku, reason: statusReasons[best] })
-      else items.push(best)
+      else {
+        items.push(best)
+        itemSkuIds?.push(skuId)
+      }
     }
   }
   if (request.sortOrder !== null) {

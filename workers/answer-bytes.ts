@@ -291,12 +291,22 @@ export function itemBytesView(item: PricedItem): Uint8Array {
   return scratch.subarray(0, end)
 }
 
+/**
+ * Fields written after an item's own (each `,"name":value`, as UTF-8): bytes `tailStart` to
+ * `tailEnd` of `arena`, where whoever keeps them puts many side by side (./prior-price-cache.ts).
+ */
+export interface ItemTail {
+  readonly arena: Uint8Array
+  readonly tailStart: number
+  readonly tailEnd: number
+}
+
 /** The bytes of `answerJson(items, unavailable)` (./render.ts), in a buffer of their own. */
 export function answerBytes(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
-  /** Per item, fields written after its own (each `,"name":value`), or null. */
-  tails: readonly Uint8Array[] | null = null,
+  /** Per item, its tail, or null. */
+  tails: readonly ItemTail[] | null = null,
 ): Buffer {
   const view = answerBytesView(items, unavailable, tails)
   const answer = Buffer.allocUnsafeSlow(view.length)
@@ -311,7 +321,7 @@ export function answerBytes(
 export function answerBytesView(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
-  tails: readonly Uint8Array[] | null = null,
+  tails: readonly ItemTail[] | null = null,
 ): Buffer {
   let at = putFragment(reserve(0, answerOpen.length), 0, answerOpen)
   for (let index = 0; index < items.length; index++) {
@@ -319,9 +329,10 @@ export function answerBytesView(
     at = putItem(at, items[index]!)
     if (tails !== null) {
       // The tail goes before the item's closing brace, which is written again after it.
-      const tail = tails[index]!
-      const target = reserve(at, tail.length + 1)
-      at = putFragment(target, at - 1, tail)
+      const { arena, tailStart, tailEnd } = tails[index]!
+      const target = reserve(at, tailEnd - tailStart + 1)
+      at--
+      for (let from = tailStart; from < tailEnd; from++) target[at++] = arena[from]!
       target[at++] = 0x7d
     }
   }

@@ -20,7 +20,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import { answerBytes, answerBytesView } from './answer-bytes.js'
-import { cachedPrior } from './prior-price-cache.js'
+import { cachedPrior, priorLookup, priorTail, type PriorLookup } from './prior-price-cache.js'
 import { itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
@@ -286,6 +286,7 @@ function cachedQuery(
   const uncached = new Set<string>()
   const validity: Validity = { until: 0 }
   let misses = 0
+  let lookup: PriorLookup | null = null
   for (const sku of input.skus) {
     let item = items.get(sku)
     if (item !== undefined && item.stamp === stamp) continue
@@ -309,7 +310,16 @@ function cachedQuery(
       }
     }
     item.stamp = stamp
-    if (prior !== null && item.json !== null) withPrior(context, item, sku, options, prior)
+    if (prior !== null && item.json !== null && !priorHolds(item, context.at, prior)) {
+      lookup ??= priorLookup(context.catalog, context.prices, {
+        taxArea: context.taxArea,
+        options,
+        at: context.at,
+        days: prior.days,
+        roundingCode: prior.roundingCode,
+      })
+      withPrior(lookup, item, sku)
+    }
     found.push(item)
   }
   answerCacheCounts.misses += misses
@@ -324,15 +334,17 @@ interface PriorAsk {
   readonly roundingCode: string | null
 }
 
-/** Keeps the item's bytes with its prior price (the instant asked within the prior price's validity). */
-function withPrior(context: PriceContext, item: CachedItem, sku: string, options: AnswerOptions, ask: PriorAsk): void {
-  const at = context.at
-  if (item.prior !== null && item.priorDays === ask.days && at >= item.priorFrom && at < item.priorUntil) return
-  const request = { sku, pricelist: item.pricelist, taxArea: context.taxArea, options, at, days: ask.days }
-  const kept = cachedPrior(context.catalog, context.prices, request, ask.roundingCode)
+/** Whether the item's bytes with its prior price hold at `at` (the item itself holds). */
+function priorHolds(item: CachedItem, at: number, ask: PriorAsk): boolean {
+  return item.prior !== null && item.priorDays === ask.days && at >= item.priorFrom && at < item.priorUntil
+}
+
+/** Keeps the item's bytes with its prior price. */
+function withPrior(lookup: PriorLookup, item: CachedItem, sku: string): void {
+  const kept = cachedPrior(lookup, sku, item.pricelist)
   const json = item.json!
-  item.prior = Buffer.concat([json.subarray(0, json.length - 1), kept.tail, closeBrace])
-  item.priorDays = ask.days
+  item.prior = Buffer.concat([json.subarray(0, json.length - 1), priorTail(kept), closeBrace])
+  item.priorDays = lookup.question.days
   item.priorFrom = kept.from
   item.priorUntil = kept.until
 }

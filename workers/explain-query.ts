@@ -70,8 +70,11 @@ export function answerOptions(
   return { options, roundingCode: profile === null ? null : profile.code }
 }
 
-/** A query's items as the plain query answers them, with the context and options they were priced in. */
-export function answeredQuery(catalog: Catalog, prices: PriceReader, input: QueryInput) {
+/**
+ * A query's items as the plain query answers them, with the context and options they were priced in;
+ * `itemSkuIds` (an unsorted query's): each item's SKU id is pushed to it.
+ */
+export function answeredQuery(catalog: Catalog, prices: PriceReader, input: QueryInput, itemSkuIds?: number[]) {
   const context = new PriceContext(catalog, prices, input.at, input.taxArea)
   const { options, roundingCode } = answerOptions(catalog, input.currency, input.rounding, input.at, input.quantity)
   const result = queryPrices(context, {
@@ -79,6 +82,7 @@ export function answeredQuery(catalog: Catalog, prices: PriceReader, input: Quer
     pricelists: input.pricelists,
     options,
     sortOrder: input.sortOrder,
+    ...(itemSkuIds === undefined ? {} : { itemSkuIds }),
   })
   return { context, options, roundingCode, result }
 }

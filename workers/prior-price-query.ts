@@ -13,7 +13,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { cachedPriorQuery, type QueryInput } from './execute.js'
 import { answeredQuery, answerOptions } from './explain-query.js'
 import { answerBytes } from './answer-bytes.js'
-import { cachedPrior } from './prior-price-cache.js'
+import { cachedPrior, priorLookup, priorText, type CachedPrior } from './prior-price-cache.js'
 
 export { clearPriorPriceCache, priorPriceCacheCounts } from './prior-price-cache.js'
 
@@ -28,12 +28,28 @@ export function priorPriceQueryBytes(
   // Through the answer cache where it serves the query: each item's bytes with its prior price kept.
   const cached = tenant === '' ? null : cachedPriorQuery(catalog, prices, input, tenant, days)
   if (cached !== null) return cached
-  const { options, roundingCode, result } = answeredQuery(catalog, prices, input)
-  const tails = result.items.map((item) => {
-    const request = { sku: item.sku, pricelist: item.pricelist, taxArea: input.taxArea, options, at: input.at, days }
-    return cachedPrior(catalog, prices, request, roundingCode).tail
-  })
-  return answerBytes(result.items, result.unavailable, tails)
+  // Unsorted, with each item's SKU id (the prior prices are kept by it), then sorted as asked.
+  const itemSkuIds: number[] = []
+  const { options, roundingCode, result } = answeredQuery(catalog, prices, { ...input, sortOrder: null }, itemSkuIds)
+  const lookup = priorLookup(catalog, prices, { taxArea: input.taxArea, options, at: input.at, days, roundingCode })
+  const { items } = result
+  const tails: CachedPrior[] = new Array(items.length)
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!
+    tails[index] = cachedPrior(lookup, item.sku, item.pricelist, itemSkuIds[index]!)
+  }
+  if (input.sortOrder === null) return answerBytes(items, result.unavailable, tails)
+  // Stable, by gross, as the plain query sorts.
+  const direction = input.sortOrder === 'ASC' ? 1 : -1
+  const order = items
+    .map((_, index) => index)
+    .sort((left, right) => direction * (items[left]!.gross - items[right]!.gross))
+  const sorted = order.map((index) => items[index]!)
+  return answerBytes(
+    sorted,
+    result.unavailable,
+    order.map((index) => tails[index]!),
+  )
 }
 
 /** A single read's item text with its prior price as its last field. */
@@ -53,6 +69,6 @@ export function withPriorPrice(
 ): string {
   const { item } = read
   const { options, roundingCode } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
-  const request = { sku: item.sku, pricelist: read.pricelist, taxArea: read.taxArea, options, at: read.at, days }
-  return `${read.json.slice(0, -1)}${cachedPrior(catalog, prices, request, roundingCode).text}}`
+  const lookup = priorLookup(catalog, prices, { taxArea: read.taxArea, options, at: read.at, days, roundingCode })
+  return `${read.json.slice(0, -1)}${priorText(cachedPrior(lookup, item.sku, read.pricelist))}}`
 }
