@@ -23,6 +23,8 @@ declare module 'autocannon' {
     requests?: Request[]
     /** Requests per second over all connections (a fixed rate instead of as fast as answered). */
     overallRate?: number
+    /** Requests to send in all, instead of a duration. */
+    amount?: number
   }
 
   /** Histogram summary: milliseconds for latency, per second sample for requests. */

@@ -37,8 +37,13 @@ export interface ScenarioResult {
   readonly responseBytes: number
   readonly real: LoadResult
   readonly bare: LoadResult
-  /** Share of the scenario's query SKUs the answer cache served (warm-up included); null: no query. */
+  /**
+   * Share of the scenario's query SKUs the answer cache served (over the measured run; warm-up
+   * included in results before 2026-11-29); null: no query.
+   */
   readonly cacheHitRate: number | null
+  /** Share of its prior prices served from the kept ones over the measured run; null: none asked (or absent). */
+  readonly priorHitRate?: number | null
   /** Distinct requests the load cycles through. */
   readonly distinctRequests?: number
   /**
@@ -55,7 +60,7 @@ export interface ScenarioResult {
   readonly cacheRatio?: number | null
   readonly cpuRatio: number
   readonly requestsRatio: number
-  readonly targets: Pick<ScenarioDefinition, 'cpuRatioMax' | 'requestsRatioMin' | 'latencyP99MaxMs'>
+  readonly targets: Pick<ScenarioDefinition, 'cpuRatioMax' | 'requestsRatioMin' | 'latencyP99MaxMs' | 'against'>
 }
 
 export interface Check {
@@ -126,7 +131,7 @@ function cacheRatio(scenario: ScenarioResult): number {
   return scenario.real.cpuMicrosPerRequest / scenario.cacheOff!.cpuMicrosPerRequest
 }
 
-export function scenarioChecks(scenario: ScenarioResult): Check[] {
+export function scenarioChecks(scenario: ScenarioResult, _index = 0, all: readonly ScenarioResult[] = []): Check[] {
   const { real, targets } = scenario
   const checks: Check[] = [
     {
@@ -179,6 +184,20 @@ export function scenarioChecks(scenario: ScenarioResult): Check[] {
             pass: ratio <= 1.1,
           },
     )
+  }
+  const against = targets.against === undefined ? undefined : all.find((other) => other.name === targets.against!.name)
+  if (targets.against !== undefined && against !== undefined) {
+    const ratio = real.cpuMicrosPerRequest / against.real.cpuMicrosPerRequest
+    const prior =
+      scenario.priorHitRate === undefined || scenario.priorHitRate === null
+        ? ''
+        : `; ${(scenario.priorHitRate * 100).toFixed(1)}% of prior prices kept`
+    checks.push({
+      figure: `${scenario.name}: CPU per request vs ${against.name} (the same bodies without the option${prior})`,
+      measured: `${twoDecimals.format(ratio)}x`,
+      target: `<= ${twoDecimals.format(targets.against.cpuRatioMax)}x`,
+      pass: ratio <= targets.against.cpuRatioMax,
+    })
   }
   checks.push({
     figure: `${scenario.name}: non-2xx answers and errors`,
@@ -461,6 +480,7 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       'CPU us/req',
       'cores',
       'answer cache hits',
+      'prior prices kept',
       'bare req/s',
       'bare CPU us/req',
       'CPU ratio',
@@ -470,7 +490,25 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       'rounds: cache off p99 ms',
       'CPU default / cache off (median of rounds)',
     ],
-    rightAligned: [false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true],
+    rightAligned: [
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ],
     rows: scenarios.map((scenario) => [
       scenario.name,
       scenario.distinctRequests === undefined ? '' : formatInteger(scenario.distinctRequests),
@@ -480,6 +518,9 @@ function scenarioTable(scenarios: readonly ScenarioResult[]): Table {
       oneDecimal.format(scenario.real.cpuMicrosPerRequest),
       twoDecimals.format(scenario.real.cpuCores),
       scenario.cacheHitRate === null ? '' : `${(scenario.cacheHitRate * 100).toFixed(1)}%`,
+      scenario.priorHitRate === undefined || scenario.priorHitRate === null
+        ? ''
+        : `${(scenario.priorHitRate * 100).toFixed(1)}%`,
       formatInteger(scenario.bare.requestsPerSecond),
       oneDecimal.format(scenario.bare.cpuMicrosPerRequest),
       `${twoDecimals.format(scenario.cpuRatio)}x`,

@@ -166,11 +166,28 @@ async function runScenarios(
     for (const [index, definition] of definitions.entries()) {
       const headers = { authorization: `Bearer ${await client.refreshToken()}` }
       progress(`scenario ${definition.name}: server`)
-      const countsBefore = await answerCacheCounts(server.url)
-      const real = await measureLoad(server.url, server.pid, definition.requests, headers, options.load)
+      const warmupRequests = definition.warmPass === true ? definition.distinctRequests : 0
+      if (warmupRequests > 0) progress(`scenario ${definition.name}: one pass over its bodies first`)
+      // The caches' counts around the measured run (after the warm-up).
+      let countsBefore = { hits: 0, misses: 0 }
+      let priorBefore = { hits: 0, misses: 0 }
+      const real = await measureLoad(
+        server.url,
+        server.pid,
+        definition.requests,
+        headers,
+        { ...options.load, warmupRequests },
+        async () => {
+          countsBefore = await answerCacheCounts(server.url)
+          priorBefore = await answerCacheCounts(server.url, priorMetric)
+        },
+      )
       const countsAfter = await answerCacheCounts(server.url)
+      const priorAfter = await answerCacheCounts(server.url, priorMetric)
       const hits = countsAfter.hits - countsBefore.hits
       const looked = hits + countsAfter.misses - countsBefore.misses
+      const priorHits = priorAfter.hits - priorBefore.hits
+      const priorLooked = priorHits + priorAfter.misses - priorBefore.misses
       progress(`scenario ${definition.name}: bare endpoint`)
       const bareResult = await measureLoad(
         `http://127.0.0.1:${bare.port}`,
@@ -186,6 +203,7 @@ async function runScenarios(
         real,
         bare: bareResult,
         cacheHitRate: looked > 0 ? hits / looked : null,
+        priorHitRate: priorLooked > 0 ? priorHits / priorLooked : null,
         distinctRequests: definition.distinctRequests,
         cpuRatio: real.cpuMicrosPerRequest / bareResult.cpuMicrosPerRequest,
         requestsRatio: real.requestsPerSecond / bareResult.requestsPerSecond,
@@ -193,6 +211,7 @@ async function runScenarios(
           cpuRatioMax: definition.cpuRatioMax,
           requestsRatioMin: definition.requestsRatioMin,
           latencyP99MaxMs: definition.latencyP99MaxMs,
+          ...(definition.against === undefined ? {} : { against: definition.against }),
         },
       })
     }
@@ -262,9 +281,11 @@ async function runCacheOff(
       const offs: LoadResult[] = []
       const onDefault = () => measureLoad(server.url, server.pid, definition.requests, headers, load)
       const onOff = () => measureLoad(other.url, other.pid, definition.requests, otherHeaders, load)
-      // One round each unmeasured first: both fill their VAT columns and rows before any figure.
-      await onDefault()
-      await onOff()
+      // One round each unmeasured first: both fill their VAT columns and rows before any figure
+      // (and, for a scenario measured after a pass over its bodies, make that pass).
+      const first = { ...load, warmupRequests: definition.warmPass === true ? definition.distinctRequests : 0 }
+      await measureLoad(server.url, server.pid, definition.requests, headers, first)
+      await measureLoad(other.url, other.pid, definition.requests, otherHeaders, first)
       // Which side goes first alternates (ABBA): drift within a round favours neither.
       for (let round = 0; round < cacheRounds.count; round++) {
         if (round % 2 === 0) {
@@ -362,6 +383,9 @@ function parameters(options: RunOptions): Record<string, string | number> {
  */
 const changedSettings: Record<string, string> = { PRICING_FX_FEED_URL: '', PRICING_WEBHOOK_ALLOW_PRIVATE: 'true' }
 const cacheOffSetting = { PRICING_ANSWER_CACHE_ITEMS: '0' }
+
+/** The prior prices' cache counts (workers/prior-price-cache.ts). */
+const priorMetric = 'pricing_prior_price_cache_total'
 
 type ServerPhase = Omit<
   BenchResults,

@@ -293,13 +293,16 @@ export async function provisionTenant(server: PricingServer, slug: string): Prom
   return client
 }
 
-/** The answer cache's counts so far (`pricing_query_answer_cache_items_total`, SKUs). */
-export async function answerCacheCounts(url: string): Promise<{ hits: number; misses: number }> {
+/**
+ * A cache's counts so far: the answer cache's (`pricing_query_answer_cache_items_total`, SKUs) or
+ * the prior prices' (`pricing_prior_price_cache_total`).
+ */
+export async function answerCacheCounts(
+  url: string,
+  metric = 'pricing_query_answer_cache_items_total',
+): Promise<{ hits: number; misses: number }> {
   const text = (await request(`${url}/metrics`, 'GET')).text
   const value = (result: string): number =>
-    Number(
-      new RegExp(`^pricing_query_answer_cache_items_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ??
-        Number.NaN,
-    )
+    Number(new RegExp(`^${metric}\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN)
   return { hits: value('hit'), misses: value('miss') }
 }

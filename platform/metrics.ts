@@ -14,6 +14,7 @@
 import { degradedReasons, type ClusterStatus } from './cluster-status.js'
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { answerCacheCounts } from '../workers/execute.js'
+import { priorPriceCacheCounts } from '../workers/prior-price-cache.js'
 import { workerSnapshotCounts } from '../workers/pool.js'
 import { buildInfo } from './version.js'
 
@@ -163,17 +164,7 @@ export class Metrics {
           this.#series.flatMap((series) => histogramValues('pricing_http_request_duration_seconds', series, splay)),
       ),
     )
-    this.registry.registerMetric(
-      exportedMetric(
-        'pricing_query_answer_cache_items_total',
-        'Price query SKUs answered from the answer cache (hit) or computed (miss), main thread and workers',
-        'counter',
-        () => [
-          { labels: { result: 'hit' }, value: answerCacheCounts.hits },
-          { labels: { result: 'miss' }, value: answerCacheCounts.misses },
-        ],
-      ),
-    )
+    registerCacheMetrics(this.registry)
     this.registry.registerMetric(
       exportedMetric(
         'pricing_query_worker_snapshots_total',
@@ -353,4 +344,30 @@ function histogramValues(name: string, series: Series, splay: boolean): Exported
   values.push(labelled({}, series.sumS, `${name}_sum`))
   values.push(labelled({}, series.count, `${name}_count`))
   return values
+}
+
+/** The answer cache's and the prior prices' counts (workers/execute.ts, workers/prior-price-cache.ts). */
+function registerCacheMetrics(registry: Registry): void {
+  registry.registerMetric(
+    exportedMetric(
+      'pricing_query_answer_cache_items_total',
+      'Price query SKUs answered from the answer cache (hit) or computed (miss), main thread and workers',
+      'counter',
+      () => [
+        { labels: { result: 'hit' }, value: answerCacheCounts.hits },
+        { labels: { result: 'miss' }, value: answerCacheCounts.misses },
+      ],
+    ),
+  )
+  registry.registerMetric(
+    exportedMetric(
+      'pricing_prior_price_cache_total',
+      'EU prior prices (prior_price=true) served from the ones kept (hit) or computed from the history (miss), main thread',
+      'counter',
+      () => [
+        { labels: { result: 'hit' }, value: priorPriceCacheCounts.hits },
+        { labels: { result: 'miss' }, value: priorPriceCacheCounts.misses },
+      ],
+    ),
+  )
 }

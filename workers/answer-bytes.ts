@@ -292,21 +292,22 @@ export function itemBytesView(item: PricedItem): Uint8Array {
 }
 
 /**
- * Fields written after an item's own (each `,"name":value`, as UTF-8): bytes `tailStart` to
- * `tailEnd` of `arena`, where whoever keeps them puts many side by side (./prior-price-cache.ts).
+ * Fields written after each item's own (each `,"name":value`, as UTF-8): item i's are bytes
+ * `starts[i]` to `ends[i]` of `arena`, where whoever keeps them puts many side by side
+ * (./prior-price-cache.ts).
  */
-export interface ItemTail {
+export interface ItemTails {
   readonly arena: Uint8Array
-  readonly tailStart: number
-  readonly tailEnd: number
+  readonly starts: readonly number[]
+  readonly ends: readonly number[]
 }
 
 /** The bytes of `answerJson(items, unavailable)` (./render.ts), in a buffer of their own. */
 export function answerBytes(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
-  /** Per item, its tail, or null. */
-  tails: readonly ItemTail[] | null = null,
+  /** The items' tails, or null. */
+  tails: ItemTails | null = null,
 ): Buffer {
   const view = answerBytesView(items, unavailable, tails)
   const answer = Buffer.allocUnsafeSlow(view.length)
@@ -321,7 +322,7 @@ export function answerBytes(
 export function answerBytesView(
   items: readonly PricedItem[],
   unavailable: readonly { sku: string; reason: (typeof statusReasons)[number] }[],
-  tails: readonly ItemTail[] | null = null,
+  tails: ItemTails | null = null,
 ): Buffer {
   let at = putFragment(reserve(0, answerOpen.length), 0, answerOpen)
   for (let index = 0; index < items.length; index++) {
@@ -329,7 +330,9 @@ export function answerBytesView(
     at = putItem(at, items[index]!)
     if (tails !== null) {
       // The tail goes before the item's closing brace, which is written again after it.
-      const { arena, tailStart, tailEnd } = tails[index]!
+      const { arena } = tails
+      const tailStart = tails.starts[index]!
+      const tailEnd = tails.ends[index]!
       const target = reserve(at, tailEnd - tailStart + 1)
       at--
       for (let from = tailStart; from < tailEnd; from++) target[at++] = arena[from]!

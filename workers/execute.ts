@@ -20,7 +20,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { bestWithValidity, chainCurrencies, queryPrices, selectCandidates, type Validity } from '../engine/query.js'
 import { resolveProfile } from '../engine/rounding.js'
 import { answerBytes, answerBytesView } from './answer-bytes.js'
-import { cachedPrior, priorLookup, priorTail, type PriorLookup } from './prior-price-cache.js'
+import { cachedPrior, priorLookup, priorTail, priorValidity, type PriorLookup } from './prior-price-cache.js'
 import { itemJson, jsonString } from './render.js'
 
 export interface QueryInput {
@@ -343,10 +343,11 @@ function priorHolds(item: CachedItem, at: number, ask: PriorAsk): boolean {
 function withPrior(lookup: PriorLookup, item: CachedItem, sku: string): void {
   const kept = cachedPrior(lookup, sku, item.pricelist)
   const json = item.json!
-  item.prior = Buffer.concat([json.subarray(0, json.length - 1), priorTail(kept), closeBrace])
+  item.prior = Buffer.concat([json.subarray(0, json.length - 1), priorTail(lookup, kept), closeBrace])
   item.priorDays = lookup.question.days
-  item.priorFrom = kept.from
-  item.priorUntil = kept.until
+  const { from, until } = priorValidity(lookup, kept)
+  item.priorFrom = from
+  item.priorUntil = until
 }
 
 function renderCached(

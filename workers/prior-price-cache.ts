@@ -2,9 +2,15 @@
  * The prior prices a thread keeps (engine/prior-price/prior-price.ts): each as the tail an answered
  * item carries (`,"prior_price":…`), by SKU, then list, tax area, currency, rounding, quantity and
  * days, with the instants between which it holds and what it read as it was then, so that a write
- * ends only the prior prices that read what it wrote (`holds`). Shared by the prior-price query
- * (./prior-price-query.ts) and the answer cache (./execute.ts), which keeps each item's bytes with
- * its prior price beside the plain ones.
+ * ends only the prior prices that read what it wrote (`holdsAfterWrites`). Shared by the prior-price
+ * query (./prior-price-query.ts) and the answer cache (./execute.ts), which keeps each item's bytes
+ * with its prior price beside the plain ones.
+ *
+ * A storefront's catalogue is larger than the processor's caches, so a look-up is counted in memory
+ * reads: one for the SKU's first entry (`firstById`), one for the entry's record (8 numbers side by
+ * side in `hot`: validity, the state it was computed in, the question, its tail's place, the next
+ * entry), and one for its tail's bytes (side by side in `arena`). The rest of what it read
+ * (`PriorDetails`) is read only after a write.
  * @module
  */
 import type { Catalog } from '../engine/catalog.js'
@@ -20,7 +26,7 @@ import {
   type PriorPriceRequest,
 } from '../engine/prior-price/prior-price.js'
 import { formatInstant } from '../engine/time.js'
-import type { ItemTail } from './answer-bytes.js'
+import type { ItemTails } from './answer-bytes.js'
 import { amountJson } from './render.js'
 
 /** The prior price as JSON text (null: no reduction in force). */
@@ -32,27 +38,10 @@ export function priorPriceJson(prior: PriorPrice | null): string {
   )
 }
 
-/** A prior price's bytes, what it was asked for, and what it holds while (see `holds`). */
-export interface CachedPrior extends ItemTail {
-  // `,"prior_price":…`: the item's tail as UTF-8, in its cache's arena (`priorTail`, `priorText`).
-  /** The instants it holds between while nothing it read is written. */
-  readonly from: number
-  readonly until: number
-  // What it was asked for (the SKU is where it is kept).
-  readonly pricelist: string
-  readonly taxArea: string
-  readonly currency: string
-  readonly roundingCode: string | null
-  readonly quantity: number
-  readonly days: number
-  // What it read, as it was then.
-  /** The reader it was computed from (a restored tenant's book is another). */
-  readonly prices: PriceReader
+/** What a kept prior price read, as it was then: read only when the tenant has changed since. */
+interface PriorDetails {
   /** The catalogue's writes of the types every SKU reads (`sharedRevision`). */
   readonly shared: number
-  /** The price book's change count, and the catalogue's writes of every type (`revisionTotal`). */
-  readonly changeCount: number
-  readonly revisionTotal: number
   /** The SKUs whose records it read: the one asked, and its bundle components. */
   readonly skus: readonly string[]
   /** Their price-book ids (-1: none then; it holds while the SKU still has none). */
@@ -60,48 +49,63 @@ export interface CachedPrior extends ItemTail {
   /** Their VAT mapping's and articles' version lists as it read them (a write replaces one). */
   readonly records: SkuRecords
   readonly readsArticles: boolean
-  /** The index of the SKU's next kept prior price in `entries` (another list, area...), or -1. */
-  next: number
 }
 
-/** The prior price's tail bytes (a view of its cache's arena). */
-export function priorTail(kept: CachedPrior): Uint8Array {
-  return kept.arena.subarray(kept.tailStart, kept.tailEnd)
-}
-
-/** The prior price's tail as text (a single read's). */
-export function priorText(kept: CachedPrior): string {
-  return decoder.decode(priorTail(kept))
-}
+// An entry's record in `hot`: 8 numbers (64 bytes, one cache line).
+const stride = 8
+/** The instants it holds between while nothing it read is written. */
+const fieldFrom = 0
+const fieldUntil = 1
+/** The price book's change count and the catalogue's `revisionTotal` it was computed at. */
+const fieldChanges = 2
+const fieldRevision = 3
+/** What it answers: the question's id times `listIdsMax` plus the list's id. */
+const fieldQuestion = 4
+const fieldTailStart = 5
+const fieldTailEnd = 6
+/** The SKU's next entry (another list, area, currency...), or -1. */
+const fieldNext = 7
+const listIdsMax = 2 ** 20
 
 /**
- * The prior prices kept for one catalogue. A SKU's first is found by its price-book id (a SKU
- * without one: by code), the others (other lists, areas, currencies...) chained from it. Their
- * tails lie side by side in an arena: an answer copies each from there without touching an object
- * per tail. A stale one's place is taken by the fresh one (its old bytes stay as garbage). Bounded:
- * beyond `cachedMax` entries or `arenaMax` bytes the catalogue's cache starts again empty.
+ * The prior prices kept for one catalogue and price book. A SKU's first entry is found by its
+ * price-book id (a SKU without one: by code), the others chained from it. A stale entry's place is
+ * taken by the fresh one (its old tail stays in the arena as garbage). Bounded: beyond `cachedMax`
+ * entries, `arenaMax` bytes, or as many questions or lists, a query starts it again empty.
  */
 interface PriorCache {
-  readonly entries: CachedPrior[]
+  readonly prices: PriceReader
+  hot: Float64Array
+  count: number
+  readonly details: PriorDetails[]
   /** Per SKU id, its first entry's index + 1 (0: none). */
   firstById: Int32Array
   readonly firstByCode: Map<string, number>
+  /** The tails' UTF-8, side by side (grown by copying: an offset stays valid). */
   arena: Uint8Array
   arenaUsed: number
+  /** Ids of the questions (area, currency, rounding, quantity, days) and of the lists asked. */
+  readonly questionIds: Map<string, number>
+  readonly listIds: Map<string, number>
 }
 
 const caches = new WeakMap<Catalog, PriorCache>()
-/** About 500 B each with its tail: 200,000 is ~100 MiB at most, a prior price for each SKU of a large catalogue. */
+/** About 450 B each with its details and tail: 200,000 is ~90 MiB at most, one for each SKU of a large catalogue. */
 const cachedMax = 200_000
 const arenaMax = 64 * 1024 * 1024
 
-function newCache(): PriorCache {
+function newCache(prices: PriceReader): PriorCache {
   return {
-    entries: [],
+    prices,
+    hot: new Float64Array(1024 * stride),
+    count: 0,
+    details: [],
     firstById: new Int32Array(1024),
     firstByCode: new Map(),
     arena: new Uint8Array(64 * 1024),
     arenaUsed: 0,
+    questionIds: new Map(),
+    listIds: new Map(),
   }
 }
 
@@ -114,8 +118,9 @@ export function clearPriorPriceCache(catalog: Catalog): void {
 }
 
 /**
- * The prior prices of one query (or single read): the state they are asked in, read once, and the
- * price contexts their walks share. Made by `priorLookup`, then one `cachedPrior` per item.
+ * The prior prices of one query (or single read): the state they are asked in, read once, the
+ * cache they are kept in, and the price contexts their walks share. Made by `priorLookup`, then one
+ * `cachedPrior` per item.
  */
 export interface PriorLookup {
   readonly catalog: Catalog
@@ -128,6 +133,8 @@ export interface PriorLookup {
   readonly changeCount: number
   readonly revisionTotal: number
   readonly contexts: ContextsByInstant
+  readonly cache: PriorCache
+  readonly questionId: number
 }
 
 /** A prior price's request without its SKU and list, and the rounding profile's code. */
@@ -136,6 +143,25 @@ export interface PriorQuestion extends Omit<PriorPriceRequest, 'sku' | 'pricelis
 }
 
 export function priorLookup(catalog: Catalog, prices: PriceReader, question: PriorQuestion): PriorLookup {
+  let cache = caches.get(catalog)
+  if (
+    cache === undefined ||
+    cache.prices !== prices ||
+    cache.count >= cachedMax ||
+    cache.arenaUsed >= arenaMax ||
+    cache.listIds.size >= listIdsMax
+  ) {
+    // Started again once per query, never within one: its entries' tails stay where they are.
+    cache = newCache(prices)
+    caches.set(catalog, cache)
+  }
+  const { taxArea, options, days, roundingCode } = question
+  const key = `${taxArea}\u0001${options.currency}\u0001${roundingCode ?? ''}\u0001${options.quantity}\u0001${days}`
+  let questionId = cache.questionIds.get(key)
+  if (questionId === undefined) {
+    questionId = cache.questionIds.size
+    cache.questionIds.set(key, questionId)
+  }
   return {
     catalog,
     prices,
@@ -145,14 +171,17 @@ export function priorLookup(catalog: Catalog, prices: PriceReader, question: Pri
     changeCount: prices.changeCount,
     revisionTotal: catalog.revisionTotal(),
     contexts: new Map(),
+    cache,
+    questionId,
   }
 }
 
 /**
- * The SKU's prior price on the list. A kept one serves while the instant asked stays between the
- * moments around it and nothing it read was written: no catalogue record every SKU reads (lists,
- * rates, profiles, corrections, settings), and none of its SKUs' prices, articles or VAT mapping.
- * So a write of one SKU's price leaves every other SKU's prior prices kept.
+ * The SKU's prior price on the list, as the index of its entry in the lookup's cache (`priorTails`,
+ * `priorText`, `priorValidity` read it). A kept one serves while the instant asked stays between
+ * the moments around it and nothing it read was written: no catalogue record every SKU reads
+ * (lists, rates, profiles, corrections, settings), and none of its SKUs' prices, articles or VAT
+ * mapping. So a write of one SKU's price leaves every other SKU's prior prices kept.
  */
 export function cachedPrior(
   lookup: PriorLookup,
@@ -161,66 +190,103 @@ export function cachedPrior(
   pricelist: string,
   /** The SKU's price-book id, when the caller has it (-1: none). */
   skuId = lookup.prices.skuId(sku),
-): CachedPrior {
-  const { catalog, question } = lookup
-  let cache = caches.get(catalog)
-  if (cache === undefined || cache.entries.length >= cachedMax || cache.arenaUsed >= arenaMax) {
-    cache = newCache()
-    caches.set(catalog, cache)
+): number {
+  const { cache, question } = lookup
+  let listId = cache.listIds.get(pricelist)
+  if (listId === undefined) {
+    listId = cache.listIds.size
+    cache.listIds.set(pricelist, listId)
   }
-  const { entries } = cache
+  const asked = lookup.questionId * listIdsMax + listId
+  const at = question.at
   let index = firstOf(cache, skuId, sku)
   while (index >= 0) {
-    const entry = entries[index]!
-    if (asks(entry, question, pricelist)) {
-      if (holds(entry, lookup)) {
+    const hot = cache.hot
+    const base = index * stride
+    if (hot[base + fieldQuestion] === asked) {
+      if (
+        at >= hot[base + fieldFrom]! &&
+        at < hot[base + fieldUntil]! &&
+        ((hot[base + fieldChanges] === lookup.changeCount && hot[base + fieldRevision] === lookup.revisionTotal) ||
+          holdsAfterWrites(cache, index, lookup))
+      ) {
         priorPriceCacheCounts.hits++
-        return entry
+        return index
       }
       break
     }
-    index = entry.next
+    index = hot[base + fieldNext]!
   }
   priorPriceCacheCounts.misses++
-  const { roundingCode, ...asked } = question
-  const request: PriorPriceRequest = { ...asked, sku, pricelist }
-  const valid = priorPriceValid(catalog, lookup.corrected, request, lookup.contexts, lookup.shared)
-  const { prior, from, until, skus, skuIds } = valid
+  const { roundingCode: _, ...rest } = question
+  const request: PriorPriceRequest = { ...rest, sku, pricelist }
+  const valid = priorPriceValid(lookup.catalog, lookup.corrected, request, lookup.contexts, lookup.shared)
   const tailStart = cache.arenaUsed
-  const tailEnd = appendTail(cache, `,"prior_price":${priorPriceJson(prior)}`)
-  const entry: CachedPrior = {
-    arena: cache.arena,
-    tailStart,
-    tailEnd,
-    from,
-    until,
-    pricelist,
-    taxArea: question.taxArea,
-    currency: question.options.currency,
-    roundingCode,
-    quantity: question.options.quantity,
-    days: question.days,
-    prices: lookup.prices,
+  const tailEnd = appendTail(cache, `,"prior_price":${priorPriceJson(valid.prior)}`)
+  const details: PriorDetails = {
     shared: lookup.shared,
-    changeCount: lookup.changeCount,
-    revisionTotal: lookup.revisionTotal,
-    skus,
+    skus: valid.skus,
     // A corrected view numbers the book's SKUs as the book does.
-    skuIds,
+    skuIds: valid.skuIds,
     records: valid.records,
     readsArticles: valid.readsArticles,
-    next: -1,
   }
+  let next: number
   if (index >= 0) {
     // The stale one's place, in its chain.
-    entry.next = entries[index]!.next
-    entries[index] = entry
+    next = cache.hot[index * stride + fieldNext]!
   } else {
-    entry.next = firstOf(cache, skuId, sku)
-    setFirst(cache, skuId, sku, entries.length)
-    entries.push(entry)
+    next = firstOf(cache, skuId, sku)
+    index = cache.count++
+    if (cache.hot.length < cache.count * stride) {
+      const grown = new Float64Array(cache.hot.length * 2)
+      grown.set(cache.hot)
+      cache.hot = grown
+    }
+    setFirst(cache, skuId, sku, index)
   }
-  return entry
+  cache.details[index] = details
+  const hot = cache.hot
+  const base = index * stride
+  hot[base + fieldFrom] = valid.from
+  hot[base + fieldUntil] = valid.until
+  hot[base + fieldChanges] = lookup.changeCount
+  hot[base + fieldRevision] = lookup.revisionTotal
+  hot[base + fieldQuestion] = asked
+  hot[base + fieldTailStart] = tailStart
+  hot[base + fieldTailEnd] = tailEnd
+  hot[base + fieldNext] = next
+  return index
+}
+
+/** The tails of kept prior prices (`cachedPrior`'s indexes), item by item, for an answer's bytes. */
+export function priorTails(lookup: PriorLookup, indexes: readonly number[]): ItemTails {
+  const { hot, arena } = lookup.cache
+  const starts = new Array<number>(indexes.length)
+  const ends = new Array<number>(indexes.length)
+  for (let item = 0; item < indexes.length; item++) {
+    const base = indexes[item]! * stride
+    starts[item] = hot[base + fieldTailStart]!
+    ends[item] = hot[base + fieldTailEnd]!
+  }
+  return { arena, starts, ends }
+}
+
+/** A kept prior price's tail bytes (a view of the cache's arena: copy before the next query). */
+export function priorTail(lookup: PriorLookup, index: number): Uint8Array {
+  const { hot, arena } = lookup.cache
+  return arena.subarray(hot[index * stride + fieldTailStart], hot[index * stride + fieldTailEnd])
+}
+
+/** A kept prior price's tail as text (a single read's). */
+export function priorText(lookup: PriorLookup, index: number): string {
+  return decoder.decode(priorTail(lookup, index))
+}
+
+/** The instants between which a kept prior price holds while nothing it read is written. */
+export function priorValidity(lookup: PriorLookup, index: number): { from: number; until: number } {
+  const { hot } = lookup.cache
+  return { from: hot[index * stride + fieldFrom]!, until: hot[index * stride + fieldUntil]! }
 }
 
 function firstOf(cache: PriorCache, skuId: number, sku: string): number {
@@ -243,7 +309,7 @@ function setFirst(cache: PriorCache, skuId: number, sku: string, index: number):
   cache.firstById[skuId] = index + 1
 }
 
-/** Appends the tail's UTF-8 to the arena (a larger one when full: kept tails keep the old); answers its end. */
+/** Appends the tail's UTF-8 to the arena (grown by copying when full); answers its end. */
 function appendTail(cache: PriorCache, text: string): number {
   const room = text.length * 3
   if (cache.arenaUsed + room > cache.arena.length) {
@@ -257,32 +323,23 @@ function appendTail(cache: PriorCache, text: string): number {
   return cache.arenaUsed
 }
 
-/** Whether a kept prior price answers the same question (the SKU aside). */
-function asks(entry: CachedPrior, question: PriorQuestion, pricelist: string): boolean {
-  return (
-    entry.pricelist === pricelist &&
-    entry.taxArea === question.taxArea &&
-    entry.currency === question.options.currency &&
-    entry.roundingCode === question.roundingCode &&
-    entry.quantity === question.options.quantity &&
-    entry.days === question.days
-  )
-}
-
-/** Whether a kept prior price still holds (see `cachedPrior`). */
-function holds(entry: CachedPrior, lookup: PriorLookup): boolean {
-  const { at, taxArea } = lookup.question
-  if (!(at >= entry.from && at < entry.until)) return false
-  if (entry.prices !== lookup.prices || entry.shared !== lookup.shared) return false
-  if (entry.changeCount === lookup.changeCount && entry.revisionTotal === lookup.revisionTotal) return true
+/**
+ * Whether a kept prior price (entry `index`) still holds after writes (see `cachedPrior`): no write
+ * of a type every SKU reads, and none of its SKUs' prices (the book's per-SKU change counts: none
+ * after the count it was computed at) or records.
+ */
+function holdsAfterWrites(cache: PriorCache, index: number, lookup: PriorLookup): boolean {
+  const details = cache.details[index]!
   const { prices, catalog } = lookup
-  if (prices.skuChangedAt === undefined) return false
-  for (let index = 0; index < entry.skuIds.length; index++) {
-    const skuId = entry.skuIds[index]!
-    if (skuId < 0 ? prices.skuId(entry.skus[index]!) >= 0 : prices.skuChangedAt(skuId) > entry.changeCount) return false
+  if (details.shared !== lookup.shared || prices.skuChangedAt === undefined) return false
+  const computedAt = cache.hot[index * stride + fieldChanges]!
+  const { skus, skuIds } = details
+  for (let sku = 0; sku < skuIds.length; sku++) {
+    const skuId = skuIds[sku]!
+    if (skuId < 0 ? prices.skuId(skus[sku]!) >= 0 : prices.skuChangedAt(skuId) > computedAt) return false
   }
-  const records = skuRecords(catalog, entry.skus, taxArea, entry.readsArticles)
-  for (let index = 0; index < records.length; index++) if (records[index] !== entry.records[index]) return false
+  const records = skuRecords(catalog, skus, lookup.question.taxArea, details.readsArticles)
+  for (let record = 0; record < records.length; record++) if (records[record] !== details.records[record]) return false
   return true
 }
 

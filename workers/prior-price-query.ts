@@ -13,7 +13,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { cachedPriorQuery, type QueryInput } from './execute.js'
 import { answeredQuery, answerOptions } from './explain-query.js'
 import { answerBytes } from './answer-bytes.js'
-import { cachedPrior, priorLookup, priorText, type CachedPrior } from './prior-price-cache.js'
+import { cachedPrior, priorLookup, priorTails, priorText } from './prior-price-cache.js'
 
 export { clearPriorPriceCache, priorPriceCacheCounts } from './prior-price-cache.js'
 
@@ -33,12 +33,12 @@ export function priorPriceQueryBytes(
   const { options, roundingCode, result } = answeredQuery(catalog, prices, { ...input, sortOrder: null }, itemSkuIds)
   const lookup = priorLookup(catalog, prices, { taxArea: input.taxArea, options, at: input.at, days, roundingCode })
   const { items } = result
-  const tails: CachedPrior[] = new Array(items.length)
+  const kept = new Array<number>(items.length)
   for (let index = 0; index < items.length; index++) {
     const item = items[index]!
-    tails[index] = cachedPrior(lookup, item.sku, item.pricelist, itemSkuIds[index]!)
+    kept[index] = cachedPrior(lookup, item.sku, item.pricelist, itemSkuIds[index]!)
   }
-  if (input.sortOrder === null) return answerBytes(items, result.unavailable, tails)
+  if (input.sortOrder === null) return answerBytes(items, result.unavailable, priorTails(lookup, kept))
   // Stable, by gross, as the plain query sorts.
   const direction = input.sortOrder === 'ASC' ? 1 : -1
   const order = items
@@ -48,7 +48,10 @@ export function priorPriceQueryBytes(
   return answerBytes(
     sorted,
     result.unavailable,
-    order.map((index) => tails[index]!),
+    priorTails(
+      lookup,
+      order.map((index) => kept[index]!),
+    ),
   )
 }
 
@@ -70,5 +73,5 @@ export function withPriorPrice(
   const { item } = read
   const { options, roundingCode } = answerOptions(catalog, item.currency, read.rounding, read.at, read.quantity)
   const lookup = priorLookup(catalog, prices, { taxArea: read.taxArea, options, at: read.at, days, roundingCode })
-  return `${read.json.slice(0, -1)}${priorText(cachedPrior(lookup, item.sku, read.pricelist))}}`
+  return `${read.json.slice(0, -1)}${priorText(lookup, cachedPrior(lookup, item.sku, read.pricelist))}}`
 }

@@ -7,7 +7,10 @@
  */
 import t from 'tap'
 import { expectStatus, futureDay, mapSkus, putPrice, putSetting, query } from '../../helpers/price-fixtures.js'
+import { answerCacheCounts } from '../../helpers/metrics.js'
 import { suiteServer } from '../../helpers/suite.js'
+
+const priorMetric = 'pricing_prior_price_cache_total'
 
 const {
   server,
@@ -154,7 +157,7 @@ t.test('the single read, and the plain answer unchanged without the flag', async
   t.match(withPrior.text, /"fx":null,"prior_price":\{"net":64,"gross":80,/, 'written after the plain fields')
 })
 
-t.test('a later write to the history changes the answer (nothing stale is kept)', async (t) => {
+t.test('a later write to the history changes the answer (nothing stale is kept); other writes keep it', async (t) => {
   await history('KEPT', 'RETAIL', [
     [0, 100],
     [40, 80],
@@ -162,11 +165,26 @@ t.test('a later write to the history changes the answer (nothing stale is kept)'
   await mapSkus(acme, 'standard', ['KEPT'])
   const first = await prior('KEPT', 'RETAIL', 60)
   t.same(first, { net: 80, gross: 100, in_force_at: day(10), reduction_started_at: day(40) })
+  const counted = await answerCacheCounts(server, priorMetric)
   t.same(await prior('KEPT', 'RETAIL', 60), first, 'asked again: the same')
+  const again = await answerCacheCounts(server, priorMetric)
+  t.same([again.hits - counted.hits, again.misses - counted.misses], [1, 0], 'from the kept one (the metric counts it)')
+  // Another SKU's price written: this one's is still kept.
+  await history('OTHER', 'RETAIL', [[0, 5]])
+  t.same(await prior('KEPT', 'RETAIL', 60), first, 'after a write of another SKU: the same')
+  const afterOther = await answerCacheCounts(server, priorMetric)
+  t.same([afterOther.hits - again.hits, afterOther.misses - again.misses], [1, 0], 'still kept')
   t.same(await prior('KEPT', 'RETAIL', 61), first, 'a moment later, nothing changed between: the same')
   // 60 from day 20: the price rose to 80 on day 40, so no reduction is in force on day 60.
+  const beforeOwn = await answerCacheCounts(server, priorMetric)
   await history('KEPT', 'RETAIL', [[20, 60]])
   t.equal(await prior('KEPT', 'RETAIL', 60), null, 'after the write: none')
+  const afterOwn = await answerCacheCounts(server, priorMetric)
+  t.same(
+    [afterOwn.hits - beforeOwn.hits, afterOwn.misses - beforeOwn.misses],
+    [0, 1],
+    'its own price written: computed again',
+  )
 })
 
 t.test('bad requests', async (t) => {
