@@ -18,7 +18,6 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { correctedPrices } from '../engine/prior-price/corrections.js'
 import {
   priorPriceValid,
-  sharedRevision,
   skuRecords,
   type ContextsByInstant,
   type SkuRecords,
@@ -38,10 +37,8 @@ export function priorPriceJson(prior: PriorPrice | null): string {
   )
 }
 
-/** What a kept prior price read, as it was then: read only when the tenant has changed since. */
+/** What a kept prior price read, as it was then: read only after its SKUs' records were written. */
 interface PriorDetails {
-  /** The catalogue's writes of the types every SKU reads (`sharedRevision`). */
-  readonly shared: number
   /** The SKUs whose records it read: the one asked, and its bundle components. */
   readonly skus: readonly string[]
   /** Their price-book ids (-1: none then; it holds while the SKU still has none). */
@@ -56,10 +53,13 @@ const stride = 8
 /** The instants it holds between while nothing it read is written. */
 const fieldFrom = 0
 const fieldUntil = 1
-/** The price book's change count and the catalogue's `revisionTotal` it was computed at. */
-const fieldChanges = 2
-const fieldRevision = 3
-/** What it answers: the question's id times `listIdsMax` plus the list's id. */
+/** The cache's epoch, and the price book's change count, at which it was computed or last found to hold. */
+const fieldEpoch = 2
+const fieldChanges = 3
+/**
+ * What it answers: the question's id times `listIdsMax` plus the list's id; as -1 - that when it
+ * read more than one SKU's records (a bundle's components: its details say which).
+ */
 const fieldQuestion = 4
 const fieldTailStart = 5
 const fieldTailEnd = 6
@@ -71,10 +71,26 @@ const listIdsMax = 2 ** 20
  * The prior prices kept for one catalogue and price book. A SKU's first entry is found by its
  * price-book id (a SKU without one: by code), the others chained from it. A stale entry's place is
  * taken by the fresh one (its old tail stays in the arena as garbage). Bounded: beyond `cachedMax`
- * entries, `arenaMax` bytes, or as many questions or lists, a query starts it again empty.
+ * entries, `arenaMax` bytes, or as many questions or lists, a query starts it again empty; so does
+ * a write of a catalogue type every SKU reads (`sharedRevision`: lists, VAT rates, FX rates,
+ * rounding profiles, corrections, settings...), after which none holds.
+ *
+ * The state it was last asked in: each change of it (any write) starts an epoch. An entry of the
+ * current epoch holds (by time alone); an older one holds if none of its SKUs' prices was written
+ * since its change count (the book's per-SKU change counts) and, when an article or VAT mapping was
+ * written since its epoch (`recordsEpoch`), its SKUs' records are the ones it read. Then it is
+ * stamped with the current epoch.
  */
 interface PriorCache {
   readonly prices: PriceReader
+  readonly shared: number
+  changeCount: number
+  revisionTotal: number
+  /** The catalogue's writes of articles and VAT mappings (the per-SKU records). */
+  records: number
+  epoch: number
+  /** The last epoch that began with a write of an article or a VAT mapping. */
+  recordsEpoch: number
   hot: Float64Array
   count: number
   readonly details: PriorDetails[]
@@ -84,19 +100,32 @@ interface PriorCache {
   /** The tails' UTF-8, side by side (grown by copying: an offset stays valid). */
   arena: Uint8Array
   arenaUsed: number
+  /** Where the tail of no prior price lies (-1: not yet written). */
+  nullTail: number
   /** Ids of the questions (area, currency, rounding, quantity, days) and of the lists asked. */
   readonly questionIds: Map<string, number>
   readonly listIds: Map<string, number>
 }
 
 const caches = new WeakMap<Catalog, PriorCache>()
-/** About 450 B each with its details and tail: 200,000 is ~90 MiB at most, one for each SKU of a large catalogue. */
+/** About 400 B each with its details and tail: 200,000 is ~80 MiB at most, one for each SKU of a large catalogue. */
 const cachedMax = 200_000
 const arenaMax = 64 * 1024 * 1024
 
-function newCache(prices: PriceReader): PriorCache {
+/** The state a cache is asked in (see `PriorCache`). */
+interface PriorState {
+  readonly changeCount: number
+  readonly revisionTotal: number
+  readonly shared: number
+  readonly records: number
+}
+
+function newCache(prices: PriceReader, state: PriorState): PriorCache {
   return {
     prices,
+    ...state,
+    epoch: 0,
+    recordsEpoch: 0,
     hot: new Float64Array(1024 * stride),
     count: 0,
     details: [],
@@ -104,6 +133,7 @@ function newCache(prices: PriceReader): PriorCache {
     firstByCode: new Map(),
     arena: new Uint8Array(64 * 1024),
     arenaUsed: 0,
+    nullTail: -1,
     questionIds: new Map(),
     listIds: new Map(),
   }
@@ -112,9 +142,21 @@ function newCache(prices: PriceReader): PriorCache {
 /** Prior prices answered from the cache and computed, on this thread (the bench reads them). */
 export const priorPriceCacheCounts = { hits: 0, misses: 0 }
 
-/** Empties a catalogue's cached prior prices (the bench's cold rounds). */
+/**
+ * Empties a catalogue's cached prior prices (the bench's cold rounds, before every query): the
+ * arrays stay allocated, their SKU index zeroed, so a cold figure holds the walks, not the growth.
+ */
 export function clearPriorPriceCache(catalog: Catalog): void {
-  caches.delete(catalog)
+  const cache = caches.get(catalog)
+  if (cache === undefined) return
+  cache.count = 0
+  cache.details.length = 0
+  cache.firstById.fill(0)
+  cache.firstByCode.clear()
+  cache.arenaUsed = 0
+  cache.nullTail = -1
+  cache.questionIds.clear()
+  cache.listIds.clear()
 }
 
 /**
@@ -129,9 +171,6 @@ export interface PriorLookup {
   readonly question: PriorQuestion
   /** The history without the versions marked as errors (the book itself when none is). */
   readonly corrected: PriceReader
-  readonly shared: number
-  readonly changeCount: number
-  readonly revisionTotal: number
   readonly contexts: ContextsByInstant
   readonly cache: PriorCache
   readonly questionId: number
@@ -143,17 +182,32 @@ export interface PriorQuestion extends Omit<PriorPriceRequest, 'sku' | 'pricelis
 }
 
 export function priorLookup(catalog: Catalog, prices: PriceReader, question: PriorQuestion): PriorLookup {
+  const revisionTotal = catalog.revisionTotal()
+  const records = catalog.revision('article') + catalog.revision('article_taxclass')
+  const state: PriorState = {
+    changeCount: prices.changeCount,
+    revisionTotal,
+    shared: revisionTotal - records,
+    records,
+  }
   let cache = caches.get(catalog)
   if (
     cache === undefined ||
     cache.prices !== prices ||
+    cache.shared !== state.shared ||
     cache.count >= cachedMax ||
     cache.arenaUsed >= arenaMax ||
     cache.listIds.size >= listIdsMax
   ) {
     // Started again once per query, never within one: its entries' tails stay where they are.
-    cache = newCache(prices)
+    cache = newCache(prices, state)
     caches.set(catalog, cache)
+  } else if (cache.changeCount !== state.changeCount || cache.revisionTotal !== revisionTotal) {
+    cache.epoch++
+    if (cache.records !== records) cache.recordsEpoch = cache.epoch
+    cache.changeCount = state.changeCount
+    cache.revisionTotal = revisionTotal
+    cache.records = records
   }
   const { taxArea, options, days, roundingCode } = question
   const key = `${taxArea}\u0001${options.currency}\u0001${roundingCode ?? ''}\u0001${options.quantity}\u0001${days}`
@@ -167,9 +221,6 @@ export function priorLookup(catalog: Catalog, prices: PriceReader, question: Pri
     prices,
     question,
     corrected: correctedPrices(catalog, prices),
-    shared: sharedRevision(catalog),
-    changeCount: prices.changeCount,
-    revisionTotal: catalog.revisionTotal(),
     contexts: new Map(),
     cache,
     questionId,
@@ -181,7 +232,7 @@ export function priorLookup(catalog: Catalog, prices: PriceReader, question: Pri
  * `priorText`, `priorValidity` read it). A kept one serves while the instant asked stays between
  * the moments around it and nothing it read was written: no catalogue record every SKU reads
  * (lists, rates, profiles, corrections, settings), and none of its SKUs' prices, articles or VAT
- * mapping. So a write of one SKU's price leaves every other SKU's prior prices kept.
+ * mapping (see `PriorCache`). So a write of one SKU's price leaves every other SKU's prior prices kept.
  */
 export function cachedPrior(
   lookup: PriorLookup,
@@ -190,6 +241,8 @@ export function cachedPrior(
   pricelist: string,
   /** The SKU's price-book id, when the caller has it (-1: none). */
   skuId = lookup.prices.skuId(sku),
+  /** Its first entry's index (-1: none), when the caller looked it up (`cachedPriors`). */
+  first = firstOf(lookup.cache, skuId, sku),
 ): number {
   const { cache, question } = lookup
   let listId = cache.listIds.get(pricelist)
@@ -199,16 +252,16 @@ export function cachedPrior(
   }
   const asked = lookup.questionId * listIdsMax + listId
   const at = question.at
-  let index = firstOf(cache, skuId, sku)
+  let index = first
   while (index >= 0) {
     const hot = cache.hot
     const base = index * stride
-    if (hot[base + fieldQuestion] === asked) {
+    const answers = hot[base + fieldQuestion]!
+    if (answers === asked || answers === -1 - asked) {
       if (
         at >= hot[base + fieldFrom]! &&
         at < hot[base + fieldUntil]! &&
-        ((hot[base + fieldChanges] === lookup.changeCount && hot[base + fieldRevision] === lookup.revisionTotal) ||
-          holdsAfterWrites(cache, index, lookup))
+        (hot[base + fieldEpoch] === cache.epoch || holdsAfterWrites(lookup, index, sku, skuId))
       ) {
         priorPriceCacheCounts.hits++
         return index
@@ -220,11 +273,18 @@ export function cachedPrior(
   priorPriceCacheCounts.misses++
   const { roundingCode: _, ...rest } = question
   const request: PriorPriceRequest = { ...rest, sku, pricelist }
-  const valid = priorPriceValid(lookup.catalog, lookup.corrected, request, lookup.contexts, lookup.shared)
-  const tailStart = cache.arenaUsed
-  const tailEnd = appendTail(cache, `,"prior_price":${priorPriceJson(valid.prior)}`)
+  const valid = priorPriceValid(lookup.catalog, lookup.corrected, request, lookup.contexts, cache.shared)
+  // No reduction in force (most SKUs, most of the time): every such entry shares one tail.
+  if (valid.prior === null && cache.nullTail < 0) {
+    cache.nullTail = cache.arenaUsed
+    appendTail(cache, nullTail)
+  }
+  const tailStart = valid.prior === null ? cache.nullTail : cache.arenaUsed
+  const tailEnd =
+    valid.prior === null
+      ? cache.nullTail + nullTail.length
+      : appendTail(cache, `,"prior_price":${priorPriceJson(valid.prior)}`)
   const details: PriorDetails = {
-    shared: lookup.shared,
     skus: valid.skus,
     // A corrected view numbers the book's SKUs as the book does.
     skuIds: valid.skuIds,
@@ -250,14 +310,46 @@ export function cachedPrior(
   const base = index * stride
   hot[base + fieldFrom] = valid.from
   hot[base + fieldUntil] = valid.until
-  hot[base + fieldChanges] = lookup.changeCount
-  hot[base + fieldRevision] = lookup.revisionTotal
-  hot[base + fieldQuestion] = asked
+  hot[base + fieldEpoch] = cache.epoch
+  hot[base + fieldChanges] = cache.changeCount
+  hot[base + fieldQuestion] = valid.skus.length > 1 ? -1 - asked : asked
   hot[base + fieldTailStart] = tailStart
   hot[base + fieldTailEnd] = tailEnd
   hot[base + fieldNext] = next
   return index
 }
+
+/**
+ * `cachedPrior` of each item (its SKU's id beside it), in order. The SKUs' first entries and their
+ * records are read in two passes over all items first: reads that do not wait for one another,
+ * which the processor overlaps (a catalogue larger than its caches makes each one a wait).
+ */
+export function cachedPriors(
+  lookup: PriorLookup,
+  items: readonly { readonly sku: string; readonly pricelist: string }[],
+  skuIds: readonly number[],
+): number[] {
+  const { cache } = lookup
+  const firsts = new Array<number>(items.length)
+  for (let item = 0; item < items.length; item++) firsts[item] = firstOf(cache, skuIds[item]!, items[item]!.sku)
+  let touched = 0
+  const hot = cache.hot
+  for (let item = 0; item < items.length; item++) {
+    const first = firsts[item]!
+    if (first >= 0) touched += hot[first * stride + fieldQuestion]!
+  }
+  if (touched !== touched) readsKept++
+  const indexes = new Array<number>(items.length)
+  for (let item = 0; item < items.length; item++) {
+    const { sku, pricelist } = items[item]!
+    indexes[item] = cachedPrior(lookup, sku, pricelist, skuIds[item]!, firsts[item]!)
+  }
+  return indexes
+}
+
+/** Counts passes whose reads summed to NaN (never): keeps the reads of the first pass live. */
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, so that the reads are not optimised away
+let readsKept = 0
 
 /** The tails of kept prior prices (`cachedPrior`'s indexes), item by item, for an answer's bytes. */
 export function priorTails(lookup: PriorLookup, indexes: readonly number[]): ItemTails {
@@ -324,24 +416,36 @@ function appendTail(cache: PriorCache, text: string): number {
 }
 
 /**
- * Whether a kept prior price (entry `index`) still holds after writes (see `cachedPrior`): no write
- * of a type every SKU reads, and none of its SKUs' prices (the book's per-SKU change counts: none
- * after the count it was computed at) or records.
+ * Whether a kept prior price (entry `index`, of `sku`) from an earlier epoch still holds (see
+ * `PriorCache`); when it does, it is stamped with the current epoch and change count.
  */
-function holdsAfterWrites(cache: PriorCache, index: number, lookup: PriorLookup): boolean {
-  const details = cache.details[index]!
-  const { prices, catalog } = lookup
-  if (details.shared !== lookup.shared || prices.skuChangedAt === undefined) return false
-  const computedAt = cache.hot[index * stride + fieldChanges]!
-  const { skus, skuIds } = details
-  for (let sku = 0; sku < skuIds.length; sku++) {
-    const skuId = skuIds[sku]!
-    if (skuId < 0 ? prices.skuId(skus[sku]!) >= 0 : prices.skuChangedAt(skuId) > computedAt) return false
+function holdsAfterWrites(lookup: PriorLookup, index: number, sku: string, skuId: number): boolean {
+  const { cache, prices, catalog } = lookup
+  if (prices.skuChangedAt === undefined) return false
+  const base = index * stride
+  const computedAt = cache.hot[base + fieldChanges]!
+  const single = cache.hot[base + fieldQuestion]! >= 0
+  if (single) {
+    if (skuId < 0 ? prices.skuId(sku) >= 0 : prices.skuChangedAt(skuId) > computedAt) return false
   }
-  const records = skuRecords(catalog, skus, lookup.question.taxArea, details.readsArticles)
-  for (let record = 0; record < records.length; record++) if (records[record] !== details.records[record]) return false
+  if (!single || cache.hot[base + fieldEpoch]! < cache.recordsEpoch) {
+    const details = cache.details[index]!
+    const { skus, skuIds } = details
+    for (let at = 0; at < skuIds.length; at++) {
+      const id = skuIds[at]!
+      if (id < 0 ? prices.skuId(skus[at]!) >= 0 : prices.skuChangedAt(id) > computedAt) return false
+    }
+    const records = skuRecords(catalog, skus, lookup.question.taxArea, details.readsArticles)
+    for (let at = 0; at < records.length; at++) if (records[at] !== details.records[at]) return false
+  }
+  // Nothing it read was written up to now: the next look-up takes the short way.
+  cache.hot[base + fieldEpoch] = cache.epoch
+  cache.hot[base + fieldChanges] = cache.changeCount
   return true
 }
+
+/** The tail of an item without a reduction in force (ASCII: one byte per character). */
+const nullTail = ',"prior_price":null'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()

@@ -13,7 +13,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { cachedPriorQuery, type QueryInput } from './execute.js'
 import { answeredQuery, answerOptions } from './explain-query.js'
 import { answerBytes } from './answer-bytes.js'
-import { cachedPrior, priorLookup, priorTails, priorText } from './prior-price-cache.js'
+import { cachedPrior, cachedPriors, priorLookup, priorTails, priorText } from './prior-price-cache.js'
 
 export { clearPriorPriceCache, priorPriceCacheCounts } from './prior-price-cache.js'
 
@@ -33,11 +33,7 @@ export function priorPriceQueryBytes(
   const { options, roundingCode, result } = answeredQuery(catalog, prices, { ...input, sortOrder: null }, itemSkuIds)
   const lookup = priorLookup(catalog, prices, { taxArea: input.taxArea, options, at: input.at, days, roundingCode })
   const { items } = result
-  const kept = new Array<number>(items.length)
-  for (let index = 0; index < items.length; index++) {
-    const item = items[index]!
-    kept[index] = cachedPrior(lookup, item.sku, item.pricelist, itemSkuIds[index]!)
-  }
+  const kept = cachedPriors(lookup, items, itemSkuIds)
   if (input.sortOrder === null) return answerBytes(items, result.unavailable, priorTails(lookup, kept))
   // Stable, by gross, as the plain query sorts.
   const direction = input.sortOrder === 'ASC' ? 1 : -1

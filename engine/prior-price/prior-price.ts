@@ -55,6 +55,9 @@ type Effective = { readonly net: number; readonly gross: number } | null
  */
 export type ContextsByInstant = Map<number, PriceContext>
 
+/** Effective prices evaluated for prior prices on this thread (the bench's floor counts them). */
+export const priorPriceEvaluations = { count: 0 }
+
 /** The SKU's effective price on the list at `at`, as a single read of that list answers it. */
 export function effectivePriceAt(
   catalog: Catalog,
@@ -63,6 +66,7 @@ export function effectivePriceAt(
   at: number,
   contexts: ContextsByInstant | null = null,
 ): Effective {
+  priorPriceEvaluations.count++
   let context = contexts?.get(at)
   if (context === undefined) {
     context = new PriceContext(catalog, prices, at, request.taxArea)
