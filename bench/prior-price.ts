@@ -4,8 +4,9 @@
  * three times, the first superseded, one scheduled ahead; an inheriting list; 10 pricelists), beside
  * the plain query computed every time (`executeQuery` with an `as_of`):
  *  - cold: the prior-price cache emptied before every query, each SKU's history walked; beside it
- *    the floor of a walk: the effective prices it evaluated per SKU, each at the cost of one
- *    evaluation measured alone (`effectivePriceAt` at the instant asked), on top of the plain query;
+ *    the floor of a walk, on top of the plain query: reading each SKU's history (`changeMoments`,
+ *    measured alone) and the effective prices it evaluated per SKU, each at the cost of one
+ *    evaluation measured alone (`effectivePriceAt` at the instant asked);
  *  - kept: the same queries again after a pass that kept their prior prices (the hit rate of the
  *    timed pass printed beside it);
  *  - after writes: right after the kept pass, a new price (a reduction) written for 1% of the
@@ -22,7 +23,7 @@
 import { inProcessWorkload } from './in-process.js'
 import { flagValue } from './flags.js'
 import { defaultShape, seededRandom } from './workload.js'
-import { effectivePriceAt, priorPriceEvaluations } from '../engine/prior-price/prior-price.js'
+import { changeMoments, effectivePriceAt, priorPriceEvaluations } from '../engine/prior-price/prior-price.js'
 import { answerCacheCounts, executeQuery, type QueryInput } from '../workers/execute.js'
 import { answeredQuery } from '../workers/explain-query.js'
 import { clearPriorPriceCache, priorPriceCacheCounts, priorPriceQueryBytes } from '../workers/prior-price-query.js'
@@ -76,6 +77,15 @@ function evaluationCost(): number {
       sink += effective?.gross ?? 0
     }
   }
+  const used = process.cpuUsage(started)
+  return (used.user + used.system) / itemCount
+}
+
+/** CPU us of reading one SKU's history: the moments its effective price may change at (`changeMoments`). */
+function historyCost(): number {
+  const started = process.cpuUsage()
+  for (const { input, options, items } of answered)
+    for (const item of items) sink += changeMoments(catalog, book, { ...item, taxArea: input.taxArea, options }).length
   const used = process.cpuUsage(started)
   return (used.user + used.system) / itemCount
 }
@@ -159,6 +169,7 @@ plain()
 cold()
 kept()
 evaluationCost()
+historyCost()
 evaluationsCold = 0
 itemsCold = 0
 const names = [
@@ -177,21 +188,28 @@ const figures = Object.fromEntries(names.map((name) => [name, [] as number[]])) 
 >
 const ratios = { cold: [] as number[], floor: [] as number[], kept: [] as number[], afterWrites: [] as number[] }
 const cachedRatios: number[] = []
+const evaluations: number[] = []
+const histories: number[] = []
+const oneDecimal = (values: readonly number[]) => median(values).toFixed(1)
 for (let round = 0; round < roundCount; round++) {
   const plainFigure = plain()
   const coldFigure = cold()
   const evaluation = evaluationCost()
+  const history = historyCost()
   const plainBeforeKept = plain()
   const keptFigure = kept()
   // The plain query after as many writes: what the writes cost it (its rows filled again) is in both.
   writeSome()
   const plainBeforeWrites = plain()
   const afterWritesFigure = afterWrites()
-  // The floor of a walk: the plain query, and the effective prices the cold walks evaluated.
-  const floorFigure = plainFigure + (evaluationsCold / itemsCold) * evaluation * (itemCount / answered.length)
+  // The floor of a walk: the plain query, each SKU's history read, and the effective prices evaluated.
+  const perQuery = itemCount / answered.length
+  const floorFigure = plainFigure + ((evaluationsCold / itemsCold) * evaluation + history) * perQuery
   figures.plain.push(plainFigure)
   figures.cold.push(coldFigure)
   figures.floor.push(floorFigure)
+  evaluations.push(evaluation)
+  histories.push(history)
   figures.kept.push(keptFigure)
   figures.afterWrites.push(afterWritesFigure)
   ratios.cold.push(coldFigure / plainFigure)
@@ -218,7 +236,8 @@ process.stdout.write(
     `writes, ${us(figures.plainAfterWrites)}; ${percent(hitShares.afterWrites)} from the cache)\n` +
     `  cold, every history walked: ${us(figures.cold)} (${times(ratios.cold)}); ` +
     `${(evaluationsCold / itemsCold).toFixed(2)} effective prices evaluated per SKU, ` +
-    `floor (the plain query and those evaluations) ${us(figures.floor)}: cold is ${times(ratios.floor)} its floor\n` +
+    `each ${oneDecimal(evaluations)} us, and the history read ${oneDecimal(histories)} us per SKU; floor (the plain ` +
+    `query, those reads and evaluations) ${us(figures.floor)}: cold is ${times(ratios.floor)} its floor\n` +
     `  through the answer cache (queries at now, after passes that filled it; ${percent(cacheShares)} of items from it): ` +
     `plain ${us(figures.plainCached)}, with prior prices ${us(figures.priorCached)} (${times(cachedRatios)})\n`,
 )
