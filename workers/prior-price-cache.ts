@@ -18,6 +18,7 @@ import type { PriceReader } from '../engine/price-replica.js'
 import { correctedPrices } from '../engine/prior-price/corrections.js'
 import {
   priorPriceValid,
+  recordsRevision,
   skuRecords,
   type ContextsByInstant,
   type SkuRecords,
@@ -183,13 +184,8 @@ export interface PriorQuestion extends Omit<PriorPriceRequest, 'sku' | 'pricelis
 
 export function priorLookup(catalog: Catalog, prices: PriceReader, question: PriorQuestion): PriorLookup {
   const revisionTotal = catalog.revisionTotal()
-  const records = catalog.revision('article') + catalog.revision('article_taxclass')
-  const state: PriorState = {
-    changeCount: prices.changeCount,
-    revisionTotal,
-    shared: revisionTotal - records,
-    records,
-  }
+  const records = recordsRevision(catalog)
+  const state: PriorState = { changeCount: prices.changeCount, revisionTotal, shared: revisionTotal - records, records }
   let cache = caches.get(catalog)
   if (
     cache === undefined ||

@@ -302,7 +302,12 @@ const listSides = new WeakMap<Catalog, { revision: number; byKey: Map<string, Li
  * price (workers/prior-price-cache.ts).
  */
 export function sharedRevision(catalog: Catalog): number {
-  return catalog.revisionTotal() - catalog.revision('article') - catalog.revision('article_taxclass')
+  return catalog.revisionTotal() - recordsRevision(catalog)
+}
+
+/** Writes of the per-SKU catalogue types a prior price reads (articles and their VAT mappings). */
+export function recordsRevision(catalog: Catalog): number {
+  return catalog.revision('article') + catalog.revision('article_taxclass')
 }
 
 function listSide(catalog: Catalog, pricelist: string, taxArea: string, currency: string, revision: number): ListSide {
